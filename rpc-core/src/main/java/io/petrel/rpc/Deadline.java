@@ -1,0 +1,79 @@
+package io.petrel.rpc;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * An absolute point in time by which a call must end, on the {@link System#nanoTime()} clock of this JVM.
+ * Only the remaining time crosses the wire (in the request header), so clocks of different machines never
+ * need to agree.
+ */
+public final class Deadline implements Comparable<Deadline> {
+  private final long deadlineNanos;
+
+  private Deadline(long deadlineNanos) {
+    this.deadlineNanos = deadlineNanos;
+  }
+
+  /** A deadline {@code timeout} from now. */
+  public static Deadline after(Duration timeout) {
+    return afterNanos(timeout.toNanos());
+  }
+
+  public static Deadline after(long amount, TimeUnit unit) {
+    return afterNanos(unit.toNanos(amount));
+  }
+
+  /** A deadline the given number of nanoseconds from now (saturating). */
+  public static Deadline afterNanos(long nanos) {
+    long now = System.nanoTime();
+    long at = now + nanos;
+    if (nanos > 0 && at < now) {
+      at = Long.MAX_VALUE; // overflow: as good as never
+    }
+    return new Deadline(at);
+  }
+
+  /** Nanoseconds left; zero or negative once passed. */
+  public long remainingNanos() {
+    return deadlineNanos - System.nanoTime();
+  }
+
+  public long remaining(TimeUnit unit) {
+    return unit.convert(remainingNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  public boolean isExpired() {
+    return remainingNanos() <= 0;
+  }
+
+  /** The earlier of this and {@code other} (other may be null). */
+  public Deadline minimum(Deadline other) {
+    if (other == null) {
+      return this;
+    }
+    return deadlineNanos - other.deadlineNanos <= 0 ? this : other;
+  }
+
+  @Override
+  public int compareTo(Deadline o) {
+    return Long.compare(deadlineNanos - o.deadlineNanos, 0);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof Deadline d && d.deadlineNanos == deadlineNanos;
+  }
+
+  @Override
+  public int hashCode() {
+    return Long.hashCode(deadlineNanos);
+  }
+
+  @Override
+  public String toString() {
+    long rem = remainingNanos();
+    return rem > 0 ? "Deadline[" + TimeUnit.NANOSECONDS.toMillis(rem) + " ms left]"
+        : "Deadline[expired " + TimeUnit.NANOSECONDS.toMillis(-rem) + " ms ago]";
+  }
+}

@@ -1,0 +1,89 @@
+package io.petrel.rpc;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A client of one Petrel server endpoint, over one or more connections. Thread-safe; share one per endpoint.
+ * Create with {@link #builder()}.
+ *
+ * <p>Every call ends: with a response, or a {@link StatusException} no later than its deadline. A call on a
+ * connection that closes fails at once with UNAVAILABLE; lost connections are re-established with backoff.
+ * Generated stubs call these methods; they are also usable directly with hand-written descriptors.
+ */
+public abstract class RpcClient implements AutoCloseable {
+
+  public static RpcClientBuilder builder() {
+    return new RpcClientBuilder();
+  }
+
+  /**
+   * Connects now and waits up to the connect timeout. Optional: calls connect on demand. Throws
+   * {@link StatusException} UNAVAILABLE naming the address if no connection can be made.
+   */
+  public abstract RpcClient start();
+
+  /** Sends a request and returns the future response. The future fails with {@link StatusException}. */
+  public abstract <Req, Resp> CompletableFuture<Resp> unaryCallAsync(
+      MethodDescriptor<Req, Resp> method, Req request, CallOptions options);
+
+  /**
+   * Sends a oneway request. The future completes once the request is written to the socket (not when the
+   * server has run it), or fails with {@link StatusException} if it could not be sent.
+   */
+  public abstract <Req> CompletableFuture<Void> oneway(
+      MethodDescriptor<Req, ?> method, Req request, CallOptions options);
+
+  /** Sends a request and waits for the response; throws {@link StatusException} on failure. */
+  public <Req, Resp> Resp unaryCall(MethodDescriptor<Req, Resp> method, Req request, CallOptions options) {
+    CompletableFuture<Resp> f = unaryCallAsync(method, request, options);
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      f.cancel(false);
+      Thread.currentThread().interrupt();
+      throw Status.CANCELLED.withDescription("interrupted while waiting for " + method.fullName()).withCause(e)
+          .asException();
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof StatusException se) {
+        throw new StatusException(se.status()); // fresh stack trace: the caller's
+      }
+      throw Status.fromThrowable(cause).asException();
+    }
+  }
+
+  public <Req, Resp> Resp unaryCall(MethodDescriptor<Req, Resp> method, Req request) {
+    return unaryCall(method, request, CallOptions.DEFAULT);
+  }
+
+  /** Stops accepting new calls and closes connections once pending calls have ended. Returns at once. */
+  public abstract RpcClient shutdown();
+
+  /** Fails pending calls with UNAVAILABLE and closes at once. */
+  public abstract RpcClient shutdownNow();
+
+  public abstract boolean isShutdown();
+
+  public abstract boolean isTerminated();
+
+  public abstract boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException;
+
+  /** Calls sent and not yet answered, for operators and tests. */
+  public abstract int pendingCalls();
+
+  @Override
+  public void close() {
+    shutdown();
+    try {
+      if (!awaitTermination(30, TimeUnit.SECONDS)) {
+        shutdownNow();
+        awaitTermination(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+}

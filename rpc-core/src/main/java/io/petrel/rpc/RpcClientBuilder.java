@@ -1,0 +1,163 @@
+package io.petrel.rpc;
+
+import static io.petrel.rpc.RpcServerBuilder.checkAtLeast;
+import static io.petrel.rpc.RpcServerBuilder.checkNonNegative;
+import static io.petrel.rpc.RpcServerBuilder.checkPort;
+import static io.petrel.rpc.RpcServerBuilder.checkPositive;
+
+import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.Transports;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+
+/** Configures an {@link RpcClient}. Defaults are documented in docs/configuration.md. */
+public final class RpcClientBuilder {
+  /** Default {@link #defaultDeadline}: 30 s. A call never waits longer than this unless told to. */
+  public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(30);
+  /** Default {@link #connectTimeout}: 5 s. */
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+  /** Default {@link #maxPendingCalls}: 16384 calls awaiting a response, per client. */
+  public static final int DEFAULT_MAX_PENDING_CALLS = 16384;
+  /** Default reconnect backoff: 100 ms doubling up to 10 s, with +-20% jitter. */
+  public static final Duration DEFAULT_RECONNECT_INITIAL = Duration.ofMillis(100);
+  public static final Duration DEFAULT_RECONNECT_MAX = Duration.ofSeconds(10);
+
+  private String host;
+  private int port = -1;
+  private int connectionsPerEndpoint = 1;
+  private IoMode ioMode = IoMode.AUTO;
+  private int ioThreads;
+  private Duration defaultDeadline = DEFAULT_DEADLINE;
+  private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+  private int maxFrameSize = RpcServerBuilder.DEFAULT_MAX_FRAME_SIZE;
+  private int maxMetadataSize = RpcServerBuilder.DEFAULT_MAX_METADATA_SIZE;
+  private int maxPendingCalls = DEFAULT_MAX_PENDING_CALLS;
+  private Duration reconnectInitial = DEFAULT_RECONNECT_INITIAL;
+  private Duration reconnectMax = DEFAULT_RECONNECT_MAX;
+  private int writeBufferLow = RpcServerBuilder.DEFAULT_WRITE_BUFFER_LOW;
+  private int writeBufferHigh = RpcServerBuilder.DEFAULT_WRITE_BUFFER_HIGH;
+  private Executor callbackExecutor;
+  private String transport;
+  private String name = "petrel-client";
+
+  RpcClientBuilder() {}
+
+  /** The server endpoint. Required. */
+  public RpcClientBuilder address(String host, int port) {
+    checkPort(port);
+    if (port == 0) {
+      throw new IllegalArgumentException("port must be 1..65535: 0");
+    }
+    this.host = Objects.requireNonNull(host, "host");
+    this.port = port;
+    return this;
+  }
+
+  /** TCP connections to the endpoint; calls are spread over them round robin (default 1). */
+  public RpcClientBuilder connectionsPerEndpoint(int n) {
+    this.connectionsPerEndpoint = checkPositive("connectionsPerEndpoint", n);
+    return this;
+  }
+
+  public RpcClientBuilder ioMode(IoMode ioMode) {
+    this.ioMode = Objects.requireNonNull(ioMode, "ioMode");
+    return this;
+  }
+
+  /** Event loops for this client's connections; 0 (default) means min(processors, connections). */
+  public RpcClientBuilder ioThreads(int n) {
+    this.ioThreads = checkNonNegative("ioThreads", n);
+    return this;
+  }
+
+  /** Deadline of a call whose options and method set none (default 30 s). */
+  public RpcClientBuilder defaultDeadline(Duration d) {
+    Objects.requireNonNull(d, "defaultDeadline");
+    if (d.isNegative() || d.isZero()) {
+      throw new IllegalArgumentException("defaultDeadline must be > 0: " + d);
+    }
+    this.defaultDeadline = d;
+    return this;
+  }
+
+  public RpcClientBuilder connectTimeout(Duration d) {
+    Objects.requireNonNull(d, "connectTimeout");
+    if (d.isNegative() || d.isZero() || d.toMillis() > Integer.MAX_VALUE) {
+      throw new IllegalArgumentException("connectTimeout must be > 0 and < 24 days: " + d);
+    }
+    this.connectTimeout = d;
+    return this;
+  }
+
+  /** Largest frame sent or accepted, header included (default 8 MiB); larger requests fail before sending. */
+  public RpcClientBuilder maxFrameSize(int bytes) {
+    this.maxFrameSize = checkAtLeast("maxFrameSize", bytes, 64);
+    return this;
+  }
+
+  public RpcClientBuilder maxMetadataSize(int bytes) {
+    this.maxMetadataSize = checkNonNegative("maxMetadataSize", bytes);
+    return this;
+  }
+
+  /** Calls awaiting a response at once; a further call fails at once with RESOURCE_EXHAUSTED (default 16384). */
+  public RpcClientBuilder maxPendingCalls(int n) {
+    this.maxPendingCalls = checkPositive("maxPendingCalls", n);
+    return this;
+  }
+
+  /** Reconnect backoff: first delay and cap; each failed attempt doubles the delay, with +-20% jitter. */
+  public RpcClientBuilder reconnectBackoff(Duration initial, Duration max) {
+    Objects.requireNonNull(initial, "initial");
+    Objects.requireNonNull(max, "max");
+    if (initial.isNegative() || initial.isZero() || max.compareTo(initial) < 0) {
+      throw new IllegalArgumentException("reconnectBackoff needs 0 < initial <= max: " + initial + ", " + max);
+    }
+    this.reconnectInitial = initial;
+    this.reconnectMax = max;
+    return this;
+  }
+
+  public RpcClientBuilder writeBufferWaterMark(int low, int high) {
+    checkPositive("writeBufferWaterMark low", low);
+    if (high < low) {
+      throw new IllegalArgumentException("writeBufferWaterMark high must be >= low: " + high + " < " + low);
+    }
+    this.writeBufferLow = low;
+    this.writeBufferHigh = high;
+    return this;
+  }
+
+  /**
+   * Where response futures complete. By default they complete on the connection's event loop, which is the
+   * fastest; then callbacks attached with {@code thenApply} etc. must not block (use the {@code ...Async}
+   * variants for blocking work). The client does not take ownership of the executor.
+   */
+  public RpcClientBuilder callbackExecutor(Executor executor) {
+    this.callbackExecutor = Objects.requireNonNull(executor, "callbackExecutor");
+    return this;
+  }
+
+  public RpcClientBuilder transport(String name) {
+    this.transport = Objects.requireNonNull(name, "transport");
+    return this;
+  }
+
+  public RpcClientBuilder name(String name) {
+    this.name = Objects.requireNonNull(name, "name");
+    return this;
+  }
+
+  public RpcClient build() {
+    if (host == null) {
+      throw new IllegalStateException("no server address set: call address(host, port)");
+    }
+    ClientConfig config = new ClientConfig(InetSocketAddress.createUnresolved(host, port), connectionsPerEndpoint,
+        ioMode, ioThreads, defaultDeadline.toNanos(), connectTimeout.toNanos(), maxFrameSize, maxMetadataSize,
+        maxPendingCalls, reconnectInitial.toNanos(), reconnectMax.toNanos(), writeBufferLow, writeBufferHigh,
+        callbackExecutor, name);
+    return Transports.find(transport).newClient(config);
+  }
+}

@@ -1,0 +1,61 @@
+package io.petrel.rpc;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A running (or stopped) Petrel server. Create with {@link #builder()}, then {@link #start()}.
+ *
+ * <p>Lifecycle: {@link #shutdown()} stops accepting connections, tells connected clients to go away, lets
+ * in-flight calls finish for up to the configured grace period, then closes everything;
+ * {@link #shutdownNow()} fails in-flight calls and closes at once. {@link #awaitTermination} waits for
+ * either to finish.
+ */
+public abstract class RpcServer implements AutoCloseable {
+
+  public static RpcServerBuilder builder() {
+    return new RpcServerBuilder();
+  }
+
+  /** Binds and starts serving. Throws {@link IOException} naming the address if it cannot bind. */
+  public abstract RpcServer start() throws IOException;
+
+  /** The bound address; valid after {@link #start()}. */
+  public abstract InetSocketAddress localAddress();
+
+  /** The bound port (useful with port 0); valid after {@link #start()}. */
+  public int port() {
+    return localAddress().getPort();
+  }
+
+  /** Graceful shutdown; returns at once. New calls are refused with UNAVAILABLE. */
+  public abstract RpcServer shutdown();
+
+  /** Immediate shutdown; in-flight calls are failed with UNAVAILABLE. Returns at once. */
+  public abstract RpcServer shutdownNow();
+
+  public abstract boolean isShutdown();
+
+  public abstract boolean isTerminated();
+
+  public abstract boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException;
+
+  /** Calls served so far and currently in flight, for operators and tests. */
+  public abstract long inFlightCalls();
+
+  /** {@link #shutdown()} and wait for termination (grace period plus a margin), then {@link #shutdownNow()}. */
+  @Override
+  public void close() {
+    shutdown();
+    try {
+      if (!awaitTermination(60, TimeUnit.SECONDS)) {
+        shutdownNow();
+        awaitTermination(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+}

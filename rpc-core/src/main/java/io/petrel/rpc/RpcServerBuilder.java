@@ -1,0 +1,244 @@
+package io.petrel.rpc;
+
+import io.petrel.rpc.spi.ServerConfig;
+import io.petrel.rpc.spi.Transports;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.Executor;
+
+/**
+ * Configures an {@link RpcServer}. Every resource is bounded by default; each limit below is documented in
+ * docs/configuration.md with its default. Arguments are checked here, with messages naming the option.
+ */
+public final class RpcServerBuilder {
+  /** Default {@link #maxFrameSize}: 8 MiB. */
+  public static final int DEFAULT_MAX_FRAME_SIZE = 8 * 1024 * 1024;
+  /** Default {@link #maxMetadataSize}: 8 KiB. */
+  public static final int DEFAULT_MAX_METADATA_SIZE = 8 * 1024;
+  /** Default {@link #businessThreads}: max(16, 4 x available processors). */
+  public static final int DEFAULT_BUSINESS_THREADS = Math.max(16, 4 * Runtime.getRuntime().availableProcessors());
+  /** Default {@link #businessQueueSize}: 2048 waiting calls. */
+  public static final int DEFAULT_BUSINESS_QUEUE_SIZE = 2048;
+  /** Default {@link #maxConcurrentCallsPerConnection}: 1000. */
+  public static final int DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION = 1000;
+  /** Default {@link #maxConnections}: 10000. */
+  public static final int DEFAULT_MAX_CONNECTIONS = 10_000;
+  /** Default write buffer water marks: 32 KiB / 64 KiB (Netty's). */
+  public static final int DEFAULT_WRITE_BUFFER_LOW = 32 * 1024;
+  public static final int DEFAULT_WRITE_BUFFER_HIGH = 64 * 1024;
+  /** Default {@link #shutdownGracePeriod}: 10 s. */
+  public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(10);
+
+  private String host;
+  private int port = -1;
+  private final List<ServiceDefinition> services = new ArrayList<>();
+  private IoMode ioMode = IoMode.AUTO;
+  private int workerThreads;
+  private int businessThreads = DEFAULT_BUSINESS_THREADS;
+  private int businessQueueSize = DEFAULT_BUSINESS_QUEUE_SIZE;
+  private Executor executor;
+  private boolean direct;
+  private int maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
+  private int maxMetadataSize = DEFAULT_MAX_METADATA_SIZE;
+  private int maxConcurrentCallsPerConnection = DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION;
+  private int maxConnections = DEFAULT_MAX_CONNECTIONS;
+  private int writeBufferLow = DEFAULT_WRITE_BUFFER_LOW;
+  private int writeBufferHigh = DEFAULT_WRITE_BUFFER_HIGH;
+  private Duration shutdownGracePeriod = DEFAULT_SHUTDOWN_GRACE;
+  private String transport;
+  private String name = "petrel-server";
+
+  RpcServerBuilder() {}
+
+  /** Listens on all interfaces at {@code port} (0 picks a free port; see {@link RpcServer#port()}). */
+  public RpcServerBuilder port(int port) {
+    checkPort(port);
+    this.port = port;
+    return this;
+  }
+
+  /** Listens on {@code host:port}, e.g. {@code ("127.0.0.1", 0)} for loopback only. */
+  public RpcServerBuilder bindAddress(String host, int port) {
+    checkPort(port);
+    this.host = Objects.requireNonNull(host, "host");
+    this.port = port;
+    return this;
+  }
+
+  public RpcServerBuilder addService(ServiceDefinition service) {
+    Objects.requireNonNull(service, "service");
+    for (ServiceDefinition s : services) {
+      if (s.name().equals(service.name())) {
+        throw new IllegalArgumentException("service " + service.name() + " is added twice");
+      }
+    }
+    services.add(service);
+    return this;
+  }
+
+  public RpcServerBuilder ioMode(IoMode ioMode) {
+    this.ioMode = Objects.requireNonNull(ioMode, "ioMode");
+    return this;
+  }
+
+  /** Event loops doing socket I/O and framing; 0 (default) means the number of available processors. */
+  public RpcServerBuilder workerThreads(int n) {
+    this.workerThreads = checkNonNegative("workerThreads", n);
+    return this;
+  }
+
+  /** Threads of the built-in business pool (default max(16, 4 x processors)). */
+  public RpcServerBuilder businessThreads(int n) {
+    this.businessThreads = checkPositive("businessThreads", n);
+    return this;
+  }
+
+  /**
+   * Calls that may wait for a business thread (default 2048). A call that finds the pool and queue full gets
+   * RESOURCE_EXHAUSTED at once. 0 means no queue: a call runs only if a thread is free.
+   */
+  public RpcServerBuilder businessQueueSize(int n) {
+    this.businessQueueSize = checkNonNegative("businessQueueSize", n);
+    return this;
+  }
+
+  /**
+   * Runs handlers on the given executor instead of the built-in pool, e.g.
+   * {@code Executors.newVirtualThreadPerTaskExecutor()} on Java 21+. The server does not take ownership: it
+   * never shuts it down. A {@link java.util.concurrent.RejectedExecutionException} becomes RESOURCE_EXHAUSTED.
+   */
+  public RpcServerBuilder executor(Executor executor) {
+    this.executor = Objects.requireNonNull(executor, "executor");
+    this.direct = false;
+    return this;
+  }
+
+  /**
+   * Runs handlers directly on the event loop that read the request: the fastest mode, for handlers that never
+   * block (CPU-light or asynchronous). A blocking handler here stalls every connection of that loop.
+   */
+  public RpcServerBuilder directExecutor() {
+    this.direct = true;
+    this.executor = null;
+    return this;
+  }
+
+  /** Largest frame accepted or sent, header included (default 8 MiB). */
+  public RpcServerBuilder maxFrameSize(int bytes) {
+    this.maxFrameSize = checkAtLeast("maxFrameSize", bytes, 64);
+    return this;
+  }
+
+  /** Largest encoded metadata of one frame (default 8 KiB). */
+  public RpcServerBuilder maxMetadataSize(int bytes) {
+    this.maxMetadataSize = checkNonNegative("maxMetadataSize", bytes);
+    return this;
+  }
+
+  /** Calls one connection may have in flight; more get RESOURCE_EXHAUSTED (default 1000). */
+  public RpcServerBuilder maxConcurrentCallsPerConnection(int n) {
+    this.maxConcurrentCallsPerConnection = checkPositive("maxConcurrentCallsPerConnection", n);
+    return this;
+  }
+
+  /** Connections open at once; a further one is closed right after accept, with a WARN log (default 10000). */
+  public RpcServerBuilder maxConnections(int n) {
+    this.maxConnections = checkPositive("maxConnections", n);
+    return this;
+  }
+
+  /**
+   * Per-connection write buffer water marks. Above {@code high} bytes of unsent responses the server stops
+   * reading from that peer until the buffer drains below {@code low}.
+   */
+  public RpcServerBuilder writeBufferWaterMark(int low, int high) {
+    checkPositive("writeBufferWaterMark low", low);
+    if (high < low) {
+      throw new IllegalArgumentException("writeBufferWaterMark high must be >= low: " + high + " < " + low);
+    }
+    this.writeBufferLow = low;
+    this.writeBufferHigh = high;
+    return this;
+  }
+
+  /** How long {@link RpcServer#shutdown()} lets in-flight calls finish (default 10 s). */
+  public RpcServerBuilder shutdownGracePeriod(Duration grace) {
+    Objects.requireNonNull(grace, "shutdownGracePeriod");
+    if (grace.isNegative()) {
+      throw new IllegalArgumentException("shutdownGracePeriod must be >= 0: " + grace);
+    }
+    this.shutdownGracePeriod = grace;
+    return this;
+  }
+
+  /** Selects a transport by name (default: the highest-priority one on the class path). */
+  public RpcServerBuilder transport(String name) {
+    this.transport = Objects.requireNonNull(name, "transport");
+    return this;
+  }
+
+  /** A name used in thread names and logs (default {@code petrel-server}). */
+  public RpcServerBuilder name(String name) {
+    this.name = Objects.requireNonNull(name, "name");
+    return this;
+  }
+
+  public RpcServer build() {
+    if (port < 0) {
+      throw new IllegalStateException("no port set: call port(int) or bindAddress(host, port)");
+    }
+    Map<Integer, String> ids = new HashMap<>();
+    for (ServiceDefinition s : services) {
+      for (ServerMethodDefinition<?, ?> m : s.methods()) {
+        String prev = ids.putIfAbsent(m.method().id(), m.method().fullName());
+        if (prev != null) {
+          throw new IllegalArgumentException("methods " + prev + " and " + m.method().fullName()
+              + " have the same id 0x" + Integer.toHexString(m.method().id())
+              + "; rename one or give one an explicit id");
+        }
+      }
+    }
+    InetSocketAddress addr = host == null ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
+    ServerConfig config = new ServerConfig(addr, List.copyOf(services), ioMode, workerThreads, businessThreads,
+        businessQueueSize, executor, direct, maxFrameSize, maxMetadataSize, maxConcurrentCallsPerConnection,
+        maxConnections, writeBufferLow, writeBufferHigh, shutdownGracePeriod.toNanos(), name);
+    return Transports.find(transport).newServer(config);
+  }
+
+  /** {@link #build()} then {@link RpcServer#start()}. */
+  public RpcServer start() throws java.io.IOException {
+    return build().start();
+  }
+
+  static void checkPort(int port) {
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException("port must be 0..65535: " + port);
+    }
+  }
+
+  static int checkPositive(String what, int n) {
+    if (n <= 0) {
+      throw new IllegalArgumentException(what + " must be > 0: " + n);
+    }
+    return n;
+  }
+
+  static int checkNonNegative(String what, int n) {
+    if (n < 0) {
+      throw new IllegalArgumentException(what + " must be >= 0: " + n);
+    }
+    return n;
+  }
+
+  static int checkAtLeast(String what, int n, int min) {
+    if (n < min) {
+      throw new IllegalArgumentException(what + " must be >= " + min + ": " + n);
+    }
+    return n;
+  }
+}

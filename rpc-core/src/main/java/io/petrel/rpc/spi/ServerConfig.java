@@ -1,0 +1,31 @@
+package io.petrel.rpc.spi;
+
+import io.petrel.rpc.IoMode;
+import io.petrel.rpc.ServiceDefinition;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.concurrent.Executor;
+
+/**
+ * The validated settings of a server, handed by {@link io.petrel.rpc.RpcServerBuilder} to the transport.
+ *
+ * @param executor the user's business executor, or null for the built-in bounded pool (unless {@code direct})
+ * @param direct run handlers on the event loop (for non-blocking services)
+ */
+public record ServerConfig(
+    InetSocketAddress bindAddress,
+    List<ServiceDefinition> services,
+    IoMode ioMode,
+    int workerThreads,
+    int businessThreads,
+    int businessQueueSize,
+    Executor executor,
+    boolean direct,
+    int maxFrameSize,
+    int maxMetadataSize,
+    int maxConcurrentCallsPerConnection,
+    int maxConnections,
+    int writeBufferLowWaterMark,
+    int writeBufferHighWaterMark,
+    long shutdownGracePeriodNanos,
+    String name) {}

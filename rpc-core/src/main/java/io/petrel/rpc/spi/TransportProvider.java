@@ -1,0 +1,21 @@
+package io.petrel.rpc.spi;
+
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+
+/**
+ * A transport implementation, found with {@link java.util.ServiceLoader} through
+ * {@code META-INF/services/io.petrel.rpc.spi.TransportProvider}. The one with the highest
+ * {@link #priority()} wins unless the builder names one.
+ */
+public interface TransportProvider {
+  /** A short name, e.g. {@code "netty"}, that builders can select with {@code transport(name)}. */
+  String name();
+
+  /** Higher wins when several are on the class path. */
+  int priority();
+
+  RpcServer newServer(ServerConfig config);
+
+  RpcClient newClient(ClientConfig config);
+}

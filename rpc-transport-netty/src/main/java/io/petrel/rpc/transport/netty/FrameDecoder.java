@@ -1,0 +1,141 @@
+package io.petrel.rpc.transport.netty;
+
+import static io.petrel.rpc.transport.netty.Protocol.*;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.ByteToMessageDecoder;
+import io.petrel.rpc.Metadata;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Splits the byte stream into {@link Frame}s, on the event loop. Checks magic and version as soon as their
+ * bytes arrive, and the declared sizes against the limits before buffering a frame's payload: an over-size
+ * frame is announced as an {@link OversizeFrame} and its bytes are skipped as they arrive, never allocated.
+ * A protocol violation throws {@link ProtocolException}; the decoder then discards everything that follows.
+ */
+final class FrameDecoder extends ByteToMessageDecoder {
+  private final int maxFrameSize;
+  private final int maxMetadataSize;
+  private long discardRemaining;
+  private boolean failed;
+
+  FrameDecoder(int maxFrameSize, int maxMetadataSize) {
+    this.maxFrameSize = maxFrameSize;
+    this.maxMetadataSize = maxMetadataSize;
+  }
+
+  @Override
+  protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+    if (failed) {
+      in.skipBytes(in.readableBytes());
+      return;
+    }
+    if (discardRemaining > 0) {
+      int n = (int) Math.min(discardRemaining, in.readableBytes());
+      in.skipBytes(n);
+      discardRemaining -= n;
+      if (discardRemaining > 0) {
+        return;
+      }
+    }
+    int r = in.readerIndex();
+    int readable = in.readableBytes();
+    if (readable >= OFF_MAGIC + 2) {
+      int magic = in.getUnsignedShort(r + OFF_MAGIC);
+      if (magic != MAGIC) {
+        throw fail(in, String.format("bad magic 0x%04x (expected 0x%04x): the peer does not speak the Petrel"
+            + " protocol", magic, MAGIC));
+      }
+    }
+    if (readable >= OFF_VERSION + 1) {
+      int version = in.getUnsignedByte(r + OFF_VERSION);
+      if (version != VERSION) {
+        throw fail(in, "unsupported protocol version " + version + " (this side speaks " + VERSION + ")");
+      }
+    }
+    if (readable < HEADER_SIZE) {
+      return;
+    }
+    long length = in.getUnsignedInt(r + OFF_LENGTH);
+    byte type = in.getByte(r + OFF_TYPE);
+    long metaLen = in.getUnsignedInt(r + OFF_METADATA_LENGTH);
+    long bodyLen = in.getUnsignedInt(r + OFF_BODY_LENGTH);
+    if (type < TYPE_REQUEST || type > TYPE_CANCEL) {
+      throw fail(in, "unknown frame type " + type);
+    }
+    if (length != MIN_LENGTH + metaLen + bodyLen) {
+      throw fail(in, "frame length " + length + " does not match header (28) + metadata (" + metaLen
+          + ") + body (" + bodyLen + ")");
+    }
+    int requestId = in.getInt(r + OFF_REQUEST_ID);
+    int methodId = in.getInt(r + OFF_METHOD_ID);
+    long frameSize = LENGTH_FIELD_SIZE + length;
+    if (frameSize > maxFrameSize || metaLen > maxMetadataSize) {
+      boolean meta = frameSize <= maxFrameSize;
+      in.skipBytes(HEADER_SIZE);
+      discardRemaining = length - MIN_LENGTH;
+      out.add(new OversizeFrame(type, requestId, methodId, meta ? metaLen : frameSize,
+          meta ? maxMetadataSize : maxFrameSize, meta ? "metadata" : "frame"));
+      // The skipped bytes may already be here; the next decode() call discards them.
+      return;
+    }
+    if (readable < frameSize) {
+      return;
+    }
+    Metadata metadata = metaLen == 0 ? Metadata.EMPTY : decodeMetadata(in, r + HEADER_SIZE, (int) metaLen);
+    int bodyStart = r + HEADER_SIZE + (int) metaLen;
+    ByteBuf body = in.retainedSlice(bodyStart, (int) bodyLen);
+    in.skipBytes((int) frameSize);
+    out.add(new Frame(type, in.getByte(r + OFF_FLAGS), in.getUnsignedByte(r + OFF_STATUS), requestId, methodId,
+        in.getUnsignedInt(r + OFF_TIMEOUT), metadata, body));
+  }
+
+  private ProtocolException fail(ByteBuf in, String message) {
+    failed = true;
+    in.skipBytes(in.readableBytes());
+    return new ProtocolException(message);
+  }
+
+  private Metadata decodeMetadata(ByteBuf in, int start, int len) {
+    int end = start + len;
+    int i = start;
+    List<Metadata.Entry> entries = new ArrayList<>(4);
+    while (i < end) {
+      if (end - i < 2) {
+        throw fail(in, "truncated metadata key length");
+      }
+      int keyLen = in.getUnsignedShort(i);
+      i += 2;
+      if (keyLen == 0 || end - i < keyLen + 5) {
+        throw fail(in, "bad metadata entry: key length " + keyLen + " with " + (end - i) + " bytes left");
+      }
+      String key = in.toString(i, keyLen, StandardCharsets.US_ASCII);
+      i += keyLen;
+      byte kind = in.getByte(i++);
+      long valueLen = in.getUnsignedInt(i);
+      i += 4;
+      if (valueLen > end - i) {
+        throw fail(in, "metadata value of '" + key + "' is " + valueLen + " bytes, only " + (end - i) + " left");
+      }
+      try {
+        Metadata.checkKey(key);
+      } catch (IllegalArgumentException e) {
+        throw fail(in, "bad metadata key: " + e.getMessage());
+      }
+      if (kind == META_STRING) {
+        entries.add(new Metadata.Entry(key, in.toString(i, (int) valueLen, StandardCharsets.UTF_8), null));
+      } else if (kind == META_BINARY) {
+        byte[] v = new byte[(int) valueLen];
+        in.getBytes(i, v);
+        entries.add(new Metadata.Entry(key, null, v));
+      } else {
+        throw fail(in, "unknown metadata value kind " + kind + " for key '" + key + "'");
+      }
+      i += (int) valueLen;
+    }
+    return Metadata.fromEntries(entries);
+  }
+}

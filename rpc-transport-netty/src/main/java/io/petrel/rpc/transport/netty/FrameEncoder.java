@@ -1,0 +1,160 @@
+package io.petrel.rpc.transport.netty;
+
+import static io.petrel.rpc.transport.netty.Protocol.*;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufUtil;
+import io.petrel.rpc.Marshaller;
+import io.petrel.rpc.Metadata;
+import io.petrel.rpc.Status;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Writes whole frames into one buffer each, sized exactly when the marshaller knows the body size. Used on
+ * caller threads (requests), business threads (responses) and event loops (control frames).
+ */
+final class FrameEncoder {
+  private FrameEncoder() {}
+
+  /** Thrown when a frame would exceed a size limit; carries the status to report. */
+  static final class FrameTooLargeException extends Exception {
+    private static final long serialVersionUID = 1L;
+    final transient Status status;
+
+    FrameTooLargeException(Status status) {
+      super(status.description(), null, false, false);
+      this.status = status;
+    }
+  }
+
+  /** Encoded size of metadata: per entry 2 + key + 1 + 4 + value bytes. */
+  static int metadataSize(Metadata metadata) {
+    if (metadata.isEmpty()) {
+      return 0;
+    }
+    int size = 0;
+    for (Metadata.Entry e : metadata.entries()) {
+      size += 2 + e.key().length() + 1 + 4
+          + (e.isBinary() ? e.binaryValue().length : ByteBufUtil.utf8Bytes(e.stringValue()));
+    }
+    return size;
+  }
+
+  private static void writeMetadata(ByteBuf out, Metadata metadata) {
+    for (Metadata.Entry e : metadata.entries()) {
+      out.writeShort(e.key().length());
+      out.writeCharSequence(e.key(), StandardCharsets.US_ASCII);
+      if (e.isBinary()) {
+        out.writeByte(META_BINARY);
+        out.writeInt(e.binaryValue().length);
+        out.writeBytes(e.binaryValue());
+      } else {
+        out.writeByte(META_STRING);
+        int lenIndex = out.writerIndex();
+        out.writeInt(0);
+        int n = ByteBufUtil.writeUtf8(out, e.stringValue());
+        out.setInt(lenIndex, n);
+      }
+    }
+  }
+
+  /**
+   * Encodes a request or oneway frame. The request id and timeout are written as 0 and patched on the event
+   * loop with {@link #patchRequest} when the call is assigned to a connection.
+   *
+   * @param limitHint "RpcClient.builder()" or similar, for the error message
+   */
+  static <T> ByteBuf encodeMessage(ByteBufAllocator alloc, byte type, int requestId, int methodId, int status,
+      Metadata metadata, Marshaller<T> marshaller, T value, int maxFrameSize, int maxMetadataSize,
+      String limitHint) throws Exception {
+    int metaLen = metadataSize(metadata);
+    if (metaLen > maxMetadataSize) {
+      throw new FrameTooLargeException(Status.RESOURCE_EXHAUSTED.withDescription("metadata of " + metaLen
+          + " bytes exceeds maxMetadataSize " + maxMetadataSize + " (raise " + limitHint + ".maxMetadataSize)"));
+    }
+    int bodySize = value == null && marshaller == null ? 0 : marshaller.serializedSize(value);
+    if (bodySize >= 0) {
+      long frameSize = (long) HEADER_SIZE + metaLen + bodySize;
+      if (frameSize > maxFrameSize) {
+        throw tooLarge(type, frameSize, maxFrameSize, limitHint);
+      }
+    }
+    int initial = HEADER_SIZE + metaLen + Math.max(bodySize, 0);
+    ByteBuf buf = alloc.buffer(bodySize >= 0 ? initial : Math.max(initial, 256));
+    boolean ok = false;
+    try {
+      writeHeader(buf, type, status, requestId, methodId, 0, metaLen, 0);
+      if (metaLen > 0) {
+        writeMetadata(buf, metadata);
+      }
+      int bodyStart = buf.writerIndex();
+      if (marshaller != null) {
+        marshaller.write(value, buf);
+      }
+      int actualBody = buf.writerIndex() - bodyStart;
+      if (bodySize >= 0 && actualBody != bodySize) {
+        throw new IllegalStateException(
+            "marshaller announced " + bodySize + " bytes but wrote " + actualBody + " for " + value.getClass());
+      }
+      if (bodySize < 0 && buf.readableBytes() > maxFrameSize) {
+        throw tooLarge(type, buf.readableBytes(), maxFrameSize, limitHint);
+      }
+      buf.setInt(OFF_LENGTH, buf.readableBytes() - LENGTH_FIELD_SIZE);
+      buf.setInt(OFF_BODY_LENGTH, actualBody);
+      ok = true;
+      return buf;
+    } finally {
+      if (!ok) {
+        buf.release();
+      }
+    }
+  }
+
+  private static FrameTooLargeException tooLarge(byte type, long size, int max, String limitHint) {
+    String what = type == TYPE_RESPONSE ? "response" : "request";
+    return new FrameTooLargeException(Status.RESOURCE_EXHAUSTED.withDescription(what + " of " + size
+        + " bytes exceeds maxFrameSize " + max + " (raise " + limitHint + ".maxFrameSize on both sides)"));
+  }
+
+  /** Sets request id and timeout of a frame encoded by {@link #encodeMessage}. */
+  static void patchRequest(ByteBuf frame, int requestId, long timeoutMillis) {
+    frame.setInt(OFF_REQUEST_ID, requestId);
+    frame.setInt(OFF_TIMEOUT, (int) Math.min(timeoutMillis, 0xFFFF_FFFFL));
+  }
+
+  /** A response that carries a non-OK status; the body is the UTF-8 description. */
+  static ByteBuf encodeError(ByteBufAllocator alloc, int requestId, Status status, int maxFrameSize) {
+    String description = status.description() == null ? "" : status.description();
+    int max = Math.max(0, maxFrameSize - HEADER_SIZE);
+    byte[] bytes = description.getBytes(StandardCharsets.UTF_8);
+    int len = Math.min(bytes.length, Math.min(max, 64 * 1024)); // descriptions are for humans: cap them
+    ByteBuf buf = alloc.buffer(HEADER_SIZE + len);
+    writeHeader(buf, TYPE_RESPONSE, status.code().value(), requestId, 0, 0, 0, len);
+    buf.writeBytes(bytes, 0, len);
+    return buf;
+  }
+
+  /** A frame with a header only: ping, pong, goaway, cancel. */
+  static ByteBuf encodeControl(ByteBufAllocator alloc, byte type, int requestId) {
+    ByteBuf buf = alloc.buffer(HEADER_SIZE);
+    writeHeader(buf, type, 0, requestId, 0, 0, 0, 0);
+    return buf;
+  }
+
+  private static void writeHeader(ByteBuf buf, byte type, int status, int requestId, int methodId,
+      long timeoutMillis, int metaLen, int bodyLen) {
+    buf.writeInt(MIN_LENGTH + metaLen + bodyLen);
+    buf.writeShort(MAGIC);
+    buf.writeByte(VERSION);
+    buf.writeByte(type);
+    buf.writeByte(0); // flags
+    buf.writeByte(status);
+    buf.writeShort(0); // reserved
+    buf.writeInt(requestId);
+    buf.writeInt(methodId);
+    buf.writeInt((int) timeoutMillis);
+    buf.writeInt(metaLen);
+    buf.writeInt(bodyLen);
+  }
+}
