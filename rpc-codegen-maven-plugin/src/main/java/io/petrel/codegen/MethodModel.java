@@ -1,0 +1,37 @@
+package io.petrel.codegen;
+
+import java.util.List;
+
+/**
+ * One remote method of a service.
+ *
+ * @param name the Java method name, also the method name on the wire
+ * @param line where it is declared
+ * @param id the numeric id, {@code MethodDescriptor.methodId(service, name)}
+ * @param constant the UPPER_SNAKE form of the name, for the generated constants
+ * @param params the parameters in order (argument i travels as protobuf field i + 1)
+ * @param result the response type; for a method returning {@code CompletableFuture<T>}, T
+ * @param returnsFuture the interface method returns {@code CompletableFuture<T>}
+ * @param oneway {@code @RpcMethod(oneway = true)}
+ * @param idempotent {@code @RpcMethod(idempotent = true)}
+ * @param deadlineMillis {@code @RpcMethod(deadlineMillis = ...)}, 0 for none
+ */
+record MethodModel(
+    String name,
+    int line,
+    int id,
+    String constant,
+    List<Param> params,
+    ValueType result,
+    boolean returnsFuture,
+    boolean oneway,
+    boolean idempotent,
+    long deadlineMillis) {
+
+  record Param(String name, ValueType type) {}
+
+  /** A single protobuf message argument travels as the message's own bytes. */
+  boolean singleMessageArgument() {
+    return params.size() == 1 && params.get(0).type().isMessage();
+  }
+}

@@ -1,0 +1,17 @@
+package io.petrel.codegen;
+
+import java.nio.file.Path;
+
+/**
+ * One thing wrong with a service interface, at a place in a source file.
+ *
+ * @param file the source file
+ * @param line 1-based line, or 0 when the problem has no single line
+ * @param message what is wrong and what to do instead
+ */
+public record Problem(Path file, int line, String message) {
+  @Override
+  public String toString() {
+    return line > 0 ? file + ":" + line + ": " + message : file + ": " + message;
+  }
+}

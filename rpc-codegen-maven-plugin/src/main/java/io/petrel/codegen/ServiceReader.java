@@ -1,0 +1,548 @@
+package io.petrel.codegen;
+
+import com.github.javaparser.ast.CompilationUnit;
+import com.github.javaparser.ast.ImportDeclaration;
+import com.github.javaparser.ast.Node;
+import com.github.javaparser.ast.NodeList;
+import com.github.javaparser.ast.body.BodyDeclaration;
+import com.github.javaparser.ast.body.ClassOrInterfaceDeclaration;
+import com.github.javaparser.ast.body.MethodDeclaration;
+import com.github.javaparser.ast.body.Parameter;
+import com.github.javaparser.ast.body.TypeDeclaration;
+import com.github.javaparser.ast.expr.AnnotationExpr;
+import com.github.javaparser.ast.expr.BooleanLiteralExpr;
+import com.github.javaparser.ast.expr.Expression;
+import com.github.javaparser.ast.expr.IntegerLiteralExpr;
+import com.github.javaparser.ast.expr.LongLiteralExpr;
+import com.github.javaparser.ast.expr.MemberValuePair;
+import com.github.javaparser.ast.expr.NormalAnnotationExpr;
+import com.github.javaparser.ast.expr.SingleMemberAnnotationExpr;
+import com.github.javaparser.ast.expr.StringLiteralExpr;
+import com.github.javaparser.ast.type.ArrayType;
+import com.github.javaparser.ast.type.ClassOrInterfaceType;
+import com.github.javaparser.ast.type.PrimitiveType;
+import com.github.javaparser.ast.type.Type;
+import com.palantir.javapoet.ClassName;
+import com.palantir.javapoet.CodeBlock;
+import com.palantir.javapoet.ParameterizedTypeName;
+import com.palantir.javapoet.TypeName;
+import io.petrel.rpc.MethodDescriptor;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Reads the {@code @RpcService} interfaces of one parsed source file into {@link ServiceModel}s, checking
+ * everything the generated code relies on. Problems are collected (all of them, not only the first) with the
+ * line they point to and what to do instead.
+ */
+final class ServiceReader {
+  static final String RPC_PACKAGE = "io.petrel.rpc";
+  static final String SUPPORTED_TYPES = "protobuf messages, primitives and their boxes, String, byte[], enums,"
+      + " List<T> and Map<String, T> of those";
+
+  private static final ClassName FIELD_CODECS = ClassName.get("io.petrel.rpc.marshal", "FieldCodecs");
+  private static final ClassName PRIMITIVE_CODECS = ClassName.get("io.petrel.rpc.stub", "PrimitiveCodecs");
+
+  /** Names the generated stub inherits from AbstractStub and Object: a remote method cannot use them. */
+  private static final Set<String> RESERVED_METHOD_NAMES = Set.of(
+      "build", "withDeadline", "withMetadata", "withOptions", "callOptions", "client",
+      "equals", "hashCode", "toString", "getClass", "notify", "notifyAll", "wait", "clone", "finalize");
+
+  private static final Map<String, String> BOXES = Map.of(
+      "java.lang.Integer", "INT32", "java.lang.Long", "INT64", "java.lang.Boolean", "BOOL",
+      "java.lang.Float", "FLOAT", "java.lang.Double", "DOUBLE", "java.lang.Byte", "BYTE",
+      "java.lang.Short", "SHORT", "java.lang.Character", "CHAR");
+
+  private static final Map<String, String> HINTS = Map.ofEntries(
+      Map.entry("java.util.Set", "use List<T> (a repeated field)"),
+      Map.entry("java.util.Collection", "use List<T> (a repeated field)"),
+      Map.entry("java.lang.Iterable", "use List<T> (a repeated field)"),
+      Map.entry("java.util.ArrayList", "declare the interface type List<T>"),
+      Map.entry("java.util.LinkedList", "declare the interface type List<T>"),
+      Map.entry("java.util.HashSet", "use List<T> (a repeated field)"),
+      Map.entry("java.util.HashMap", "declare the interface type Map<String, T>"),
+      Map.entry("java.util.LinkedHashMap", "declare the interface type Map<String, T>"),
+      Map.entry("java.util.TreeMap", "declare the interface type Map<String, T>"),
+      Map.entry("java.util.SortedMap", "use Map<String, T>"),
+      Map.entry("java.util.Optional", "use the type itself: a null value travels as an absent field"),
+      Map.entry("java.lang.Object", "declare the concrete type"),
+      Map.entry("java.lang.CharSequence", "use String"),
+      Map.entry("java.util.concurrent.CompletionStage", "return CompletableFuture<T>"),
+      Map.entry("java.util.concurrent.Future", "return CompletableFuture<T>"),
+      Map.entry("java.math.BigDecimal", "use String or a protobuf message"),
+      Map.entry("java.math.BigInteger", "use String, byte[] or long"),
+      Map.entry("java.util.UUID", "use String or two longs in a protobuf message"),
+      Map.entry("java.nio.ByteBuffer", "use byte[]"),
+      Map.entry("com.google.protobuf.ByteString", "use byte[]"));
+
+  private final TypeIndex types;
+  private final List<Problem> problems;
+
+  ServiceReader(TypeIndex types, List<Problem> problems) {
+    this.types = types;
+    this.problems = problems;
+  }
+
+  /** The services declared in {@code cu}; problems go to the shared list. */
+  List<ServiceModel> read(Path file, CompilationUnit cu) {
+    List<ServiceModel> services = new ArrayList<>();
+    String pkg = cu.getPackageDeclaration().map(p -> p.getNameAsString()).orElse("");
+    for (TypeDeclaration<?> type : cu.findAll(TypeDeclaration.class)) {
+      Optional<AnnotationExpr> annotation = type.getAnnotations().stream()
+          .filter(a -> isPetrelAnnotation(a, "RpcService", cu)).findFirst();
+      if (annotation.isPresent()) {
+        ServiceModel model = readService(file, cu, pkg, type, annotation.get());
+        if (model != null) {
+          services.add(model);
+        }
+      }
+    }
+    return services;
+  }
+
+  private ServiceModel readService(
+      Path file, CompilationUnit cu, String pkg, TypeDeclaration<?> type, AnnotationExpr annotation) {
+    int before = problems.size();
+    String simpleName = type.getNameAsString();
+    if (!(type instanceof ClassOrInterfaceDeclaration decl) || !decl.isInterface()) {
+      problem(file, annotation, "@RpcService is on " + describeKind(type) + " " + simpleName
+          + ", but only an interface can be a service: declare 'public interface " + simpleName
+          + "' with the remote methods and implement it in a class");
+      return null;
+    }
+    if (!decl.getTypeParameters().isEmpty()) {
+      problem(file, decl, "service interface " + simpleName + " is generic (" + decl.getTypeParameters()
+          + "); stubs and dispatchers need concrete types: remove the type parameters");
+    }
+    if (!decl.getExtendedTypes().isEmpty()) {
+      problem(file, decl, "service interface " + simpleName + " extends " + decl.getExtendedTypes()
+          + "; inherited methods would be missing from the stub: declare all remote methods in "
+          + simpleName + " itself");
+    }
+    for (Node n = decl; n != null; n = n.getParentNode().orElse(null)) {
+      if (n instanceof TypeDeclaration<?> t && t.isPrivate()) {
+        problem(file, decl, "service interface " + simpleName + " is private or nested in a private type;"
+            + " the generated " + simpleName + "Rpc in the same package must see it: make it package-private"
+            + " or public");
+        break;
+      }
+    }
+
+    String serviceName = serviceName(file, annotation, decl);
+    List<String> enclosing = new ArrayList<>();
+    for (Node n = decl; n != null; n = n.getParentNode().orElse(null)) {
+      if (n instanceof TypeDeclaration<?> t) {
+        enclosing.add(t.getFullyQualifiedName().orElse(t.getNameAsString()));
+      }
+    }
+    TypeIndex.Scope scope = new TypeIndex.Scope(pkg, cu.getImports(), enclosing);
+
+    List<MethodModel> methods = new ArrayList<>();
+    Map<String, MethodDeclaration> byName = new HashMap<>();
+    Map<String, MethodModel> byConstant = new HashMap<>();
+    Map<Integer, MethodModel> byId = new HashMap<>();
+    for (BodyDeclaration<?> member : decl.getMembers()) {
+      if (!(member instanceof MethodDeclaration m) || m.isStatic() || m.isDefault() || m.isPrivate()
+          || m.getBody().isPresent()) {
+        continue; // static, default and private methods run locally; only abstract methods are remote
+      }
+      String name = m.getNameAsString();
+      MethodDeclaration previous = byName.putIfAbsent(name, m);
+      if (previous != null) {
+        problem(file, m, "method " + name + " is overloaded (also declared at line " + line(previous)
+            + "); remote methods are identified by name: give each overload its own name");
+        continue;
+      }
+      MethodModel model = readMethod(file, serviceName, scope, m);
+      if (model == null) {
+        continue;
+      }
+      MethodModel sameConstant = byConstant.putIfAbsent(model.constant(), model);
+      if (sameConstant != null) {
+        problem(file, m, "methods " + sameConstant.name() + " (line " + sameConstant.line() + ") and " + name
+            + " both map to the generated constant METHOD_" + model.constant() + ": rename one of them");
+        continue;
+      }
+      MethodModel sameId = byId.putIfAbsent(model.id(), model);
+      if (sameId != null) {
+        problem(file, m, "methods " + sameId.name() + " (line " + sameId.line() + ") and " + name
+            + " of service " + serviceName + " have the same method id 0x" + Integer.toHexString(model.id())
+            + " (FNV-1a of '" + serviceName + "/<method>'): rename one of them");
+        continue;
+      }
+      methods.add(model);
+    }
+    if (byName.isEmpty()) {
+      problem(file, decl, "service interface " + simpleName + " declares no remote methods: add at least one"
+          + " abstract method, or remove @RpcService");
+    }
+
+    String asyncName = pkg.isEmpty() ? simpleName + "Async" : pkg + "." + simpleName + "Async";
+    String rpcName = pkg.isEmpty() ? simpleName + "Rpc" : pkg + "." + simpleName + "Rpc";
+    for (String generated : List.of(asyncName, rpcName)) {
+      if (types.declaredInSources(generated)) {
+        problem(file, decl, "the generated type " + generated + " would clash with a type of that name in this"
+            + " module's sources: rename " + simpleName + " or that type");
+      }
+    }
+    if (problems.size() > before) {
+      return null;
+    }
+    ClassName iface = new TypeIndex.TypeInfo(pkg, enclosingNames(decl), TypeIndex.Kind.INTERFACE).className();
+    return new ServiceModel(file.getFileName().toString(), iface, serviceName, List.copyOf(methods));
+  }
+
+  private static List<String> enclosingNames(TypeDeclaration<?> decl) {
+    List<String> names = new ArrayList<>();
+    for (Node n = decl; n != null; n = n.getParentNode().orElse(null)) {
+      if (n instanceof TypeDeclaration<?> t) {
+        names.add(0, t.getNameAsString());
+      }
+    }
+    return names;
+  }
+
+  private String serviceName(Path file, AnnotationExpr annotation, ClassOrInterfaceDeclaration decl) {
+    Expression value = null;
+    if (annotation instanceof SingleMemberAnnotationExpr single) {
+      value = single.getMemberValue();
+    } else if (annotation instanceof NormalAnnotationExpr normal) {
+      for (MemberValuePair pair : normal.getPairs()) {
+        if (pair.getNameAsString().equals("value")) {
+          value = pair.getValue();
+        }
+      }
+    }
+    String name;
+    if (value == null) {
+      name = "";
+    } else if (value instanceof StringLiteralExpr literal) {
+      name = literal.asString();
+    } else {
+      problem(file, annotation, "the service name in " + annotation + " must be a string literal, e.g."
+          + " @RpcService(\"demo.Greeter\"): the plugin reads it from the source without compiling");
+      return "invalid";
+    }
+    if (name.isEmpty()) {
+      name = decl.getFullyQualifiedName().orElse(decl.getNameAsString());
+    }
+    if (name.indexOf('/') >= 0) {
+      problem(file, annotation, "service name '" + name + "' contains '/', which separates service and method"
+          + " in full method names: use dots, e.g. \"demo.Greeter\"");
+    }
+    return name;
+  }
+
+  private MethodModel readMethod(Path file, String serviceName, TypeIndex.Scope scope, MethodDeclaration m) {
+    int before = problems.size();
+    String name = m.getNameAsString();
+    if (RESERVED_METHOD_NAMES.contains(name)) {
+      problem(file, m, "method name " + name + " is reserved: the generated stub inherits " + name
+          + " from AbstractStub or Object; rename the method");
+    }
+    if (!m.getTypeParameters().isEmpty()) {
+      problem(file, m, "method " + name + " is generic (" + m.getTypeParameters() + "); the wire encoding needs"
+          + " concrete types: remove the type parameters");
+    }
+    boolean oneway = false;
+    boolean idempotent = false;
+    long deadlineMillis = 0;
+    Optional<AnnotationExpr> rpcMethod = m.getAnnotations().stream()
+        .filter(a -> isPetrelAnnotation(a, "RpcMethod", m.findCompilationUnit().orElseThrow())).findFirst();
+    if (rpcMethod.isPresent() && rpcMethod.get() instanceof NormalAnnotationExpr normal) {
+      for (MemberValuePair pair : normal.getPairs()) {
+        String key = pair.getNameAsString();
+        Expression v = pair.getValue();
+        switch (key) {
+          case "oneway", "idempotent" -> {
+            if (v instanceof BooleanLiteralExpr b) {
+              if (key.equals("oneway")) {
+                oneway = b.getValue();
+              } else {
+                idempotent = b.getValue();
+              }
+            } else {
+              problem(file, pair, "@RpcMethod(" + key + " = ...) must be the literal true or false");
+            }
+          }
+          case "deadlineMillis" -> {
+            Long millis = longLiteral(v);
+            if (millis == null || millis < 0) {
+              problem(file, pair, "@RpcMethod(deadlineMillis = " + v + ") must be a non-negative integer literal"
+                  + " (0 means the client's default deadline)");
+            } else {
+              deadlineMillis = millis;
+            }
+          }
+          default -> problem(file, pair, "@RpcMethod has no attribute " + key);
+        }
+      }
+    }
+
+    List<MethodModel.Param> params = new ArrayList<>();
+    for (Parameter p : m.getParameters()) {
+      String role = "parameter " + p.getNameAsString() + " of " + name;
+      if (p.isVarArgs()) {
+        problem(file, p, role + " is varargs; declare a List<T> parameter instead");
+        continue;
+      }
+      ValueType t = valueType(file, p.getType(), scope, role, true);
+      if (t != null) {
+        params.add(new MethodModel.Param(p.getNameAsString(), t));
+      }
+    }
+
+    Type returnType = m.getType();
+    boolean returnsFuture = false;
+    ValueType result;
+    String role = "return type of " + name;
+    if (returnType.isVoidType()) {
+      result = ValueType.VOID;
+    } else if (returnType instanceof ClassOrInterfaceType ct && isFuture(ct, scope)) {
+      returnsFuture = true;
+      Optional<NodeList<Type>> args = ct.getTypeArguments();
+      if (args.isEmpty() || args.get().size() != 1) {
+        problem(file, returnType, role + " is a raw CompletableFuture: declare the value type, e.g."
+            + " CompletableFuture<String>, or CompletableFuture<Void> for no value");
+        result = null;
+      } else if (isVoidBox(args.get().get(0), scope)) {
+        result = ValueType.VOID;
+      } else {
+        result = valueType(file, args.get().get(0), scope, role, false);
+      }
+    } else {
+      result = valueType(file, returnType, scope, role, false);
+    }
+    if (oneway && (returnsFuture || result != ValueType.VOID)) {
+      problem(file, returnType, "oneway method " + name + " returns " + returnType + "; a oneway method gets no"
+          + " response and must return void: return void, or remove oneway = true");
+    }
+    if (problems.size() > before) {
+      return null;
+    }
+    return new MethodModel(name, line(m), MethodDescriptor.methodId(serviceName, name), constantName(name),
+        List.copyOf(params), result, returnsFuture, oneway, idempotent, deadlineMillis);
+  }
+
+  private boolean isFuture(ClassOrInterfaceType t, TypeIndex.Scope scope) {
+    return types.resolve(t.getNameWithScope(), scope)
+        .map(i -> i.canonicalName().equals("java.util.concurrent.CompletableFuture")).orElse(false);
+  }
+
+  private boolean isVoidBox(Type t, TypeIndex.Scope scope) {
+    return t instanceof ClassOrInterfaceType ct && ct.getTypeArguments().isEmpty()
+        && types.resolve(ct.getNameWithScope(), scope).map(i -> i.canonicalName().equals("java.lang.Void"))
+            .orElse(false);
+  }
+
+  /** The carried form of {@code type}, or null after recording a problem. */
+  private ValueType valueType(Path file, Type type, TypeIndex.Scope scope, String role, boolean parameter) {
+    if (type instanceof PrimitiveType p) {
+      String codec = switch (p.getType()) {
+        case INT -> "INT";
+        case LONG -> "LONG";
+        case BOOLEAN -> "BOOLEAN";
+        case FLOAT -> "FLOAT";
+        case DOUBLE -> "DOUBLE";
+        case BYTE -> "BYTE";
+        case SHORT -> "SHORT";
+        case CHAR -> "CHAR";
+      };
+      TypeName javaType = switch (p.getType()) {
+        case INT -> TypeName.INT;
+        case LONG -> TypeName.LONG;
+        case BOOLEAN -> TypeName.BOOLEAN;
+        case FLOAT -> TypeName.FLOAT;
+        case DOUBLE -> TypeName.DOUBLE;
+        case BYTE -> TypeName.BYTE;
+        case SHORT -> TypeName.SHORT;
+        case CHAR -> TypeName.CHAR;
+      };
+      return new ValueType(ValueType.Kind.PRIMITIVE, javaType, CodeBlock.of("$T.$L", PRIMITIVE_CODECS, codec), null);
+    }
+    if (type instanceof ArrayType array) {
+      if (array.getComponentType() instanceof PrimitiveType c && c.getType() == PrimitiveType.Primitive.BYTE) {
+        return new ValueType(ValueType.Kind.BYTES, TypeName.get(byte[].class),
+            CodeBlock.of("$T.BYTES", FIELD_CODECS), null);
+      }
+      return unsupported(file, type, role, "arrays other than byte[] cannot be carried: use List<T>");
+    }
+    if (!(type instanceof ClassOrInterfaceType ct)) {
+      return unsupported(file, type, role, "use one of the supported types");
+    }
+    String written = ct.getNameWithScope();
+    Optional<TypeIndex.TypeInfo> resolved = types.resolve(written, scope);
+    if (resolved.isEmpty()) {
+      problem(file, type, role + " has type " + type + ", which cannot be resolved from this module's sources or"
+          + " its compile classpath: check the import; if it is a protobuf message generated in this build,"
+          + " run the protoc plugin before rpc-codegen-maven-plugin (declare it first, both run in"
+          + " generate-sources)");
+      return null;
+    }
+    TypeIndex.TypeInfo info = resolved.get();
+    String fqn = info.canonicalName();
+    Optional<NodeList<Type>> typeArgs = ct.getTypeArguments();
+    if (fqn.equals("java.util.List") || fqn.equals("java.util.Map")) {
+      boolean list = fqn.equals("java.util.List");
+      int arity = list ? 1 : 2;
+      if (typeArgs.isEmpty() || typeArgs.get().size() != arity) {
+        return unsupported(file, type, role, "raw " + info.simpleNames().get(0) + " has no element type: declare "
+            + (list ? "List<T>" : "Map<String, T>"));
+      }
+      for (Type arg : typeArgs.get()) {
+        if (arg.isWildcardType()) {
+          return unsupported(file, type, role, "wildcards cannot be carried: declare "
+              + (list ? "List<T>" : "Map<String, T>") + " with a concrete T");
+        }
+      }
+      if (!list) {
+        Type key = typeArgs.get().get(0);
+        boolean stringKey = key instanceof ClassOrInterfaceType kt
+            && types.resolve(kt.getNameWithScope(), scope).map(i -> i.canonicalName().equals("java.lang.String"))
+                .orElse(false);
+        if (!stringKey) {
+          return unsupported(file, type, role, "map keys must be String (protobuf map<string, V>): declare"
+              + " Map<String, T>");
+        }
+      }
+      Type elementType = typeArgs.get().get(list ? 0 : 1);
+      ValueType element = valueType(file, elementType, scope, role, false);
+      if (element == null) {
+        return null;
+      }
+      if (element.kind() == ValueType.Kind.LIST || element.kind() == ValueType.Kind.MAP) {
+        return unsupported(file, type, role, "collections of collections have no protobuf encoding: wrap the inner"
+            + " collection in a protobuf message");
+      }
+      ClassName raw = ClassName.get("java.util", list ? "List" : "Map");
+      TypeName javaType = list
+          ? ParameterizedTypeName.get(raw, element.boxed())
+          : ParameterizedTypeName.get(raw, ClassName.get(String.class), element.boxed());
+      CodeBlock codec = CodeBlock.of("$T.$L($L)", FIELD_CODECS, list ? "listOf" : "mapOf", element.codec());
+      return new ValueType(list ? ValueType.Kind.LIST : ValueType.Kind.MAP, javaType, codec, null);
+    }
+    if (typeArgs.isPresent()) {
+      String hint = HINTS.getOrDefault(fqn, "use one of the supported types");
+      return unsupported(file, type, role, hint);
+    }
+    if (fqn.equals("java.lang.String")) {
+      return new ValueType(ValueType.Kind.STRING, ClassName.get(String.class),
+          CodeBlock.of("$T.STRING", FIELD_CODECS), null);
+    }
+    String box = BOXES.get(fqn);
+    if (box != null) {
+      return new ValueType(ValueType.Kind.BOXED, info.className(), CodeBlock.of("$T.$L", FIELD_CODECS, box), null);
+    }
+    if (info.kind() == TypeIndex.Kind.ENUM) {
+      return new ValueType(ValueType.Kind.ENUM, info.className(),
+          CodeBlock.of("$T.enumOf($T.class)", FIELD_CODECS, info.className()), null);
+    }
+    if (info.kind() == TypeIndex.Kind.MESSAGE) {
+      return new ValueType(ValueType.Kind.MESSAGE, info.className(),
+          CodeBlock.of("$T.message($T.getDefaultInstance())", FIELD_CODECS, info.className()), info.className());
+    }
+    String hint = HINTS.get(fqn);
+    if (hint == null) {
+      hint = fqn.equals("java.util.concurrent.CompletableFuture") || fqn.equals("java.lang.Void")
+          ? (parameter ? "parameters cannot be futures or Void: pass the value itself"
+              : "CompletableFuture<T> is allowed only as the return type, and not nested")
+          : "define a protobuf message for it (or use a supported type)";
+    }
+    return unsupported(file, type, role, hint);
+  }
+
+  private ValueType unsupported(Path file, Type type, String role, String hint) {
+    problem(file, type, role + " has unsupported type " + type + ": " + hint + ". Petrel carries "
+        + SUPPORTED_TYPES + "; see docs/codegen.md");
+    return null;
+  }
+
+  private static Long longLiteral(Expression v) {
+    try {
+      if (v instanceof IntegerLiteralExpr i) {
+        return i.asNumber().longValue();
+      }
+      if (v instanceof LongLiteralExpr l) {
+        return l.asNumber().longValue();
+      }
+    } catch (NumberFormatException e) {
+      return null;
+    }
+    return null;
+  }
+
+  /** True when {@code a} names {@code io.petrel.rpc.<simpleName>} in this file. */
+  static boolean isPetrelAnnotation(AnnotationExpr a, String simpleName, CompilationUnit cu) {
+    String written = a.getNameAsString();
+    if (written.equals(RPC_PACKAGE + "." + simpleName)) {
+      return true;
+    }
+    if (!written.equals(simpleName)) {
+      return false;
+    }
+    if (cu.getPackageDeclaration().map(p -> p.getNameAsString().equals(RPC_PACKAGE)).orElse(false)) {
+      return true;
+    }
+    for (ImportDeclaration imp : cu.getImports()) {
+      if (imp.isStatic()) {
+        continue;
+      }
+      if (imp.isAsterisk() ? imp.getNameAsString().equals(RPC_PACKAGE)
+          : imp.getNameAsString().equals(RPC_PACKAGE + "." + simpleName)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** sayHello -> SAY_HELLO, getHTTPStatus -> GET_HTTP_STATUS. */
+  static String constantName(String methodName) {
+    StringBuilder sb = new StringBuilder();
+    char[] c = methodName.toCharArray();
+    for (int i = 0; i < c.length; i++) {
+      boolean upper = Character.isUpperCase(c[i]);
+      if (i > 0 && upper && (Character.isLowerCase(c[i - 1]) || Character.isDigit(c[i - 1])
+          || (i + 1 < c.length && Character.isLowerCase(c[i + 1]) && Character.isUpperCase(c[i - 1])))) {
+        sb.append('_');
+      }
+      sb.append(c[i] == '$' ? '_' : c[i]);
+    }
+    return sb.toString().toUpperCase(Locale.ROOT);
+  }
+
+  private static String describeKind(TypeDeclaration<?> type) {
+    if (type.isEnumDeclaration()) {
+      return "enum";
+    }
+    if (type.isRecordDeclaration()) {
+      return "record";
+    }
+    if (type.isAnnotationDeclaration()) {
+      return "annotation type";
+    }
+    return "class";
+  }
+
+  private void problem(Path file, Node node, String message) {
+    problems.add(new Problem(file, line(node), message));
+  }
+
+  /** The line a user looks for: a declaration's name rather than its first annotation. */
+  private static int line(Node node) {
+    Node at = node;
+    if (node instanceof MethodDeclaration m) {
+      at = m.getName();
+    } else if (node instanceof TypeDeclaration<?> t) {
+      at = t.getName();
+    } else if (node instanceof Parameter p) {
+      at = p.getName();
+    }
+    return at.getBegin().map(p -> p.line).orElse(0);
+  }
+}

@@ -1,0 +1,217 @@
+package io.petrel.codegen;
+
+import com.github.javaparser.ast.CompilationUnit;
+import com.github.javaparser.ast.ImportDeclaration;
+import com.github.javaparser.ast.body.ClassOrInterfaceDeclaration;
+import com.github.javaparser.ast.body.TypeDeclaration;
+import com.github.javaparser.ast.type.ClassOrInterfaceType;
+import com.palantir.javapoet.ClassName;
+import java.io.IOException;
+import java.net.MalformedURLException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Answers "what is the type named X here?" for the types that service methods use: first from the parsed
+ * sources of the module (protoc's output included, so messages generated in the same build are known), then
+ * from the compile classpath, loaded without initialization. This is all the type resolution the generator
+ * needs: it must tell protobuf messages and enums from the types it cannot carry.
+ */
+final class TypeIndex implements AutoCloseable {
+
+  enum Kind { ENUM, MESSAGE, INTERFACE, OTHER }
+
+  /** A resolved type: its package, its simple names from outermost to innermost, and its kind. */
+  record TypeInfo(String packageName, List<String> simpleNames, Kind kind) {
+    String canonicalName() {
+      String nested = String.join(".", simpleNames);
+      return packageName.isEmpty() ? nested : packageName + "." + nested;
+    }
+
+    ClassName className() {
+      return ClassName.get(packageName, simpleNames.get(0),
+          simpleNames.subList(1, simpleNames.size()).toArray(new String[0]));
+    }
+  }
+
+  /** Base classes of protoc-generated messages (protobuf 4, 3 and lite). */
+  private static final Set<String> MESSAGE_BASES = Set.of("GeneratedMessage", "GeneratedMessageV3", "GeneratedMessageLite");
+
+  private final Map<String, TypeInfo> sourceTypes = new HashMap<>();
+  private final Map<String, Optional<TypeInfo>> classpathTypes = new HashMap<>();
+  private final URLClassLoader loader;
+  private final Class<?> messageLite;
+
+  TypeIndex(List<Path> classpath) {
+    List<URL> urls = new ArrayList<>();
+    for (Path p : classpath) {
+      try {
+        urls.add(p.toUri().toURL());
+      } catch (MalformedURLException e) {
+        throw new IllegalArgumentException("classpath element " + p + " is not a valid URL", e);
+      }
+    }
+    loader = new URLClassLoader(urls.toArray(new URL[0]), ClassLoader.getPlatformClassLoader());
+    messageLite = load("com.google.protobuf.MessageLite");
+  }
+
+  /** Records the types a source file declares, nested ones included. */
+  void addSource(CompilationUnit cu) {
+    String pkg = cu.getPackageDeclaration().map(p -> p.getNameAsString()).orElse("");
+    for (TypeDeclaration<?> type : cu.getTypes()) {
+      addType(pkg, List.of(), type);
+    }
+  }
+
+  private void addType(String pkg, List<String> outer, TypeDeclaration<?> type) {
+    List<String> names = new ArrayList<>(outer);
+    names.add(type.getNameAsString());
+    TypeInfo info = new TypeInfo(pkg, List.copyOf(names), kindOf(type));
+    sourceTypes.put(info.canonicalName(), info);
+    for (var member : type.getMembers()) {
+      if (member instanceof TypeDeclaration<?> nested) {
+        addType(pkg, names, nested);
+      }
+    }
+  }
+
+  private static Kind kindOf(TypeDeclaration<?> type) {
+    if (type.isEnumDeclaration()) {
+      return Kind.ENUM;
+    }
+    if (type instanceof ClassOrInterfaceDeclaration c) {
+      if (c.isInterface()) {
+        return Kind.INTERFACE;
+      }
+      for (ClassOrInterfaceType ext : c.getExtendedTypes()) {
+        if (MESSAGE_BASES.contains(ext.getNameAsString())) {
+          return Kind.MESSAGE;
+        }
+      }
+    }
+    return Kind.OTHER;
+  }
+
+  /** The type with this canonical name (dots between nested names), from sources or the classpath. */
+  Optional<TypeInfo> find(String canonicalName) {
+    TypeInfo source = sourceTypes.get(canonicalName);
+    if (source != null) {
+      return Optional.of(source);
+    }
+    return classpathTypes.computeIfAbsent(canonicalName, this::loadInfo);
+  }
+
+  /** True when the sources of this module declare a type of this canonical name. */
+  boolean declaredInSources(String canonicalName) {
+    return sourceTypes.containsKey(canonicalName);
+  }
+
+  private Optional<TypeInfo> loadInfo(String canonicalName) {
+    // Try a.b.C, then a.b$C style binary names from the right: nested classes use '$'.
+    String binary = canonicalName;
+    while (true) {
+      Class<?> c = load(binary);
+      if (c != null) {
+        return Optional.of(infoOf(c));
+      }
+      int dot = binary.lastIndexOf('.');
+      if (dot < 0) {
+        return Optional.empty();
+      }
+      binary = binary.substring(0, dot) + '$' + binary.substring(dot + 1);
+    }
+  }
+
+  private TypeInfo infoOf(Class<?> c) {
+    List<String> names = new ArrayList<>();
+    for (Class<?> k = c; k != null; k = k.getEnclosingClass()) {
+      names.add(0, k.getSimpleName());
+    }
+    Kind kind;
+    if (c.isEnum()) {
+      kind = Kind.ENUM;
+    } else if (messageLite != null && messageLite.isAssignableFrom(c) && !c.isInterface()) {
+      kind = Kind.MESSAGE;
+    } else if (c.isInterface()) {
+      kind = Kind.INTERFACE;
+    } else {
+      kind = Kind.OTHER;
+    }
+    return new TypeInfo(c.getPackageName(), List.copyOf(names), kind);
+  }
+
+  private Class<?> load(String binaryName) {
+    try {
+      return Class.forName(binaryName, false, loader);
+    } catch (ClassNotFoundException | LinkageError e) {
+      return null;
+    }
+  }
+
+  /**
+   * Resolves a type name as written in a file: the scope's nested types, single-type imports, the file's
+   * package, on-demand imports, java.lang, and finally the name as a fully qualified one.
+   */
+  Optional<TypeInfo> resolve(String written, Scope scope) {
+    int dot = written.indexOf('.');
+    if (dot > 0) {
+      Optional<TypeInfo> head = resolveSimple(written.substring(0, dot), scope);
+      if (head.isPresent()) {
+        Optional<TypeInfo> t = find(head.get().canonicalName() + written.substring(dot));
+        if (t.isPresent()) {
+          return t;
+        }
+      }
+      return find(written);
+    }
+    return resolveSimple(written, scope);
+  }
+
+  private Optional<TypeInfo> resolveSimple(String name, Scope scope) {
+    for (String enclosing : scope.enclosingTypes()) {
+      Optional<TypeInfo> t = find(enclosing + "." + name);
+      if (t.isPresent()) {
+        return t;
+      }
+    }
+    for (ImportDeclaration imp : scope.imports()) {
+      if (!imp.isStatic() && !imp.isAsterisk() && imp.getName().getIdentifier().equals(name)) {
+        return find(imp.getNameAsString());
+      }
+    }
+    Optional<TypeInfo> samePackage = find(scope.packageName().isEmpty() ? name : scope.packageName() + "." + name);
+    if (samePackage.isPresent()) {
+      return samePackage;
+    }
+    for (ImportDeclaration imp : scope.imports()) {
+      if (!imp.isStatic() && imp.isAsterisk()) {
+        Optional<TypeInfo> t = find(imp.getNameAsString() + "." + name);
+        if (t.isPresent()) {
+          return t;
+        }
+      }
+    }
+    return find("java.lang." + name);
+  }
+
+  /**
+   * Where a name is looked up.
+   *
+   * @param packageName the file's package
+   * @param imports the file's imports
+   * @param enclosingTypes canonical names of the types around the name, innermost first
+   */
+  record Scope(String packageName, List<ImportDeclaration> imports, List<String> enclosingTypes) {}
+
+  @Override
+  public void close() throws IOException {
+    loader.close();
+  }
+}
