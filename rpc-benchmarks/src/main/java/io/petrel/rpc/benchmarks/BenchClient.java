@@ -1,0 +1,44 @@
+package io.petrel.rpc.benchmarks;
+
+import io.petrel.rpc.IoMode;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The client side of one framework and one payload, over {@code connections} connections. Thread-safe: all
+ * JMH threads of a benchmark share one. Every reply is checked ({@link #verify}) so that a benchmark never
+ * times errors.
+ */
+interface BenchClient extends AutoCloseable {
+
+  /** One blocking call; returns the reply. */
+  Object call() throws Exception;
+
+  /** One call; the future completes with the reply. */
+  CompletableFuture<?> callAsync();
+
+  /** Throws if {@code reply} is not the answer the server must give. */
+  void verify(Object reply);
+
+  @Override
+  void close();
+
+  /** A connected client of {@code framework} at {@code endpoints}. */
+  static BenchClient connect(Framework framework, Payload payload, Endpoints endpoints, int connections,
+      IoMode io) throws Exception {
+    int port = endpoints.port(framework);
+    return switch (framework) {
+      case PETREL, PETREL_DIRECT -> new PetrelBenchClient(endpoints.host(), port, payload, connections, io);
+      case GRPC -> new GrpcBenchClient(endpoints.host(), port, payload, connections, io, false);
+      case GRPC_DIRECT -> new GrpcBenchClient(endpoints.host(), port, payload, connections, io, true);
+      case NETTY -> new RawNettyClient(endpoints.host(), port, payload, connections, io);
+    };
+  }
+
+  static void verifyBytes(Payload payload, Object reply) {
+    int expected = payload.size() >= 0 ? payload.size() : Payload.MESSAGE.body().length;
+    int got = reply instanceof byte[] b ? b.length : (Integer) reply;
+    if (got != expected) {
+      throw new IllegalStateException("reply of " + got + " bytes, expected " + expected);
+    }
+  }
+}

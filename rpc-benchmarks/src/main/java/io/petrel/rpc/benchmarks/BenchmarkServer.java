@@ -1,0 +1,235 @@
+package io.petrel.rpc.benchmarks;
+
+import io.grpc.Server;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.RpcServerBuilder;
+import io.petrel.rpc.ServiceDefinition;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * The server side of the benchmarks: Petrel (business pool and direct), gRPC-java (default executor and
+ * directExecutor) and the raw Netty echo, each on its own port, plus a control port that tells clients the
+ * ports and the server's CPU time and calls served.
+ *
+ * <pre>java -cp benchmarks.jar io.petrel.rpc.benchmarks.BenchmarkServer --port 7000</pre>
+ */
+public final class BenchmarkServer implements AutoCloseable {
+  /** The line printed once everything listens; a benchmark that starts the server waits for it. */
+  static final String READY = "petrel-benchmark-server ready";
+
+  private final ServerOptions options;
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+  private final Map<Framework, Integer> ports = new EnumMap<>(Framework.class);
+  private final Map<Framework, LongAdder> calls = new EnumMap<>(Framework.class);
+  private ControlServer control;
+
+  private BenchmarkServer(ServerOptions options) {
+    this.options = options;
+    for (Framework f : Framework.values()) {
+      calls.put(f, new LongAdder());
+    }
+  }
+
+  /** Starts every framework the options name, then the control port. */
+  public static BenchmarkServer start(ServerOptions options) throws Exception {
+    BenchmarkServer s = new BenchmarkServer(options);
+    try {
+      s.startAll();
+    } catch (Exception | Error e) {
+      s.close();
+      throw e;
+    }
+    return s;
+  }
+
+  public static void main(String[] args) throws Exception {
+    ServerOptions options;
+    try {
+      options = ServerOptions.parse(args);
+    } catch (IllegalArgumentException e) {
+      System.err.println(e.getMessage());
+      System.exit(2);
+      return;
+    }
+    BenchmarkServer server = start(options);
+    CountDownLatch stop = new CountDownLatch(1);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      server.close();
+      stop.countDown();
+    }, "bench-server-shutdown"));
+    System.out.println(READY + " " + server.describe());
+    System.out.flush();
+    if (options.exitOnStdinEof()) {
+      // The parent benchmark holds our stdin; when it exits (or dies), stdin closes and so do we.
+      InputStream in = System.in;
+      byte[] buf = new byte[64];
+      while (in.read(buf) >= 0) {
+        // Nothing is ever sent; just wait for end of stream.
+      }
+      System.exit(0);
+    }
+    stop.await();
+  }
+
+  /** "control=7000 petrel=7001 ..." */
+  public String describe() {
+    return "control=" + control.port() + " " + portsLine();
+  }
+
+  /** The control port (the one clients are given as {@code -p port=...}). */
+  public int controlPort() {
+    return control.port();
+  }
+
+  /** Where each framework listens, for clients in this JVM. */
+  public Endpoints endpoints(String host) {
+    return new Endpoints(host, control.port(), Map.copyOf(ports));
+  }
+
+  private String portsLine() {
+    StringBuilder sb = new StringBuilder();
+    ports.forEach((f, p) -> sb.append(sb.length() == 0 ? "" : " ").append(f.key()).append('=').append(p));
+    return sb.toString();
+  }
+
+  private long totalCalls() {
+    long n = 0;
+    for (LongAdder a : calls.values()) {
+      n += a.sum();
+    }
+    return n;
+  }
+
+  private InetSocketAddress address(Framework f) {
+    int port = options.port() == 0 ? 0 : options.port() + 1 + f.ordinal();
+    return new InetSocketAddress(options.bind(), port);
+  }
+
+  private void startAll() throws Exception {
+    int workers = options.workerThreads() > 0 ? options.workerThreads() : Runtime.getRuntime().availableProcessors();
+    for (Framework f : options.frameworks()) {
+      switch (f) {
+        case PETREL, PETREL_DIRECT -> startPetrel(f);
+        case GRPC, GRPC_DIRECT -> startGrpc(f, workers);
+        case NETTY -> startNetty(workers);
+        default -> throw new AssertionError(f);
+      }
+    }
+    control = new ControlServer(new InetSocketAddress(options.bind(), options.port()), this::portsLine,
+        this::totalCalls);
+  }
+
+  private void startPetrel(Framework f) throws IOException {
+    LongAdder counter = calls.get(f);
+    ServiceDefinition service = ServiceDefinition.builder(Messages.SERVICE)
+        .unary(Messages.ECHO, request -> {
+          counter.increment();
+          return Messages.reply(request);
+        })
+        .unary(Messages.ECHO_BYTES, request -> {
+          counter.increment();
+          return request;
+        })
+        .build();
+    InetSocketAddress a = address(f);
+    RpcServerBuilder b = RpcServer.builder()
+        .bindAddress(a.getHostString(), a.getPort())
+        .addService(service)
+        .ioMode(options.io())
+        .workerThreads(options.workerThreads())
+        .name("bench-" + f.key());
+    if (f == Framework.PETREL_DIRECT) {
+      b.directExecutor();
+    } else {
+      if (options.businessThreads() > 0) {
+        b.businessThreads(options.businessThreads());
+      }
+      if (options.businessQueue() >= 0) {
+        b.businessQueueSize(options.businessQueue());
+      }
+      if (options.executor().equals("cached")) {
+        ExecutorService pool = Executors.newCachedThreadPool(new DefaultThreadFactory("bench-petrel-cached", true));
+        closeables.add(pool::shutdownNow);
+        b.executor(pool);
+      }
+    }
+    RpcServer server = b.build().start();
+    closeables.add(() -> {
+      server.shutdownNow();
+      server.awaitTermination(10, TimeUnit.SECONDS);
+    });
+    ports.put(f, server.port());
+  }
+
+  private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup grpcBoss;
+  private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup grpcWorkers;
+
+  private void startGrpc(Framework f, int workers) throws IOException {
+    if (grpcBoss == null) {
+      var boss = GrpcPeer.group(1, options.io(), "bench-grpc-boss");
+      var work = GrpcPeer.group(workers, options.io(), "bench-grpc-worker");
+      grpcBoss = boss;
+      grpcWorkers = work;
+      closeables.add(() -> {
+        boss.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
+        work.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
+      });
+    }
+    Server server = GrpcPeer.start(address(f), grpcBoss, grpcWorkers, options.io(), f == Framework.GRPC_DIRECT,
+        calls.get(f));
+    closeables.add(() -> {
+      server.shutdownNow();
+      server.awaitTermination(10, TimeUnit.SECONDS);
+    });
+    ports.put(f, server.getPort());
+  }
+
+  private void startNetty(int workers) throws InterruptedException {
+    EventLoopGroup boss = new MultiThreadIoEventLoopGroup(1, new DefaultThreadFactory("bench-netty-boss", true),
+        NettyIo.handlerFactory(options.io()));
+    EventLoopGroup work = new MultiThreadIoEventLoopGroup(workers,
+        new DefaultThreadFactory("bench-netty-worker", true), NettyIo.handlerFactory(options.io()));
+    closeables.add(() -> {
+      boss.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
+      work.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
+    });
+    RawNettyServer server = RawNettyServer.start(address(Framework.NETTY), boss, work, options.io(),
+        calls.get(Framework.NETTY));
+    closeables.add(server);
+    ports.put(Framework.NETTY, server.port());
+  }
+
+  /** Stops everything, the control port first; servers before their event loop groups. */
+  @Override
+  public void close() {
+    if (control != null) {
+      try {
+        control.close();
+      } catch (IOException e) {
+        System.err.println("control: close failed: " + e);
+      }
+    }
+    for (int i = closeables.size() - 1; i >= 0; i--) {
+      try {
+        closeables.get(i).close();
+      } catch (Exception e) {
+        System.err.println("benchmark server: close failed: " + e);
+      }
+    }
+    closeables.clear();
+  }
+}

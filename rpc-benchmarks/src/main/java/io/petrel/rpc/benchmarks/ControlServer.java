@@ -1,0 +1,98 @@
+package io.petrel.rpc.benchmarks;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
+import java.util.function.Supplier;
+
+/**
+ * The benchmark server's side channel: a line protocol on plain TCP, off the measured path. {@code PORTS}
+ * answers where each framework listens; {@code STATS} answers the process CPU time and the calls served, from
+ * which a client computes server CPU time per call over an interval.
+ */
+final class ControlServer implements AutoCloseable {
+  private static final com.sun.management.OperatingSystemMXBean OS =
+      (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
+
+  private final ServerSocket socket;
+  private final Supplier<String> ports;
+  private final Supplier<Long> calls;
+  private final Thread acceptor;
+
+  ControlServer(InetSocketAddress address, Supplier<String> ports, Supplier<Long> calls) throws IOException {
+    this.socket = new ServerSocket();
+    socket.setReuseAddress(true);
+    socket.bind(address, 16);
+    this.ports = ports;
+    this.calls = calls;
+    this.acceptor = new Thread(this::acceptLoop, "bench-control");
+    acceptor.setDaemon(true);
+    acceptor.start();
+  }
+
+  int port() {
+    return socket.getLocalPort();
+  }
+
+  /** Process CPU time of this JVM, all threads (event loops, business pool, GC, JIT), in nanoseconds. */
+  static long processCpuNanos() {
+    return OS.getProcessCpuTime();
+  }
+
+  /** Sends one command to a control port and returns the one-line answer. */
+  static String ask(String host, int port, String command) throws IOException {
+    return Endpoints.exchange(new InetSocketAddress(InetAddress.getByName(host), port), command);
+  }
+
+  private void acceptLoop() {
+    while (!socket.isClosed()) {
+      try {
+        Socket s = socket.accept();
+        Thread t = new Thread(() -> serve(s), "bench-control-conn");
+        t.setDaemon(true);
+        t.start();
+      } catch (SocketException closed) {
+        return;
+      } catch (IOException e) {
+        System.err.println("control: accept failed: " + e);
+      }
+    }
+  }
+
+  private void serve(Socket s) {
+    try (s) {
+      s.setSoTimeout(60_000);
+      BufferedReader in = new BufferedReader(new InputStreamReader(s.getInputStream(), StandardCharsets.US_ASCII));
+      OutputStream out = s.getOutputStream();
+      String line;
+      while ((line = in.readLine()) != null) {
+        String reply = switch (line.trim()) {
+          case "PORTS" -> ports.get();
+          case "STATS" -> "cpu_ns=" + processCpuNanos() + " calls=" + calls.get();
+          case "QUIT" -> null;
+          default -> "ERROR unknown command '" + line.trim() + "' (PORTS, STATS, QUIT)";
+        };
+        if (reply == null) {
+          return;
+        }
+        out.write((reply + "\n").getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+      }
+    } catch (IOException e) {
+      // The client went away; nothing to clean up beyond the socket.
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    socket.close();
+  }
+}

@@ -1,0 +1,87 @@
+package io.petrel.rpc.benchmarks;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Supplier;
+import org.HdrHistogram.Histogram;
+
+/**
+ * What the benchmarks in this JVM measure beside JMH's own figures, read by {@link PetrelProfiler} between
+ * iterations: the round-trip histograms of every caller, and the server that is being measured (for its CPU
+ * time per call). JMH's profiler API gives no other way in, hence this one static holder.
+ */
+final class Measurements {
+  private static final List<Supplier<Histogram>> RECORDERS = new CopyOnWriteArrayList<>();
+  private static volatile Endpoints server;
+  private static volatile Endpoints.ServerSample lastSample;
+
+  private Measurements() {}
+
+  /** Starts a trial against {@code endpoints}: forgets the previous trial's recorders. */
+  static void beginTrial(Endpoints endpoints) {
+    RECORDERS.clear();
+    server = endpoints;
+    lastSample = sampleOrNull();
+  }
+
+  static void endTrial() {
+    server = null;
+    lastSample = null;
+    RECORDERS.clear();
+  }
+
+  /** Adds a recorder; {@code intervalHistogram} returns what was recorded since its previous call. */
+  static void register(Supplier<Histogram> intervalHistogram) {
+    RECORDERS.add(intervalHistogram);
+  }
+
+  /** Starts an interval: drops what the recorders hold and notes the server's counters. */
+  static void beginInterval() {
+    for (Supplier<Histogram> r : RECORDERS) {
+      r.get();
+    }
+    Endpoints.ServerSample s = sampleOrNull();
+    if (s != null) {
+      lastSample = s;
+    }
+  }
+
+  /** The round trips recorded since {@link #beginInterval}, or null if no benchmark records any. */
+  static Histogram intervalLatencies() {
+    Histogram sum = null;
+    for (Supplier<Histogram> r : RECORDERS) {
+      Histogram h = r.get();
+      if (sum == null) {
+        sum = new Histogram(3);
+      }
+      sum.add(h);
+    }
+    return sum;
+  }
+
+  /** Server CPU nanoseconds per call served since the interval began, or NaN if unknown. */
+  static double intervalServerCpuNanosPerCall() {
+    Endpoints.ServerSample before = lastSample;
+    Endpoints.ServerSample now = sampleOrNull();
+    if (now == null || before == null) {
+      return Double.NaN;
+    }
+    lastSample = now;
+    long calls = now.calls() - before.calls();
+    return calls > 0 ? (double) (now.cpuNanos() - before.cpuNanos()) / calls : Double.NaN;
+  }
+
+  private static Endpoints.ServerSample sampleOrNull() {
+    Endpoints e = server;
+    if (e == null) {
+      return null;
+    }
+    try {
+      return e.sample();
+    } catch (IOException ex) {
+      System.err.println("cannot read the benchmark server's counters: " + ex);
+      return null;
+    }
+  }
+}

@@ -1,0 +1,58 @@
+package io.petrel.rpc.benchmarks;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import org.HdrHistogram.Histogram;
+import org.openjdk.jmh.infra.BenchmarkParams;
+import org.openjdk.jmh.infra.IterationParams;
+import org.openjdk.jmh.profile.InternalProfiler;
+import org.openjdk.jmh.results.AggregationPolicy;
+import org.openjdk.jmh.results.IterationResult;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.ScalarResult;
+
+/**
+ * Adds to each iteration's results the figures JMH does not measure itself: the server's CPU time per call
+ * ({@code server.cpu}, microseconds of server process CPU time per call served) and, from HdrHistogram, the
+ * round trip of every call ({@code rtt.avg}, {@code rtt.p50} ... {@code rtt.p999}, {@code rtt.max}, in
+ * microseconds). Percentiles are per iteration; JMH reports their mean over the measurement iterations.
+ * {@link BenchmarkMain} enables it; with JMH's own main, add {@code -prof io.petrel.rpc.benchmarks.PetrelProfiler}.
+ */
+public final class PetrelProfiler implements InternalProfiler {
+
+  @Override
+  public String getDescription() {
+    return "Petrel benchmarks: server CPU time per call and HdrHistogram round-trip percentiles";
+  }
+
+  @Override
+  public void beforeIteration(BenchmarkParams benchmarkParams, IterationParams iterationParams) {
+    Measurements.beginInterval();
+  }
+
+  @Override
+  public Collection<? extends Result> afterIteration(BenchmarkParams benchmarkParams,
+      IterationParams iterationParams, IterationResult result) {
+    List<Result> out = new ArrayList<>();
+    double cpu = Measurements.intervalServerCpuNanosPerCall();
+    if (!Double.isNaN(cpu)) {
+      out.add(new ScalarResult("server.cpu", cpu / 1000.0, "us/call", AggregationPolicy.AVG));
+    }
+    Histogram h = Measurements.intervalLatencies();
+    if (h != null && h.getTotalCount() > 0) {
+      out.add(us("rtt.avg", h.getMean()));
+      out.add(us("rtt.p50", h.getValueAtPercentile(50)));
+      out.add(us("rtt.p90", h.getValueAtPercentile(90)));
+      out.add(us("rtt.p99", h.getValueAtPercentile(99)));
+      out.add(us("rtt.p999", h.getValueAtPercentile(99.9)));
+      out.add(new ScalarResult("rtt.max", h.getMaxValue() / 1000.0, "us", AggregationPolicy.MAX));
+      out.add(new ScalarResult("rtt.count", h.getTotalCount(), "calls", AggregationPolicy.SUM));
+    }
+    return out;
+  }
+
+  private static ScalarResult us(String label, double nanos) {
+    return new ScalarResult(label, nanos / 1000.0, "us", AggregationPolicy.AVG);
+  }
+}

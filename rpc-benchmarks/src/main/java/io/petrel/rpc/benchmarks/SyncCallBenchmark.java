@@ -1,0 +1,55 @@
+package io.petrel.rpc.benchmarks;
+
+import java.util.concurrent.TimeUnit;
+import org.HdrHistogram.SingleWriterRecorder;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Threads;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * Closed-loop blocking callers: each JMH thread (-t N: concurrency N) makes one call, waits for the reply,
+ * and calls again. Throughput mode gives calls per second over all threads; SampleTime mode JMH's sampled
+ * latencies. In both modes every round trip is also recorded in HdrHistogram (rtt.* secondary results).
+ *
+ * <p>Warm-up is 25 s by default: gRPC-java needs about 20 s of load before its JIT settles on 2 cores, and
+ * every framework gets the same.
+ */
+@BenchmarkMode({Mode.Throughput, Mode.SampleTime})
+@OutputTimeUnit(TimeUnit.SECONDS)
+@Warmup(iterations = 5, time = 5)
+@Measurement(iterations = 5, time = 5)
+@Fork(value = 1, jvmArgsAppend = {"-Xms1g", "-Xmx1g"})
+@Threads(16)
+public class SyncCallBenchmark {
+
+  /** One caller's round-trip recorder (single writer: its JMH thread). */
+  @State(Scope.Thread)
+  public static class Caller {
+    SingleWriterRecorder recorder;
+
+    @Setup(Level.Trial)
+    public void register(Target target) {
+      recorder = new SingleWriterRecorder(3);
+      SingleWriterRecorder r = recorder;
+      Measurements.register(r::getIntervalHistogram);
+    }
+  }
+
+  @Benchmark
+  public Object call(Target target, Caller caller) throws Exception {
+    long start = System.nanoTime();
+    Object reply = target.client.call();
+    caller.recorder.recordValue(System.nanoTime() - start);
+    target.client.verify(reply);
+    return reply;
+  }
+}

@@ -1,0 +1,93 @@
+package io.petrel.rpc.benchmarks;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+
+/**
+ * What a benchmark calls: one framework, one payload, one shared client over {@code connections} connections.
+ * With {@code host} empty (the default) each trial starts its own {@link BenchmarkServer} in a separate JVM on
+ * loopback; otherwise it uses the server at {@code host}, whose control port is {@code port}.
+ */
+@State(Scope.Benchmark)
+public class Target {
+  @Param({"PETREL", "PETREL_DIRECT", "GRPC", "GRPC_DIRECT", "NETTY"})
+  public Framework framework;
+
+  @Param({"MESSAGE", "EMPTY", "BYTES_4", "BYTES_1K"})
+  public Payload payload;
+
+  /** The benchmark server's host; empty: start one on loopback for each trial. */
+  @Param({""})
+  public String host;
+
+  /** The server's control port (see {@link BenchmarkServer}); unused when {@code host} is empty. */
+  @Param({"7000"})
+  public int port;
+
+  /** TCP connections from this client JVM to the server, shared by all benchmark threads. */
+  @Param({"1"})
+  public int connections;
+
+  /** The client's I/O: auto (epoll when present), epoll or nio. */
+  @Param({"auto"})
+  public String io;
+
+  /** JVM options of a server this benchmark starts itself. */
+  @Param({"-Xms1g -Xmx1g"})
+  public String serverJvmArgs;
+
+  /** {@link BenchmarkServer} options of a server this benchmark starts itself, e.g. "--io nio". */
+  @Param({""})
+  public String serverArgs;
+
+  BenchClient client;
+  private ServerProcess process;
+  private final List<Runnable> beforeClose = new ArrayList<>();
+
+  @Setup(Level.Trial)
+  public void connect() throws Exception {
+    Endpoints endpoints;
+    if (host.isBlank()) {
+      ServerOptions options = ServerOptions.parse(split(serverArgs)).withAddress("127.0.0.1", 0);
+      process = ServerProcess.start(options, Arrays.asList(split(serverJvmArgs)));
+      endpoints = process.endpoints();
+    } else {
+      endpoints = Endpoints.discover(host, port);
+    }
+    client = BenchClient.connect(framework, payload, endpoints, connections, NettyIo.parse(io));
+    client.verify(client.call());
+    Measurements.beginTrial(endpoints);
+  }
+
+  /** Runs {@code r} before the client closes (e.g. to wait for calls still in flight). */
+  void beforeClose(Runnable r) {
+    beforeClose.add(r);
+  }
+
+  @TearDown(Level.Trial)
+  public void close() {
+    try {
+      beforeClose.forEach(Runnable::run);
+      beforeClose.clear();
+      Measurements.endTrial();
+      if (client != null) {
+        client.close();
+      }
+    } finally {
+      if (process != null) {
+        process.close();
+      }
+    }
+  }
+
+  private static String[] split(String s) {
+    return s.isBlank() ? new String[0] : s.trim().split("\\s+");
+  }
+}
