@@ -1,0 +1,89 @@
+package io.petrel.rpc.transport.netty;
+
+import io.netty.channel.IoHandlerFactory;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.ServerChannel;
+import io.netty.channel.epoll.Epoll;
+import io.netty.channel.epoll.EpollIoHandler;
+import io.netty.channel.epoll.EpollServerSocketChannel;
+import io.netty.channel.epoll.EpollSocketChannel;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.SocketChannel;
+import io.netty.channel.socket.nio.NioServerSocketChannel;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.petrel.rpc.IoMode;
+
+/**
+ * The I/O transport (epoll, io_uring, NIO): which ones this JVM can use is checked once, here, and the choice
+ * for a server or client is made once at build time.
+ */
+final class IoSupport {
+  private static final boolean EPOLL = Epoll.isAvailable();
+  private static final boolean IO_URING = ioUringAvailable();
+
+  final String name;
+  final IoHandlerFactory factory;
+  final Class<? extends ServerChannel> serverChannel;
+  final Class<? extends SocketChannel> socketChannel;
+
+  private IoSupport(String name, IoHandlerFactory factory, Class<? extends ServerChannel> serverChannel,
+      Class<? extends SocketChannel> socketChannel) {
+    this.name = name;
+    this.factory = factory;
+    this.serverChannel = serverChannel;
+    this.socketChannel = socketChannel;
+  }
+
+  private static boolean ioUringAvailable() {
+    try {
+      return io.netty.channel.uring.IoUring.isAvailable();
+    } catch (Throwable t) { // optional dependency absent, or no kernel support
+      return false;
+    }
+  }
+
+  static IoSupport select(IoMode mode) {
+    switch (mode) {
+      case NIO:
+        return nio();
+      case EPOLL:
+        if (!EPOLL) {
+          throw new IllegalStateException("ioMode EPOLL requested but epoll is not available: "
+              + Epoll.unavailabilityCause() + " (use IoMode.AUTO or NIO)");
+        }
+        return epoll();
+      case IO_URING:
+        if (!IO_URING) {
+          throw new IllegalStateException("ioMode IO_URING requested but io_uring is not available (add"
+              + " io.netty:netty-transport-native-io_uring:linux-x86_64 and run on a kernel that allows it)");
+        }
+        return IoUringSupport.create();
+      case AUTO:
+      default:
+        return EPOLL ? epoll() : nio();
+    }
+  }
+
+  private static IoSupport nio() {
+    return new IoSupport("nio", NioIoHandler.newFactory(), NioServerSocketChannel.class, NioSocketChannel.class);
+  }
+
+  private static IoSupport epoll() {
+    return new IoSupport("epoll", EpollIoHandler.newFactory(), EpollServerSocketChannel.class,
+        EpollSocketChannel.class);
+  }
+
+  MultiThreadIoEventLoopGroup newGroup(int threads, String threadPrefix) {
+    return new MultiThreadIoEventLoopGroup(threads, new DefaultThreadFactory(threadPrefix, true), factory);
+  }
+
+  /** Kept apart so that io_uring classes load only when asked for. */
+  private static final class IoUringSupport {
+    static IoSupport create() {
+      return new IoSupport("io_uring", io.netty.channel.uring.IoUringIoHandler.newFactory(),
+          io.netty.channel.uring.IoUringServerSocketChannel.class,
+          io.netty.channel.uring.IoUringSocketChannel.class);
+    }
+  }
+}

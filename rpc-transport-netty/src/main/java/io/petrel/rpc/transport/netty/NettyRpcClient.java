@@ -1,0 +1,236 @@
+package io.petrel.rpc.transport.netty;
+
+import static io.petrel.rpc.transport.netty.Protocol.TYPE_ONEWAY;
+import static io.petrel.rpc.transport.netty.Protocol.TYPE_REQUEST;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.Future;
+import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.Deadline;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.MethodType;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
+import io.petrel.rpc.spi.ClientConfig;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The Netty client: encodes on the caller's thread, sends through per-connection write queues. */
+final class NettyRpcClient extends RpcClient {
+  private static final Logger log = LoggerFactory.getLogger(NettyRpcClient.class);
+
+  private final ClientConfig config;
+  private final String target;
+  private final IoSupport io;
+  private final EventLoopGroup group;
+  private final ClientSlot[] slots;
+  private final AtomicInteger pending = new AtomicInteger();
+  private final CountDownLatch terminated = new CountDownLatch(1);
+  private final AtomicBoolean terminating = new AtomicBoolean();
+  private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+  private volatile boolean shutdown;
+  private int roundRobin;
+
+  NettyRpcClient(ClientConfig config) {
+    this.config = config;
+    this.target = config.address().getHostString() + ":" + config.address().getPort();
+    this.io = IoSupport.select(config.ioMode());
+    int threads = config.ioThreads() == 0
+        ? Math.min(Runtime.getRuntime().availableProcessors(), config.connectionsPerEndpoint())
+        : config.ioThreads();
+    this.group = io.newGroup(threads, config.name() + "-io");
+    this.slots = new ClientSlot[config.connectionsPerEndpoint()];
+    for (int i = 0; i < slots.length; i++) {
+      slots[i] = new ClientSlot(this, group.next(), io, config);
+    }
+    log.debug("Petrel client '{}' for {} (io {}, {} connections, {} io threads)", config.name(), target, io.name,
+        slots.length, threads);
+  }
+
+  String target() {
+    return target;
+  }
+
+  Executor callbackExecutor() {
+    return config.callbackExecutor();
+  }
+
+  @Override
+  public RpcClient start() {
+    List<Future<ClientConnection>> attempts = new ArrayList<>();
+    for (ClientSlot s : slots) {
+      attempts.add(s.acquire());
+    }
+    long waitMs = TimeUnit.NANOSECONDS.toMillis(config.connectTimeoutNanos()) + 1000;
+    for (Future<ClientConnection> f : attempts) {
+      if (!f.awaitUninterruptibly(waitMs)) {
+        throw Status.UNAVAILABLE.withDescription("cannot connect to " + target + " within " + waitMs + " ms")
+            .asException();
+      }
+      if (!f.isSuccess()) {
+        throw Status.UNAVAILABLE.withDescription("cannot connect to " + target + ": " + f.cause())
+            .withCause(f.cause()).asException();
+      }
+    }
+    return this;
+  }
+
+  @Override
+  public <Req, Resp> CompletableFuture<Resp> unaryCallAsync(
+      MethodDescriptor<Req, Resp> method, Req request, CallOptions options) {
+    if (method.type() != MethodType.UNARY) {
+      throw new IllegalArgumentException(method.fullName() + " is " + method.type() + "; use oneway(...)");
+    }
+    return start(method, request, options, false);
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public <Req> CompletableFuture<Void> oneway(MethodDescriptor<Req, ?> method, Req request, CallOptions options) {
+    if (method.type() != MethodType.ONEWAY) {
+      throw new IllegalArgumentException(method.fullName() + " is " + method.type() + "; use unaryCall(...)");
+    }
+    return (CompletableFuture<Void>) (CompletableFuture<?>) start(method, request, options, true);
+  }
+
+  private <Req, Resp> PendingCall<Resp> start(
+      MethodDescriptor<Req, Resp> method, Req request, CallOptions options, boolean oneway) {
+    long fallback = method.defaultTimeoutNanos() > 0 ? method.defaultTimeoutNanos() : config.defaultTimeoutNanos();
+    Deadline deadline = options.effectiveDeadline(fallback);
+    PendingCall<Resp> call = new PendingCall<>(this, method, deadline, oneway);
+    // Counted from here; every path below ends the call exactly once, which uncounts it.
+    int n = pending.incrementAndGet();
+    if (shutdown) {
+      call.fail(Status.UNAVAILABLE.withDescription("client '" + config.name() + "' is shut down; "
+          + method.fullName() + " not sent"));
+      return call;
+    }
+    if (n > config.maxPendingCalls()) {
+      call.fail(Status.RESOURCE_EXHAUSTED.withDescription("client has " + config.maxPendingCalls()
+          + " calls awaiting responses, its maxPendingCalls (raise RpcClient.builder().maxPendingCalls, or wait"
+          + " for responses before sending more)"));
+      return call;
+    }
+    if (deadline != null && deadline.isExpired()) {
+      call.fail(Status.DEADLINE_EXCEEDED.withDescription("deadline already passed before " + method.fullName()
+          + " was sent"));
+      return call;
+    }
+    try {
+      call.frame = FrameEncoder.encodeMessage(alloc, oneway ? TYPE_ONEWAY : TYPE_REQUEST, 0, method.id(), 0,
+          options.metadata(), method.requestMarshaller(), request, config.maxFrameSize(), config.maxMetadataSize(),
+          "RpcClient.builder()");
+    } catch (FrameEncoder.FrameTooLargeException e) {
+      call.fail(e.status.augmentDescription("not sent"));
+      return call;
+    } catch (StatusException e) {
+      call.fail(e.status());
+      return call;
+    } catch (Throwable t) {
+      Status.Code code = t instanceof IllegalArgumentException || t instanceof NullPointerException
+          ? Status.Code.INVALID_ARGUMENT : Status.Code.INTERNAL;
+      call.fail(code.toStatus().withDescription("cannot encode the request of " + method.fullName() + ": "
+          + Status.describe(t)).withCause(t));
+      return call;
+    }
+    ClientSlot slot = nextSlot();
+    ClientConnection c = slot.current();
+    if (c != null) {
+      c.send(call);
+      return call;
+    }
+    // Slow path: no usable connection; wait for one (bounded by the deadline).
+    call.armTimer(slot.loop());
+    slot.acquire().addListener(f -> {
+      if (f.isSuccess()) {
+        ((ClientConnection) f.getNow()).send(call);
+      } else {
+        call.releaseFrame();
+        Throwable cause = f.cause();
+        call.fail(Status.UNAVAILABLE.withDescription("cannot connect to " + target + ": " + cause)
+            .withCause(cause));
+      }
+    });
+    return call;
+  }
+
+  private ClientSlot nextSlot() {
+    if (slots.length == 1) {
+      return slots[0];
+    }
+    int i = roundRobin++; // racy on purpose: any spread is fine, no contention
+    return slots[Math.floorMod(i, slots.length)];
+  }
+
+  void callEnded() {
+    if (pending.decrementAndGet() == 0 && shutdown) {
+      terminate();
+    }
+  }
+
+  @Override
+  public int pendingCalls() {
+    return pending.get();
+  }
+
+  @Override
+  public RpcClient shutdown() {
+    shutdown = true;
+    if (pending.get() == 0) {
+      terminate();
+    }
+    return this;
+  }
+
+  @Override
+  public RpcClient shutdownNow() {
+    shutdown = true;
+    terminate();
+    return this;
+  }
+
+  private void terminate() {
+    if (!terminating.compareAndSet(false, true)) {
+      return;
+    }
+    AtomicInteger remaining = new AtomicInteger(slots.length);
+    for (ClientSlot s : slots) {
+      s.close().addListener(f -> {
+        if (remaining.decrementAndGet() == 0) {
+          group.shutdownGracefully(0, 2, TimeUnit.SECONDS).addListener(g -> terminated.countDown());
+        }
+      });
+    }
+  }
+
+  @Override
+  public boolean isShutdown() {
+    return shutdown;
+  }
+
+  @Override
+  public boolean isTerminated() {
+    return terminated.getCount() == 0;
+  }
+
+  @Override
+  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+    return terminated.await(timeout, unit);
+  }
+
+  @Override
+  public String toString() {
+    return "NettyRpcClient{" + target + ", pending=" + pending.get() + "}";
+  }
+}

@@ -1,0 +1,337 @@
+package io.petrel.rpc.transport.netty;
+
+import io.netty.bootstrap.ServerBootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.util.collection.IntObjectHashMap;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.FutureListener;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import io.netty.util.concurrent.Promise;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.ServerMethodDefinition;
+import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.spi.ServerConfig;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The Netty server: one boss loop accepts, worker loops frame and dispatch, the business executor runs calls. */
+final class NettyRpcServer extends RpcServer {
+  private static final Logger log = LoggerFactory.getLogger(NettyRpcServer.class);
+
+  private enum State { NEW, STARTED, DRAINING, TERMINATED }
+
+  private final ServerConfig config;
+  private final IntObjectHashMap<ServerMethodDefinition<?, ?>> methods = new IntObjectHashMap<>();
+  private final List<String> serviceNames = new ArrayList<>();
+  private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
+  private final AtomicInteger connectionCount = new AtomicInteger();
+  private final AtomicLong rejected = new AtomicLong();
+  private final CountDownLatch terminated = new CountDownLatch(1);
+  private final AtomicBoolean closing = new AtomicBoolean();
+  private volatile State state = State.NEW;
+  private volatile boolean draining;
+
+  private IoSupport io;
+  private EventLoopGroup boss;
+  private EventLoopGroup workers;
+  private BusinessPool ownPool;
+  private Executor executor;
+  private Channel serverChannel;
+  private InetSocketAddress localAddress;
+
+  NettyRpcServer(ServerConfig config) {
+    this.config = config;
+    for (ServiceDefinition s : config.services()) {
+      serviceNames.add(s.name());
+      for (ServerMethodDefinition<?, ?> m : s.methods()) {
+        methods.put(m.method().id(), m);
+      }
+    }
+  }
+
+  ServerConfig config() {
+    return config;
+  }
+
+  String name() {
+    return config.name();
+  }
+
+  List<String> serviceNames() {
+    return serviceNames;
+  }
+
+  ServerMethodDefinition<?, ?> lookup(int methodId) {
+    return methods.get(methodId);
+  }
+
+  /** The executor calls run on, or null to run them on the event loop. */
+  Executor executor() {
+    return executor;
+  }
+
+  void recordRejected() {
+    rejected.incrementAndGet();
+  }
+
+  String rejectionMessage(RejectedExecutionException e) {
+    if (ownPool != null) {
+      return ownPool.fullMessage();
+    }
+    return "the server's executor rejected the call (" + e.getMessage() + "); give it more capacity";
+  }
+
+  @Override
+  public synchronized RpcServer start() throws IOException {
+    if (state != State.NEW) {
+      throw new IllegalStateException("server already started");
+    }
+    io = IoSupport.select(config.ioMode());
+    int workerThreads = config.workerThreads() == 0 ? Runtime.getRuntime().availableProcessors()
+        : config.workerThreads();
+    boss = io.newGroup(1, config.name() + "-boss");
+    workers = io.newGroup(workerThreads, config.name() + "-worker");
+    String executorDesc;
+    if (config.direct()) {
+      executor = null;
+      executorDesc = "direct (handlers run on event loops)";
+    } else if (config.executor() != null) {
+      executor = config.executor();
+      executorDesc = "user executor " + executor.getClass().getName();
+    } else {
+      ownPool = new BusinessPool(config.name(), config.businessThreads(), config.businessQueueSize());
+      executor = ownPool;
+      executorDesc = "business pool " + config.businessThreads() + " threads, queue " + config.businessQueueSize();
+    }
+    ServerBootstrap b = new ServerBootstrap()
+        .group(boss, workers)
+        .channel(io.serverChannel)
+        .option(ChannelOption.SO_BACKLOG, 1024)
+        .option(ChannelOption.SO_REUSEADDR, true)
+        .childOption(ChannelOption.TCP_NODELAY, true)
+        .childOption(ChannelOption.SO_KEEPALIVE, true)
+        .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK,
+            new WriteBufferWaterMark(config.writeBufferLowWaterMark(), config.writeBufferHighWaterMark()))
+        .childHandler(new ChannelInitializer<Channel>() {
+          @Override
+          protected void initChannel(Channel ch) {
+            ch.pipeline().addLast("petrel-frame-decoder",
+                new FrameDecoder(config.maxFrameSize(), config.maxMetadataSize()));
+            ch.pipeline().addLast("petrel-server", new ServerConnection(NettyRpcServer.this, ch));
+          }
+        });
+    try {
+      serverChannel = b.bind(config.bindAddress()).syncUninterruptibly().channel();
+    } catch (Exception e) {
+      releaseResources();
+      state = State.TERMINATED;
+      terminated.countDown();
+      throw new IOException("cannot bind " + config.bindAddress() + ": " + e, e);
+    }
+    localAddress = (InetSocketAddress) serverChannel.localAddress();
+    state = State.STARTED;
+    log.info("Petrel server '{}' listening on {} (io {}, {} worker threads, {}, maxFrameSize {}, services {})",
+        config.name(), localAddress, io.name, workerThreads, executorDesc, config.maxFrameSize(), serviceNames);
+    return this;
+  }
+
+  @Override
+  public InetSocketAddress localAddress() {
+    if (localAddress == null) {
+      throw new IllegalStateException("server not started");
+    }
+    return localAddress;
+  }
+
+  boolean connectionOpened(ServerConnection c) {
+    if (connectionCount.incrementAndGet() > config.maxConnections()) {
+      connectionCount.decrementAndGet();
+      log.warn("refusing connection from {}: {} connections open, the limit maxConnections (raise"
+          + " RpcServer.builder().maxConnections)", c.remoteAddress(), config.maxConnections());
+      return false;
+    }
+    connections.add(c);
+    if (draining) {
+      c.sendGoaway();
+    }
+    return true;
+  }
+
+  void connectionClosed(ServerConnection c) {
+    if (connections.remove(c)) {
+      connectionCount.decrementAndGet();
+    }
+  }
+
+  /** Called after every call ends; cheap unless the server is draining. */
+  void callDone() {
+    if (draining && inFlightCalls() == 0) {
+      finishShutdown(false);
+    }
+  }
+
+  @Override
+  public long inFlightCalls() {
+    long n = 0;
+    for (ServerConnection c : connections) {
+      n += c.inFlight();
+    }
+    return n;
+  }
+
+  /** Calls refused because the business executor was full. */
+  long rejectedCalls() {
+    return rejected.get();
+  }
+
+  @Override
+  public RpcServer shutdown() {
+    synchronized (this) {
+      if (state == State.NEW) {
+        state = State.TERMINATED;
+        terminated.countDown();
+        return this;
+      }
+      if (state != State.STARTED) {
+        return this;
+      }
+      state = State.DRAINING;
+      draining = true;
+    }
+    long inFlight = inFlightCalls();
+    log.info("Petrel server '{}' shutting down: no new connections, {} calls in flight, grace period {} ms",
+        config.name(), inFlight, TimeUnit.NANOSECONDS.toMillis(config.shutdownGracePeriodNanos()));
+    serverChannel.close();
+    for (ServerConnection c : connections) {
+      c.sendGoaway();
+    }
+    if (inFlight == 0) {
+      finishShutdown(false);
+    } else {
+      boss.schedule(() -> {
+        long left = inFlightCalls();
+        if (left > 0) {
+          log.warn("grace period over with {} calls in flight; closing their connections", left);
+        }
+        finishShutdown(left > 0);
+      }, config.shutdownGracePeriodNanos(), TimeUnit.NANOSECONDS);
+    }
+    return this;
+  }
+
+  @Override
+  public RpcServer shutdownNow() {
+    synchronized (this) {
+      if (state == State.NEW) {
+        state = State.TERMINATED;
+        terminated.countDown();
+        return this;
+      }
+      draining = true;
+      if (state == State.STARTED) {
+        state = State.DRAINING;
+        serverChannel.close();
+      }
+    }
+    finishShutdown(true);
+    return this;
+  }
+
+  private void finishShutdown(boolean force) {
+    if (!closing.compareAndSet(false, true)) {
+      return;
+    }
+    long left = inFlightCalls();
+    if (force && left > 0) {
+      log.info("Petrel server '{}' closing {} connections now; {} in-flight calls fail with UNAVAILABLE",
+          config.name(), connections.size(), left);
+    }
+    List<Future<?>> closes = new ArrayList<>();
+    for (ServerConnection c : connections) {
+      if (force) {
+        closes.add(c.channel().close());
+      } else {
+        c.closeAfterWrites();
+        closes.add(c.channel().closeFuture());
+      }
+    }
+    if (ownPool != null) {
+      if (force) {
+        ownPool.shutdownNow();
+      } else {
+        ownPool.shutdown();
+      }
+    }
+    // Terminate once every connection is closed and the event loops have stopped.
+    AtomicInteger remaining = new AtomicInteger(closes.size() + 1);
+    Runnable next = () -> {
+      if (remaining.decrementAndGet() == 0) {
+        releaseResources().addListener(f -> {
+          state = State.TERMINATED;
+          log.info("Petrel server '{}' stopped ({} calls refused by a full business pool over its life)",
+              config.name(), rejected.get());
+          terminated.countDown();
+        });
+      }
+    };
+    for (Future<?> f : closes) {
+      f.addListener(x -> next.run());
+    }
+    next.run();
+  }
+
+  private Future<?> releaseResources() {
+    if (ownPool != null) {
+      ownPool.shutdown();
+    }
+    Future<?> w = workers.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+    Future<?> b = boss.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+    Promise<Void> all = GlobalEventExecutor.INSTANCE.newPromise();
+    AtomicInteger n = new AtomicInteger(2);
+    FutureListener<Object> l = f -> {
+      if (n.decrementAndGet() == 0) {
+        all.trySuccess(null);
+      }
+    };
+    w.addListener(l);
+    b.addListener(l);
+    return all;
+  }
+
+  @Override
+  public boolean isShutdown() {
+    return state != State.NEW && state != State.STARTED;
+  }
+
+  @Override
+  public boolean isTerminated() {
+    return state == State.TERMINATED && terminated.getCount() == 0;
+  }
+
+  @Override
+  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+    return terminated.await(timeout, unit);
+  }
+
+  @Override
+  public String toString() {
+    return "NettyRpcServer{" + config.name() + " " + localAddress + " " + state + "}";
+  }
+}

@@ -1,0 +1,30 @@
+package io.petrel.rpc.transport.netty;
+
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.ServerConfig;
+import io.petrel.rpc.spi.TransportProvider;
+
+/** The Netty transport, registered in META-INF/services. Users never call this class directly. */
+public final class NettyTransportProvider implements TransportProvider {
+  @Override
+  public String name() {
+    return "netty";
+  }
+
+  @Override
+  public int priority() {
+    return 10;
+  }
+
+  @Override
+  public RpcServer newServer(ServerConfig config) {
+    return new NettyRpcServer(config);
+  }
+
+  @Override
+  public RpcClient newClient(ClientConfig config) {
+    return new NettyRpcClient(config);
+  }
+}

@@ -1,0 +1,150 @@
+package io.petrel.rpc.transport.netty;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.util.concurrent.ScheduledFuture;
+import io.petrel.rpc.Deadline;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.Status;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+
+/**
+ * A client call from start to end, and the future the caller holds. It ends exactly once: with a response,
+ * a status, or cancellation by the caller; {@link #tryFinish()} decides which, and the loser does nothing.
+ * Derived stages ({@code thenApply} etc.) are plain CompletableFutures.
+ */
+final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnable {
+  private static final AtomicIntegerFieldUpdater<PendingCall> FINISHED =
+      AtomicIntegerFieldUpdater.newUpdater(PendingCall.class, "finished");
+
+  final NettyRpcClient client;
+  final MethodDescriptor<?, Resp> method;
+  final Deadline deadline;
+  final long startNanos;
+  final boolean oneway;
+  /** The encoded request; owned by this call until written. Touched on the event loop once queued. */
+  ByteBuf frame;
+  /** Set on the event loop when the call is registered on a connection. */
+  ClientConnection connection;
+  int requestId;
+  ScheduledFuture<?> timer;
+  private volatile int finished;
+
+  PendingCall(NettyRpcClient client, MethodDescriptor<?, Resp> method, Deadline deadline, boolean oneway) {
+    this.client = client;
+    this.method = method;
+    this.deadline = deadline;
+    this.oneway = oneway;
+    this.startNanos = System.nanoTime();
+  }
+
+  private boolean tryFinish() {
+    if (!FINISHED.compareAndSet(this, 0, 1)) {
+      return false;
+    }
+    ScheduledFuture<?> t = timer;
+    if (t != null) {
+      t.cancel(false);
+    }
+    client.callEnded();
+    return true;
+  }
+
+  boolean isFinished() {
+    return finished != 0;
+  }
+
+  void succeed(Resp value) {
+    if (tryFinish()) {
+      Executor e = client.callbackExecutor();
+      if (e == null) {
+        super.complete(value);
+      } else {
+        e.execute(() -> super.complete(value));
+      }
+    }
+  }
+
+  void fail(Status status) {
+    if (tryFinish()) {
+      Executor e = client.callbackExecutor();
+      if (e == null) {
+        super.completeExceptionally(status.asException());
+      } else {
+        e.execute(() -> super.completeExceptionally(status.asException()));
+      }
+    }
+  }
+
+  /** Deadline timer: runs on the connection's event loop. */
+  @Override
+  public void run() {
+    ClientConnection c = connection;
+    if (c != null) {
+      c.forget(this);
+    }
+    long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    fail(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded after " + waitedMs + " ms waiting for "
+        + method.fullName() + " from " + client.target() + (c == null ? " (the request was not sent yet)" : "")));
+  }
+
+  /** Arms the deadline timer on {@code loop} unless already armed. Call on that loop or before queuing. */
+  void armTimer(io.netty.channel.EventLoop loop) {
+    if (deadline != null && timer == null && !isFinished()) {
+      timer = loop.schedule(this, Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS);
+    }
+  }
+
+  @Override
+  public boolean cancel(boolean mayInterruptIfRunning) {
+    if (!tryFinish()) {
+      return false;
+    }
+    ClientConnection c = connection;
+    if (c != null) {
+      c.cancelled(this);
+    }
+    return super.cancel(mayInterruptIfRunning);
+  }
+
+  @Override
+  public boolean complete(Resp value) {
+    // Completing by hand ends the call for the transport too.
+    if (!tryFinish()) {
+      return false;
+    }
+    ClientConnection c = connection;
+    if (c != null) {
+      c.cancelled(this);
+    }
+    return super.complete(value);
+  }
+
+  @Override
+  public boolean completeExceptionally(Throwable ex) {
+    if (!tryFinish()) {
+      return false;
+    }
+    ClientConnection c = connection;
+    if (c != null) {
+      c.cancelled(this);
+    }
+    return super.completeExceptionally(ex);
+  }
+
+  @Override
+  public <U> CompletableFuture<U> newIncompleteFuture() {
+    return new CompletableFuture<>();
+  }
+
+  /** Releases the request buffer if it was never written. Event loop or failure path only. */
+  void releaseFrame() {
+    ByteBuf f = frame;
+    frame = null;
+    if (f != null) {
+      f.release();
+    }
+  }
+}

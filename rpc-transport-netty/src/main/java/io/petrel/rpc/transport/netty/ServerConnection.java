@@ -1,0 +1,263 @@
+package io.petrel.rpc.transport.netty;
+
+import static io.petrel.rpc.transport.netty.Protocol.*;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.DecoderException;
+import io.netty.util.ReferenceCountUtil;
+import io.petrel.rpc.Marshaller;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.Metadata;
+import io.petrel.rpc.ServerMethodDefinition;
+import io.petrel.rpc.Status;
+import java.io.IOException;
+import java.net.SocketAddress;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The server side of one connection: one instance per channel. Consumes every {@link Frame} it reads
+ * (releases it, or hands it to a {@link ServerCall} that does). Dispatch happens on the event loop; handlers
+ * run on the business executor; responses come back through the {@link WriteQueue}.
+ */
+final class ServerConnection extends ChannelInboundHandlerAdapter implements WriteQueue.Sink {
+  private static final Logger log = LoggerFactory.getLogger(ServerConnection.class);
+
+  private final NettyRpcServer server;
+  private final Channel channel;
+  private final WriteQueue writeQueue;
+  private final AtomicInteger inFlight = new AtomicInteger();
+  private volatile boolean goawaySent;
+
+  ServerConnection(NettyRpcServer server, Channel channel) {
+    this.server = server;
+    this.channel = channel;
+    this.writeQueue = new WriteQueue(channel, this);
+  }
+
+  SocketAddress remoteAddress() {
+    return channel.remoteAddress();
+  }
+
+  int inFlight() {
+    return inFlight.get();
+  }
+
+  Channel channel() {
+    return channel;
+  }
+
+  @Override
+  public void channelActive(ChannelHandlerContext ctx) throws Exception {
+    if (!server.connectionOpened(this)) {
+      ctx.close();
+      return;
+    }
+    log.debug("connection from {} opened", channel.remoteAddress());
+    super.channelActive(ctx);
+  }
+
+  @Override
+  public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+    server.connectionClosed(this);
+    log.debug("connection from {} closed with {} calls in flight", channel.remoteAddress(), inFlight.get());
+    super.channelInactive(ctx);
+  }
+
+  @Override
+  public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    if (msg instanceof Frame frame) {
+      onFrame(frame);
+    } else if (msg instanceof OversizeFrame big) {
+      onOversize(big);
+    } else {
+      ReferenceCountUtil.release(msg);
+    }
+  }
+
+  private void onFrame(Frame frame) {
+    switch (frame.type) {
+      case TYPE_REQUEST:
+      case TYPE_ONEWAY:
+        dispatch(frame);
+        return;
+      case TYPE_PING:
+        frame.release();
+        writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_PONG, frame.requestId));
+        return;
+      case TYPE_PONG:
+      case TYPE_CANCEL: // v1: the server lets a cancelled call finish; its response is dropped by the client
+      case TYPE_GOAWAY:
+        frame.release();
+        return;
+      default:
+        frame.release();
+        protocolViolation("a client sent a " + typeName(frame.type) + " frame, which only servers send");
+    }
+  }
+
+  private void dispatch(Frame frame) {
+    boolean oneway = frame.type == TYPE_ONEWAY;
+    ServerMethodDefinition<?, ?> def = server.lookup(frame.methodId);
+    if (def == null) {
+      frame.release();
+      reject(oneway, frame.requestId, Status.UNIMPLEMENTED.withDescription("no method with id 0x"
+          + Integer.toHexString(frame.methodId) + " on server '" + server.name() + "' (it serves "
+          + server.serviceNames() + ")"));
+      return;
+    }
+    if (server.isShutdown()) {
+      frame.release();
+      reject(oneway, frame.requestId, Status.UNAVAILABLE.withDescription("server '" + server.name()
+          + "' is shutting down and takes no new calls; retry on another server"));
+      return;
+    }
+    int limit = server.config().maxConcurrentCallsPerConnection();
+    if (inFlight.incrementAndGet() > limit) {
+      inFlight.decrementAndGet();
+      frame.release();
+      reject(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription("this connection already has "
+          + limit + " calls in flight, the server's maxConcurrentCallsPerConnection (raise it with"
+          + " RpcServer.builder().maxConcurrentCallsPerConnection, or spread calls over more connections)"));
+      return;
+    }
+    if ((def.method().type() == io.petrel.rpc.MethodType.ONEWAY) != oneway) {
+      inFlight.decrementAndGet();
+      frame.release();
+      reject(oneway, frame.requestId, Status.INVALID_ARGUMENT.withDescription(def.method().fullName() + " is a "
+          + def.method().type() + " method but was called as " + (oneway ? "ONEWAY" : "UNARY")));
+      return;
+    }
+    ServerCall call = new ServerCall(this, def, frame);
+    Executor executor = server.executor();
+    if (executor == null) {
+      call.run();
+      return;
+    }
+    try {
+      executor.execute(call);
+    } catch (RejectedExecutionException e) {
+      call.discard();
+      callDone();
+      server.recordRejected();
+      reject(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription(server.rejectionMessage(e)));
+    }
+  }
+
+  private void reject(boolean oneway, int requestId, Status status) {
+    if (oneway) {
+      log.debug("dropping oneway call from {}: {}", channel.remoteAddress(), status);
+    } else {
+      writeError(requestId, status);
+    }
+  }
+
+  private void onOversize(OversizeFrame big) {
+    String side = "the server's";
+    Status status = Status.RESOURCE_EXHAUSTED.withDescription(("frame".equals(big.what()) ? "request" : "metadata")
+        + " of " + big.frameSize() + " bytes exceeds " + side + " max" + ("frame".equals(big.what())
+        ? "FrameSize " : "MetadataSize ") + big.limit() + " (raise RpcServer.builder().max"
+        + ("frame".equals(big.what()) ? "FrameSize" : "MetadataSize") + ")");
+    log.warn("{} from {}: refused without reading it", status.description(), channel.remoteAddress());
+    if (big.type() == TYPE_REQUEST) {
+      writeError(big.requestId(), status);
+    }
+  }
+
+  /** Called from any thread when a call has ended (response queued or dropped). */
+  void callDone() {
+    inFlight.decrementAndGet();
+    server.callDone();
+  }
+
+  void writeError(int requestId, Status status) {
+    writeQueue.enqueue(FrameEncoder.encodeError(channel.alloc(), requestId, status, server.config().maxFrameSize()));
+  }
+
+  void writeResponse(int requestId, Marshaller<Object> marshaller, Object response, MethodDescriptor<?, ?> m) {
+    ByteBuf buf;
+    try {
+      buf = FrameEncoder.encodeMessage(channel.alloc(), TYPE_RESPONSE, requestId, 0, 0, Metadata.EMPTY,
+          marshaller, response, server.config().maxFrameSize(), Integer.MAX_VALUE, "RpcServer.builder()");
+    } catch (FrameEncoder.FrameTooLargeException e) {
+      log.warn("{}: {}", m.fullName(), e.status.description());
+      writeError(requestId, e.status);
+      return;
+    } catch (Throwable t) {
+      Status s = Status.INTERNAL.withDescription("server could not encode the response of " + m.fullName() + ": "
+          + Status.describe(t));
+      log.warn("{}", s.description(), t);
+      writeError(requestId, s);
+      return;
+    }
+    writeQueue.enqueue(buf);
+  }
+
+  /** Tells the client to send no new calls on this connection (graceful shutdown). */
+  void sendGoaway() {
+    if (!goawaySent) {
+      goawaySent = true;
+      writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_GOAWAY, 0));
+    }
+  }
+
+  /** Closes once everything queued so far has been written. */
+  void closeAfterWrites() {
+    channel.eventLoop().execute(() -> {
+      writeQueue.run();
+      channel.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+    });
+  }
+
+  @Override
+  public void write(Object item) {
+    if (channel.isActive()) {
+      channel.write(item, channel.voidPromise());
+    } else {
+      ReferenceCountUtil.release(item);
+    }
+  }
+
+  @Override
+  public void drop(Object item) {
+    ReferenceCountUtil.release(item);
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+    // Back-pressure: a peer that does not read its responses stops being read from.
+    boolean writable = channel.isWritable();
+    channel.config().setAutoRead(writable);
+    if (!writable) {
+      log.debug("pausing reads from {}: write buffer above high water mark", channel.remoteAddress());
+    }
+    super.channelWritabilityChanged(ctx);
+  }
+
+  @Override
+  public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    Throwable t = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+    if (t instanceof ProtocolException) {
+      protocolViolation(t.getMessage());
+    } else if (t instanceof IOException) {
+      log.debug("connection from {} failed: {}", channel.remoteAddress(), t.toString());
+      ctx.close();
+    } else {
+      log.warn("closing connection from {} after an unexpected error", channel.remoteAddress(), t);
+      ctx.close();
+    }
+  }
+
+  private void protocolViolation(String what) {
+    log.warn("closing connection from {}: protocol violation: {}", channel.remoteAddress(), what);
+    channel.close();
+  }
+}

@@ -1,0 +1,74 @@
+package io.petrel.rpc.transport.netty;
+
+import io.netty.channel.Channel;
+import io.netty.util.internal.PlatformDependent;
+import java.util.Queue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Messages from any thread to one channel, written by one task on the channel's event loop and flushed once
+ * per drain: under load many messages share a syscall; when idle a message is flushed at once, with no timer
+ * and no added latency. Items are handed to the {@link Sink} on the event loop.
+ */
+final class WriteQueue implements Runnable {
+  /** Writes queued items; called only on the channel's event loop. */
+  interface Sink {
+    /** Writes (without flushing) or otherwise consumes the item. */
+    void write(Object item);
+
+    /** The queue cannot be drained (event loop gone): release the item and fail what it stands for. */
+    void drop(Object item);
+  }
+
+  /** Flush at least this often within one drain, so that a long drain does not hold everything back. */
+  private static final int MAX_WRITES_PER_FLUSH = 128;
+
+  private final Channel channel;
+  private final Sink sink;
+  private final Queue<Object> queue = PlatformDependent.newMpscQueue();
+  private final AtomicBoolean scheduled = new AtomicBoolean();
+
+  WriteQueue(Channel channel, Sink sink) {
+    this.channel = channel;
+    this.sink = sink;
+  }
+
+  void enqueue(Object item) {
+    queue.add(item);
+    if (scheduled.compareAndSet(false, true)) {
+      try {
+        channel.eventLoop().execute(this);
+      } catch (RejectedExecutionException e) {
+        // The event loop is shutting down: nothing will ever drain this queue.
+        Object o;
+        while ((o = queue.poll()) != null) {
+          sink.drop(o);
+        }
+      }
+    }
+  }
+
+  @Override
+  public void run() {
+    int writes = 0;
+    for (;;) {
+      Object item;
+      while ((item = queue.poll()) != null) {
+        sink.write(item);
+        if (++writes == MAX_WRITES_PER_FLUSH) {
+          channel.flush();
+          writes = 0;
+        }
+      }
+      scheduled.set(false);
+      // A producer may have added an item after the last poll and seen scheduled == true: take it over.
+      if (queue.isEmpty() || !scheduled.compareAndSet(false, true)) {
+        break;
+      }
+    }
+    if (writes > 0) {
+      channel.flush();
+    }
+  }
+}

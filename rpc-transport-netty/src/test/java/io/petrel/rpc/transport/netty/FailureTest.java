@@ -1,0 +1,244 @@
+package io.petrel.rpc.transport.netty;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.protobuf.StringValue;
+import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.junit.jupiter.api.Test;
+
+class FailureTest extends TransportFixture {
+
+  private static StatusException statusOf(CompletableFuture<?> f, long seconds) throws Exception {
+    try {
+      f.get(seconds, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      return (StatusException) e.getCause();
+    }
+    throw new AssertionError("call succeeded, a failure was expected");
+  }
+
+  private static void assertStatus(ThrowingCallable call, Status.Code code, String... fragments) {
+    assertThatThrownBy(call).isInstanceOfSatisfying(StatusException.class, e -> {
+      assertThat(e.code()).isEqualTo(code);
+      for (String f : fragments) {
+        assertThat(e.status().description()).contains(f);
+      }
+    });
+  }
+
+  @Test
+  void slowHandlerFailsWithDeadlineExceededAndTheCallerDoesNotHang() throws Exception {
+    RpcServer server = startServer();
+    RpcClient client = client(server.port());
+    long start = System.nanoTime();
+    CompletableFuture<StringValue> f = client.unaryCallAsync(TestService.BLOCK, StringValue.of("slow"),
+        CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300)));
+    StatusException e = statusOf(f, 10);
+    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertThat(e.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(e.status().description()).contains("test.Echo/block").contains("127.0.0.1:" + server.port());
+    assertThat(tookMs).isBetween(250L, 5_000L);
+    assertThat(client.pendingCalls()).isZero();
+    // The handler still holds a business thread; the connection keeps serving others.
+    assertThat(client.unaryCall(TestService.ECHO, StringValue.of("next")).getValue()).isEqualTo("next");
+  }
+
+  @Test
+  void clientDefaultDeadlineAppliesWhenTheCallSetsNone() throws Exception {
+    RpcServer server = startServer();
+    RpcClient client = client(server.port(), b -> b.defaultDeadline(Duration.ofMillis(200)));
+    assertStatus(() -> client.unaryCall(TestService.BLOCK, StringValue.of("x")), Status.Code.DEADLINE_EXCEEDED);
+  }
+
+  @Test
+  void oversizeRequestIsRefusedByTheClientBeforeSending() throws Exception {
+    RpcServer server = startServer();
+    RpcClient client = client(server.port(), b -> b.maxFrameSize(64 * 1024));
+    assertStatus(() -> client.unaryCall(TestService.BYTES, new byte[100_000]), Status.Code.RESOURCE_EXHAUSTED,
+        "request of 100032 bytes exceeds maxFrameSize 65536", "RpcClient.builder().maxFrameSize");
+    assertThat(client.unaryCall(TestService.BYTES, new byte[1000])).hasSize(1000);
+  }
+
+  @Test
+  void oversizeRequestIsRefusedByTheServerWithoutClosingTheConnection() throws Exception {
+    RpcServer server = startServer(b -> b.maxFrameSize(64 * 1024));
+    RpcClient client = client(server.port());
+    assertStatus(() -> client.unaryCall(TestService.BYTES, new byte[1_000_000]), Status.Code.RESOURCE_EXHAUSTED,
+        "request of 1000032 bytes exceeds the server's maxFrameSize 65536", "RpcServer.builder().maxFrameSize");
+    // Same connection, next call: the skipped bytes did not desynchronise the stream.
+    assertThat(client.unaryCall(TestService.BYTES, new byte[5000])).hasSize(5000);
+    assertThat(client.unaryCall(TestService.ECHO, StringValue.of("after")).getValue()).isEqualTo("after");
+  }
+
+  @Test
+  void oversizeResponseIsRefusedBySenderAndByReceiver() throws Exception {
+    RpcServer server = startServer(b -> b.maxFrameSize(64 * 1024));
+    RpcClient client = client(server.port(), b -> b.maxFrameSize(32 * 1024));
+    // The server will not send a response over its own limit.
+    assertStatus(() -> client.unaryCall(TestService.BIG_RESPONSE, new Object[] {100_000}),
+        Status.Code.RESOURCE_EXHAUSTED, "response of 100032 bytes exceeds maxFrameSize 65536");
+    // The client refuses a response over its limit without buffering it.
+    assertStatus(() -> client.unaryCall(TestService.BIG_RESPONSE, new Object[] {50_000}),
+        Status.Code.RESOURCE_EXHAUSTED, "response of 50032 bytes exceeds the client's maxFrameSize 32768");
+    assertThat(client.unaryCall(TestService.BIG_RESPONSE, new Object[] {1000})).hasSize(1000);
+  }
+
+  @Test
+  void fullBusinessPoolGivesResourceExhaustedAtOnce() throws Exception {
+    RpcServer server = startServer(b -> b.businessThreads(1).businessQueueSize(0));
+    RpcClient client = client(server.port());
+    CompletableFuture<StringValue> blocked =
+        client.unaryCallAsync(TestService.BLOCK, StringValue.of("holds the only thread"), CallOptions.DEFAULT);
+    assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isEqualTo("holds the only thread");
+    CompletableFuture<StringValue> rejected = client.unaryCallAsync(TestService.ECHO, StringValue.of("x"),
+        CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(30)));
+    StatusException e = statusOf(rejected, 10); // long before the 30 s deadline
+    assertThat(e.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(e.status().description()).contains("business pool is full").contains("1 threads busy")
+        .contains("businessThreads");
+    service.gate.countDown();
+    assertThat(blocked.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("holds the only thread");
+  }
+
+  @Test
+  void perConnectionCallLimitGivesResourceExhausted() throws Exception {
+    RpcServer server = startServer(b -> b.maxConcurrentCallsPerConnection(1));
+    RpcClient client = client(server.port());
+    CompletableFuture<StringValue> blocked =
+        client.unaryCallAsync(TestService.BLOCK, StringValue.of("one"), CallOptions.DEFAULT);
+    assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isEqualTo("one");
+    assertStatus(() -> client.unaryCall(TestService.ECHO, StringValue.of("two")), Status.Code.RESOURCE_EXHAUSTED,
+        "maxConcurrentCallsPerConnection");
+    service.gate.countDown();
+    assertThat(blocked.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("one");
+  }
+
+  @Test
+  void clientPendingCallLimitGivesResourceExhausted() throws Exception {
+    RpcServer server = startServer();
+    RpcClient client = client(server.port(), b -> b.maxPendingCalls(1));
+    CompletableFuture<StringValue> blocked =
+        client.unaryCallAsync(TestService.BLOCK, StringValue.of("one"), CallOptions.DEFAULT);
+    assertStatus(() -> client.unaryCall(TestService.ECHO, StringValue.of("two")), Status.Code.RESOURCE_EXHAUSTED,
+        "maxPendingCalls");
+    service.gate.countDown();
+    assertThat(blocked.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("one");
+  }
+
+  @Test
+  void killedConnectionFailsOnlyItsOwnPendingCallsPromptly() throws Exception {
+    RpcServer server = startServer();
+    try (TcpProxy proxy = new TcpProxy(server.port())) {
+      RpcClient viaProxy = client(proxy.port());
+      RpcClient direct = client(server.port());
+      CompletableFuture<StringValue> doomed =
+          viaProxy.unaryCallAsync(TestService.BLOCK, StringValue.of("doomed"), CallOptions.DEFAULT);
+      CompletableFuture<StringValue> survivor =
+          direct.unaryCallAsync(TestService.BLOCK, StringValue.of("survivor"), CallOptions.DEFAULT);
+      assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isNotNull();
+      assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isNotNull();
+      long start = System.nanoTime();
+      proxy.cutAll();
+      StatusException e = statusOf(doomed, 10);
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(5_000);
+      assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(e.status().description()).contains("closed").contains("test.Echo/block");
+      assertThat(survivor).isNotDone();
+      service.gate.countDown();
+      assertThat(survivor.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("survivor");
+      // The proxied client reconnects on demand and works again.
+      assertThat(viaProxy.unaryCall(TestService.ECHO, StringValue.of("again")).getValue()).isEqualTo("again");
+    }
+  }
+
+  @Test
+  void restartedServerIsReachedAgainBySameClient() throws Exception {
+    RpcServer first = startServer();
+    int port = first.port();
+    RpcClient client = client(port, b -> b.reconnectBackoff(Duration.ofMillis(20), Duration.ofMillis(200)));
+    assertThat(client.unaryCall(TestService.ECHO, StringValue.of("before")).getValue()).isEqualTo("before");
+    first.shutdown();
+    assertThat(first.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
+    assertStatus(() -> client.unaryCall(TestService.ECHO, StringValue.of("down")), Status.Code.UNAVAILABLE);
+    startServer(port, b -> b);
+    // Bounded retry: each attempt ends at once (refused or answered); reconnection happens in between.
+    String reply = null;
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (reply == null && System.nanoTime() < until) {
+      try {
+        reply = client.unaryCall(TestService.ECHO, StringValue.of("after restart")).getValue();
+      } catch (StatusException e) {
+        assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
+      }
+    }
+    assertThat(reply).isEqualTo("after restart");
+  }
+
+  @Test
+  void gracefulShutdownFinishesInFlightCallsAndRefusesNewOnes() throws Exception {
+    RpcServer server = startServer(b -> b.shutdownGracePeriod(Duration.ofSeconds(30)));
+    RpcClient client = client(server.port());
+    CompletableFuture<StringValue> inFlight =
+        client.unaryCallAsync(TestService.BLOCK, StringValue.of("in flight"), CallOptions.DEFAULT);
+    assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isEqualTo("in flight");
+    server.shutdown();
+    assertThat(server.isShutdown()).isTrue();
+    // New calls are refused: the same client gets GOAWAY then finds no listener; new clients cannot connect.
+    assertStatus(() -> client(server.port()).unaryCall(TestService.ECHO, StringValue.of("new")),
+        Status.Code.UNAVAILABLE);
+    assertThat(inFlight).isNotDone();
+    assertThat(server.isTerminated()).isFalse();
+    service.gate.countDown();
+    assertThat(inFlight.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("in flight");
+    assertThat(server.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
+  }
+
+  @Test
+  void garbageAndBadMagicCloseOnlyThatConnection() throws Exception {
+    RpcServer server = startServer();
+    RpcClient good = client(server.port());
+    assertThat(good.unaryCall(TestService.ECHO, StringValue.of("1")).getValue()).isEqualTo("1");
+    for (byte[] junk : new byte[][] {
+        "GET / HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII),
+        {0, 0, 0, 28, 0x50, 0x52, 9, 1, 0, 0, 0, 0}, // right magic, unsupported version 9
+        {0, 0, 0, 1, 0x50, 0x52, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    }) {
+      try (Socket s = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
+        s.setSoTimeout(10_000);
+        OutputStream out = s.getOutputStream();
+        out.write(junk);
+        out.flush();
+        InputStream in = s.getInputStream();
+        assertThat(in.read()).as("server closes the connection").isEqualTo(-1);
+      }
+      assertThat(good.unaryCall(TestService.ECHO, StringValue.of("still")).getValue()).isEqualTo("still");
+    }
+  }
+
+  @Test
+  void cancelledCallEndsAndLeavesConnectionUsable() throws Exception {
+    RpcServer server = startServer();
+    RpcClient client = client(server.port());
+    CompletableFuture<StringValue> f =
+        client.unaryCallAsync(TestService.BLOCK, StringValue.of("c"), CallOptions.DEFAULT);
+    assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isEqualTo("c");
+    assertThat(f.cancel(false)).isTrue();
+    assertThat(client.pendingCalls()).isZero();
+    assertThat(client.unaryCall(TestService.ECHO, StringValue.of("d")).getValue()).isEqualTo("d");
+  }
+}
