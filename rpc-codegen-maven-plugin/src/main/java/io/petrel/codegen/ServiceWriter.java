@@ -84,8 +84,8 @@ final class ServiceWriter {
     TypeSpec.Builder b = TypeSpec.classBuilder(rpc)
         .addJavadoc("Client stubs and server binding of {@link $T}, service {@code $L}.\n", service.iface(),
             service.serviceName())
-        .addJavadoc("\n<p>Clients: {@link #stub} (blocking, implements {@code $T}) and {@link #asyncStub} (every"
-            + " method\nreturns a {@link $T}). Servers: {@link #bind} for an implementation of {@code $T},\n"
+        .addJavadoc("\n<p>Clients: {@link #stub} (blocking, implements {@code $L}) and {@link #asyncStub} (every"
+            + " method\nreturns a {@link $T}). Servers: {@link #bind} for an implementation of {@code $L},\n"
             + "{@link #bindAsync} for one of {@link $T}. Failed calls throw (or complete the future with)\n"
             + "{@link $T}; an exception thrown by the implementation reaches the caller as a status whose\n"
             + "description is {@code \"ExceptionClass: message\"}.\n",

@@ -1,0 +1,194 @@
+package io.petrel.codegen;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.petrel.rpc.MethodDescriptor;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Interfaces the plugin must reject, and the file, line and advice of each rejection. */
+class InvalidServicesTest {
+  @TempDir
+  Path tmp;
+
+  private static final String HEADER = """
+      package bad;
+
+      import io.petrel.rpc.RpcMethod;
+      import io.petrel.rpc.RpcService;
+      import java.util.*;
+      import java.util.concurrent.CompletableFuture;
+
+      """;
+
+  private List<Problem> problems(String source) throws Exception {
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of("bad/Svc.java", HEADER + source));
+    try {
+      TestSources.generate(List.of(src), tmp.resolve("out"));
+    } catch (CodegenException e) {
+      return e.problems();
+    }
+    throw new AssertionError("expected the service to be rejected");
+  }
+
+  /** The single problem, asserted to be at {@code line} of the snippet (1-based, after the shared header). */
+  private Problem single(String source, int line) throws Exception {
+    List<Problem> problems = problems(source);
+    assertThat(problems).hasSize(1);
+    Problem p = problems.get(0);
+    assertThat(p.file().getFileName().toString()).isEqualTo("Svc.java");
+    assertThat(p.line()).isEqualTo(HEADER.lines().count() + line);
+    return p;
+  }
+
+  @Test
+  void unsupportedParameterTypeNamesTheTypeAndTheAlternatives() throws Exception {
+    Problem p = single("""
+        @RpcService("bad.Svc")
+        public interface Svc {
+          String find(
+              Thread owner);
+        }
+        """, 4);
+    assertThat(p.message()).contains("parameter owner of find has unsupported type Thread",
+        "define a protobuf message for it", "Petrel carries protobuf messages, primitives and their boxes");
+  }
+
+  @Test
+  void setsArraysAndNonStringMapKeysPointToTheSupportedCollections() throws Exception {
+    List<Problem> problems = problems("""
+        @RpcService("bad.Svc")
+        public interface Svc {
+          void a(Set<String> s);
+          void b(int[] ids);
+          void c(Map<Integer, String> m);
+          List<List<String>> d();
+          void e(Optional<String> o);
+          void f(String... parts);
+        }
+        """);
+    assertThat(problems).extracting(Problem::message).satisfiesExactly(
+        m -> assertThat(m).contains("Set<String>", "use List<T>"),
+        m -> assertThat(m).contains("int[]", "arrays other than byte[] cannot be carried: use List<T>"),
+        m -> assertThat(m).contains("map keys must be String"),
+        m -> assertThat(m).contains("return type of d", "collections of collections"),
+        m -> assertThat(m).contains("Optional<String>", "a null value travels as an absent field"),
+        m -> assertThat(m).contains("parameter parts of f is varargs; declare a List<T> parameter instead"));
+  }
+
+  @Test
+  void unresolvableTypeSuggestsCheckingTheImportAndPluginOrder() throws Exception {
+    Problem p = single("""
+        @RpcService("bad.Svc")
+        public interface Svc {
+          HelloReply hello(String name);
+        }
+        """, 3);
+    assertThat(p.message()).contains("return type of hello has type HelloReply, which cannot be resolved",
+        "run the protoc plugin before rpc-codegen-maven-plugin");
+  }
+
+  @Test
+  void overloadedMethodIsRejectedAtTheSecondDeclaration() throws Exception {
+    Problem p = single("""
+        @RpcService("bad.Svc")
+        public interface Svc {
+          int add(int a, int b);
+          long add(long a, long b);
+        }
+        """, 4);
+    assertThat(p.message()).contains("method add is overloaded (also declared at line " + (HEADER.lines().count() + 3)
+        + ")", "give each overload its own name");
+  }
+
+  @Test
+  void annotatedClassIsRejected() throws Exception {
+    Problem p = single("""
+        @RpcService("bad.Svc")
+        public class Svc {
+        }
+        """, 1);
+    assertThat(p.message()).contains("@RpcService is on class Svc, but only an interface can be a service");
+  }
+
+  @Test
+  void genericAndExtendingInterfacesAreRejected() throws Exception {
+    List<Problem> problems = problems("""
+        @RpcService("bad.Svc")
+        public interface Svc<T> extends Runnable {
+          String name();
+        }
+        """);
+    assertThat(problems).extracting(Problem::message).satisfiesExactly(
+        m -> assertThat(m).contains("is generic", "remove the type parameters"),
+        m -> assertThat(m).contains("extends [Runnable]", "declare all remote methods in Svc itself"));
+  }
+
+  @Test
+  void onewayMustReturnVoid() throws Exception {
+    Problem p = single("""
+        @RpcService("bad.Svc")
+        public interface Svc {
+          @RpcMethod(oneway = true)
+          String fire(String event);
+        }
+        """, 4);
+    assertThat(p.message()).contains("oneway method fire returns String", "must return void");
+  }
+
+  @Test
+  void reservedNamesAndNonLiteralAttributesAreRejected() throws Exception {
+    List<Problem> problems = problems("""
+        @RpcService(Svc.NAME)
+        public interface Svc {
+          String NAME = "bad.Svc";
+          String client();
+          @RpcMethod(deadlineMillis = -5)
+          void slow();
+        }
+        """);
+    assertThat(problems).extracting(Problem::message).satisfiesExactly(
+        m -> assertThat(m).contains("must be a string literal"),
+        m -> assertThat(m).contains("method name client is reserved"),
+        m -> assertThat(m).contains("deadlineMillis = -5", "non-negative integer literal"));
+  }
+
+  @Test
+  void methodIdCollisionNamesBothMethods() throws Exception {
+    // Two names whose FNV-1a ids collide in this service (found by a birthday search).
+    assertThat(MethodDescriptor.methodId("demo.Collide", "m449599"))
+        .isEqualTo(MethodDescriptor.methodId("demo.Collide", "m612382"));
+    List<Problem> problems = problems("""
+        @RpcService("demo.Collide")
+        public interface Svc {
+          void m449599();
+          void m612382();
+        }
+        """);
+    assertThat(problems).singleElement().satisfies(p -> assertThat(p.message()).contains(
+        "methods m449599 (line " + (HEADER.lines().count() + 3) + ") and m612382 of service demo.Collide have the"
+            + " same method id 0xf203e542", "rename one of them"));
+  }
+
+  @Test
+  void everyProblemOfABuildIsReportedWithFileAndLine() throws Exception {
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of("bad/Svc.java", HEADER + """
+        @RpcService("bad.Svc")
+        public interface Svc {
+          void a(Object o);
+          void b(Object o);
+        }
+        """));
+    assertThatThrownBy(() -> TestSources.generate(List.of(src), tmp.resolve("out")))
+        .isInstanceOf(CodegenException.class)
+        .hasMessageStartingWith("Petrel codegen found 2 problems in @RpcService interfaces:")
+        .hasMessageContaining("Svc.java:" + (HEADER.lines().count() + 3) + ": parameter o of a")
+        .hasMessageContaining("Svc.java:" + (HEADER.lines().count() + 4) + ": parameter o of b");
+  }
+}

@@ -1,0 +1,3 @@
+package demo.shop;
+
+public enum Color { RED, GREEN, BLUE }
