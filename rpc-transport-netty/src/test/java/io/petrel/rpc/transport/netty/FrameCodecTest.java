@@ -1,0 +1,169 @@
+package io.petrel.rpc.transport.netty;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import com.google.protobuf.StringValue;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.DecoderException;
+import io.petrel.rpc.Metadata;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.marshal.ProtobufMarshaller;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class FrameCodecTest {
+  private static final ByteBufAllocator ALLOC = ByteBufAllocator.DEFAULT;
+
+  private static ByteBuf request(int requestId, String value, Metadata md) throws Exception {
+    ByteBuf b = FrameEncoder.encodeMessage(ALLOC, Protocol.TYPE_REQUEST, 0, 0x1234, 0, md,
+        ProtobufMarshaller.of(StringValue.getDefaultInstance()), StringValue.of(value), 1 << 20, 8192, "test");
+    FrameEncoder.patchRequest(b, requestId, 1500);
+    return b;
+  }
+
+  /** Feeds the bytes one at a time: every split point of the stream is exercised. */
+  private static void feedByteByByte(EmbeddedChannel ch, ByteBuf stream) {
+    try {
+      while (stream.isReadable()) {
+        ch.writeInbound(stream.readRetainedSlice(1));
+      }
+    } finally {
+      stream.release();
+    }
+  }
+
+  @Test
+  void fragmentedFramesDecodeWithAllHeaderFields() throws Exception {
+    EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1 << 20, 8192));
+    ByteBuf stream = Unpooled.buffer();
+    ByteBuf a = request(7, "first", Metadata.of("k", "v").withBinary("b", new byte[] {9}));
+    ByteBuf b = request(8, "second", Metadata.EMPTY);
+    ByteBuf c = FrameEncoder.encodeError(ALLOC, 9, Status.NOT_FOUND.withDescription("nope"), 1 << 20);
+    stream.writeBytes(a).writeBytes(b).writeBytes(c);
+    a.release();
+    b.release();
+    c.release();
+    feedByteByByte(ch, stream);
+
+    Frame f1 = ch.readInbound();
+    try {
+      assertThat(f1.type).isEqualTo(Protocol.TYPE_REQUEST);
+      assertThat(f1.requestId).isEqualTo(7);
+      assertThat(f1.methodId).isEqualTo(0x1234);
+      assertThat(f1.timeoutMillis).isEqualTo(1500);
+      assertThat(f1.metadata.get("k")).isEqualTo("v");
+      assertThat(f1.metadata.getBinary("b")).containsExactly(9);
+      assertThat(ProtobufMarshaller.of(StringValue.getDefaultInstance()).read(f1.body()).getValue())
+          .isEqualTo("first");
+    } finally {
+      f1.release();
+    }
+    Frame f2 = ch.readInbound();
+    try {
+      assertThat(f2.requestId).isEqualTo(8);
+      assertThat(f2.metadata.isEmpty()).isTrue();
+    } finally {
+      f2.release();
+    }
+    Frame f3 = ch.readInbound();
+    try {
+      assertThat(f3.type).isEqualTo(Protocol.TYPE_RESPONSE);
+      assertThat(f3.status).isEqualTo(Status.Code.NOT_FOUND.value());
+      assertThat(f3.body().toString(StandardCharsets.UTF_8)).isEqualTo("nope");
+    } finally {
+      f3.release();
+    }
+    assertThat((Object) ch.readInbound()).isNull();
+    assertFalse(ch.finish());
+  }
+
+  @Test
+  void headerLayoutMatchesTheSpecification() throws Exception {
+    ByteBuf b = request(0x01020304, "", Metadata.EMPTY);
+    try {
+      assertThat(b.getInt(0)).isEqualTo(b.readableBytes() - 4);
+      assertThat(b.getUnsignedShort(4)).isEqualTo(0x5052);
+      assertThat(b.getByte(6)).isEqualTo((byte) 1);
+      assertThat(b.getByte(7)).isEqualTo(Protocol.TYPE_REQUEST);
+      assertThat(b.getByte(8)).isZero();
+      assertThat(b.getByte(9)).isZero();
+      assertThat(b.getShort(10)).isZero();
+      assertThat(b.getInt(12)).isEqualTo(0x01020304);
+      assertThat(b.getInt(16)).isEqualTo(0x1234);
+      assertThat(b.getInt(20)).isEqualTo(1500);
+      assertThat(b.getInt(24)).isZero();
+      assertThat(b.getInt(28)).isZero(); // StringValue("") encodes to nothing
+      assertThat(b.readableBytes()).isEqualTo(32);
+    } finally {
+      b.release();
+    }
+  }
+
+  @Test
+  void oversizeFrameIsAnnouncedAndSkippedWithoutBuffering() throws Exception {
+    EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1024, 8192));
+    ByteBuf big = FrameEncoder.encodeMessage(ALLOC, Protocol.TYPE_REQUEST, 5, 1, 0, Metadata.EMPTY,
+        io.petrel.rpc.marshal.Marshallers.bytes(), new byte[5000], 1 << 20, 8192, "test");
+    ByteBuf small = request(6, "after", Metadata.EMPTY);
+    ByteBuf stream = Unpooled.buffer().writeBytes(big).writeBytes(small);
+    big.release();
+    small.release();
+    // In chunks of 700 bytes: the skipped region spans several reads.
+    try {
+      while (stream.isReadable()) {
+        ch.writeInbound(stream.readRetainedSlice(Math.min(700, stream.readableBytes())));
+      }
+    } finally {
+      stream.release();
+    }
+    OversizeFrame o = ch.readInbound();
+    assertThat(o.requestId()).isEqualTo(5);
+    assertThat(o.frameSize()).isEqualTo(5032);
+    assertThat(o.limit()).isEqualTo(1024);
+    Frame next = ch.readInbound();
+    try {
+      assertThat(next.requestId).isEqualTo(6);
+    } finally {
+      next.release();
+    }
+    assertFalse(ch.finish());
+  }
+
+  @Test
+  void badMagicIsAProtocolViolation() {
+    EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1024, 8192));
+    assertThatThrownBy(() -> ch.writeInbound(Unpooled.wrappedBuffer(new byte[] {0, 0, 0, 28, 'G', 'E', 1, 1})))
+        .isInstanceOf(DecoderException.class).hasCauseInstanceOf(ProtocolException.class)
+        .hasMessageContaining("bad magic 0x4745");
+    // Everything after a violation is discarded.
+    ch.writeInbound(Unpooled.wrappedBuffer(new byte[64]));
+    assertThat((Object) ch.readInbound()).isNull();
+    assertFalse(ch.finish());
+  }
+
+  @Test
+  void inconsistentLengthsAreAProtocolViolation() {
+    EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1024, 8192));
+    ByteBuf b = Unpooled.buffer(32);
+    b.writeInt(28 + 10).writeShort(0x5052).writeByte(1).writeByte(1).writeInt(0).writeInt(1).writeInt(1)
+        .writeInt(0).writeInt(0).writeInt(3); // body says 3, length says 10
+    assertThatThrownBy(() -> ch.writeInbound(b)).hasCauseInstanceOf(ProtocolException.class)
+        .hasMessageContaining("does not match");
+    assertFalse(ch.finish());
+  }
+
+  @Test
+  void oversizeMetadataIsRefusedBeforeSending() {
+    Metadata md = Metadata.of("k", "x".repeat(10_000));
+    assertThatThrownBy(() -> FrameEncoder.encodeMessage(ALLOC, Protocol.TYPE_REQUEST, 0, 1, 0, md,
+        ProtobufMarshaller.of(StringValue.getDefaultInstance()), StringValue.of(""), 1 << 20, 8192,
+        "RpcClient.builder()"))
+        .isInstanceOf(FrameEncoder.FrameTooLargeException.class)
+        .hasMessageContaining("exceeds maxMetadataSize 8192");
+  }
+}
