@@ -1,0 +1,119 @@
+package it.pb;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.protobuf.Int64Value;
+import com.google.protobuf.StringValue;
+import io.petrel.rpc.Metadata;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.ServerContext;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class EchoServiceTest {
+  private final CountDownLatch release = new CountDownLatch(1);
+  private RpcServer server;
+  private RpcClient client;
+  private EchoRpc.EchoStub echo;
+
+  private final class EchoImpl implements Echo {
+    @Override
+    public StringValue echo(StringValue request) {
+      return request.getValue().equals("null please") ? null : request;
+    }
+
+    @Override
+    public Int64Value length(StringValue text) {
+      return Int64Value.of(text.getValue().length());
+    }
+
+    @Override
+    public StringValue fail(StringValue reason) throws EchoException {
+      throw new EchoException(reason.getValue());
+    }
+
+    @Override
+    public StringValue whoAmI(StringValue ignored) {
+      return StringValue.of(ServerContext.current().metadata().get("caller"));
+    }
+
+    @Override
+    public StringValue slow(StringValue request) {
+      try {
+        release.await(30, TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return request;
+    }
+  }
+
+  @BeforeEach
+  void start() throws Exception {
+    server = RpcServer.builder().bindAddress("127.0.0.1", 0).addService(EchoRpc.bind(new EchoImpl())).build().start();
+    client = RpcClient.builder().address("127.0.0.1", server.port()).build();
+    echo = EchoRpc.stub(client);
+  }
+
+  @AfterEach
+  void stop() {
+    release.countDown();
+    client.close();
+    server.close();
+  }
+
+  @Test
+  void protobufMessagesMakeTheRoundTrip() {
+    assertThat(echo.echo(StringValue.of("hello")).getValue()).isEqualTo("hello");
+    assertThat(echo.echo(StringValue.getDefaultInstance())).isEqualTo(StringValue.getDefaultInstance());
+    assertThat(echo.length(StringValue.of("four")).getValue()).isEqualTo(4L);
+  }
+
+  @Test
+  void theAsyncStubReturnsFuturesOfTheSameCalls() throws Exception {
+    assertThat(EchoRpc.asyncStub(client).echo(StringValue.of("later")).get(10, TimeUnit.SECONDS).getValue())
+        .isEqualTo("later");
+  }
+
+  @Test
+  void aDeclaredExceptionReachesTheCallerAsAStatusNamingIt() {
+    assertThatThrownBy(() -> echo.fail(StringValue.of("no luck")))
+        .isInstanceOfSatisfying(StatusException.class, e -> {
+          assertThat(e.code()).isEqualTo(Status.Code.UNKNOWN);
+          assertThat(e.status().description()).isEqualTo("it.pb.EchoException: no luck");
+        });
+  }
+
+  @Test
+  void metadataOfTheStubReachesTheServer() {
+    assertThat(echo.withMetadata(Metadata.of("caller", "it-test")).whoAmI(StringValue.getDefaultInstance())
+        .getValue()).isEqualTo("it-test");
+  }
+
+  @Test
+  void theStubsDeadlineEndsACallThatTakesTooLong() {
+    assertThatThrownBy(() -> echo.withDeadline(Duration.ofMillis(200)).slow(StringValue.of("x")))
+        .isInstanceOfSatisfying(StatusException.class,
+            e -> assertThat(e.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
+  }
+
+  @Test
+  void nullMessagesAreRejectedWithAMessageThatSaysWhatToDo() {
+    assertThatThrownBy(() -> echo.echo(null))
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("it.Echo/echo: argument 'request' is null");
+    assertThatThrownBy(() -> echo.echo(StringValue.of("null please")))
+        .isInstanceOfSatisfying(StatusException.class, e -> {
+          assertThat(e.code()).isEqualTo(Status.Code.INTERNAL);
+          assertThat(e.status().description()).contains("it.Echo/echo returned null");
+        });
+  }
+}
