@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.StringValue;
 import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.IoMode;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
@@ -129,6 +130,36 @@ class RoundTripTest extends TransportFixture {
           assertThat(e.code()).isEqualTo(Status.Code.UNIMPLEMENTED);
           assertThat(e.status().description()).contains("test.Echo/missing").contains("127.0.0.1:" + server.port())
               .contains("test.Echo");
+        });
+  }
+
+  @Test
+  void nioTransportWorksToo() throws Exception {
+    RpcServer server = startServer(b -> b.ioMode(IoMode.NIO).workerThreads(1));
+    RpcClient client = client(server.port(), b -> b.ioMode(IoMode.NIO));
+    assertThat(client.unaryCall(TestService.ECHO, StringValue.of("nio")).getValue()).isEqualTo("nio");
+  }
+
+  @Test
+  void userExecutorRunsHandlersAndItsRejectionIsResourceExhausted() throws Exception {
+    java.util.concurrent.atomic.AtomicBoolean accept = new java.util.concurrent.atomic.AtomicBoolean(true);
+    java.util.concurrent.atomic.AtomicInteger ran = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.Executor executor = task -> {
+      if (!accept.get()) {
+        throw new java.util.concurrent.RejectedExecutionException("test executor is closed");
+      }
+      ran.incrementAndGet();
+      new Thread(task, "user-executor").start();
+    };
+    RpcServer server = startServer(b -> b.executor(executor));
+    RpcClient client = client(server.port());
+    assertThat(client.unaryCall(TestService.ECHO, StringValue.of("u")).getValue()).isEqualTo("u");
+    assertThat(ran.get()).isEqualTo(1);
+    accept.set(false);
+    assertThatThrownBy(() -> client.unaryCall(TestService.ECHO, StringValue.of("r")))
+        .isInstanceOfSatisfying(StatusException.class, e -> {
+          assertThat(e.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+          assertThat(e.status().description()).contains("test executor is closed");
         });
   }
 
