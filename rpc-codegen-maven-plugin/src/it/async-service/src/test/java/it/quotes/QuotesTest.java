@@ -1,0 +1,130 @@
+package it.quotes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class QuotesTest {
+  private RpcServer server;
+  private RpcClient client;
+
+  /** A blocking-style implementation whose quote() returns a future completed by a later publish(). */
+  static final class Board implements Quotes {
+    final Map<String, CompletableFuture<Double>> prices = new ConcurrentHashMap<>();
+    final CountDownLatch waiting = new CountDownLatch(1);
+
+    private CompletableFuture<Double> price(String symbol) {
+      return prices.computeIfAbsent(symbol, s -> new CompletableFuture<>());
+    }
+
+    @Override
+    public CompletableFuture<Double> quote(String symbol) {
+      if (symbol.isEmpty()) {
+        return CompletableFuture.failedFuture(new IllegalArgumentException("empty symbol"));
+      }
+      CompletableFuture<Double> f = price(symbol);
+      waiting.countDown();
+      return f;
+    }
+
+    @Override
+    public CompletableFuture<Void> publish(String symbol, double price) {
+      price(symbol).complete(price);
+      return CompletableFuture.completedFuture(null);
+    }
+
+    @Override
+    public int symbols() {
+      return prices.size();
+    }
+  }
+
+  /** A non-blocking implementation of the generated async view. */
+  static final class AsyncBoard implements QuotesAsync {
+    final Board board = new Board();
+
+    @Override
+    public CompletableFuture<Double> quote(String symbol) {
+      return board.quote(symbol);
+    }
+
+    @Override
+    public CompletableFuture<Void> publish(String symbol, double price) {
+      return CompletableFuture.runAsync(() -> board.publish(symbol, price));
+    }
+
+    @Override
+    public CompletableFuture<Integer> symbols() {
+      return CompletableFuture.supplyAsync(board::symbols);
+    }
+  }
+
+  private void start(ServiceDefinition service) throws Exception {
+    server = RpcServer.builder().bindAddress("127.0.0.1", 0).addService(service).build().start();
+    client = RpcClient.builder().address("127.0.0.1", server.port()).build();
+  }
+
+  @AfterEach
+  void stop() {
+    if (client != null) {
+      client.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  @Test
+  void futureMethodsOfTheInterfaceAreServedWithoutHoldingAThread() throws Exception {
+    Board board = new Board();
+    start(QuotesRpc.bind(board));
+    QuotesAsync quotes = QuotesRpc.asyncStub(client);
+
+    CompletableFuture<Double> pending = quotes.quote("ACME");
+    assertThat(board.waiting.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(pending).isNotDone();
+    // The blocking stub works alongside: the pending quote holds no server thread.
+    Quotes blocking = QuotesRpc.stub(client);
+    assertThat(blocking.symbols()).isEqualTo(1);
+    blocking.publish("ACME", 12.5).get(10, TimeUnit.SECONDS);
+    assertThat(pending.get(10, TimeUnit.SECONDS)).isEqualTo(12.5);
+  }
+
+  @Test
+  void anImplementationOfTheAsyncViewServesEveryMethod() throws Exception {
+    AsyncBoard board = new AsyncBoard();
+    start(QuotesRpc.bindAsync(board));
+    Quotes quotes = QuotesRpc.stub(client);
+
+    CompletableFuture<Double> pending = quotes.quote("XYZ");
+    assertThat(board.board.waiting.await(10, TimeUnit.SECONDS)).isTrue();
+    QuotesRpc.asyncStub(client).publish("XYZ", 3.0).get(10, TimeUnit.SECONDS);
+    assertThat(pending.get(10, TimeUnit.SECONDS)).isEqualTo(3.0);
+    assertThat(quotes.symbols()).isEqualTo(1);
+  }
+
+  @Test
+  void aFailedFutureReachesTheCallerAsAStatusNamingTheException() throws Exception {
+    start(QuotesRpc.bind(new Board()));
+    assertThatThrownBy(() -> QuotesRpc.asyncStub(client).quote("").get(10, TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class)
+        .cause()
+        .isInstanceOfSatisfying(StatusException.class, e -> {
+          assertThat(e.code()).isEqualTo(Status.Code.UNKNOWN);
+          assertThat(e.status().description()).isEqualTo("java.lang.IllegalArgumentException: empty symbol");
+        });
+  }
+}

@@ -1,0 +1,3 @@
+package it.catalog;
+
+public enum Color { RED, GREEN, BLUE }

@@ -1,0 +1,3 @@
+package it.shapes;
+
+public record Point(double x, double y) {}

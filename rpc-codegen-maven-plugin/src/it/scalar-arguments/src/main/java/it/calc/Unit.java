@@ -1,0 +1,3 @@
+package it.calc;
+
+public enum Unit { METRE, SECOND, KILOGRAM }
