@@ -1,14 +1,25 @@
 package io.petrel.rpc.benchmarks;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
+import java.util.Locale;
 import java.util.Set;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.results.format.ResultFormatFactory;
+import org.openjdk.jmh.results.format.ResultFormatType;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.CommandLineOptions;
+import org.openjdk.jmh.runner.options.Options;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
 
 /**
  * The benchmark jar's main: JMH's own command line, with {@link PetrelProfiler} added so that every result
- * carries the server CPU time per call and HdrHistogram percentiles.
+ * carries the server CPU time per call and HdrHistogram percentiles, and one option of its own:
+ * {@code --threads 1,16,128} runs the selected benchmarks once per thread count (JMH's {@code -t} takes one)
+ * and writes all results into the one result file, so that one command does a whole concurrency sweep.
  *
- * <pre>java -jar benchmarks.jar SyncCallBenchmark -p payload=MESSAGE -t 16 -rf json -rff results.json</pre>
+ * <pre>java -jar benchmarks.jar SyncCallBenchmark -p payload=MESSAGE --threads 1,16,128 -rf json -rff results.json</pre>
  */
 public final class BenchmarkMain {
   private static final Set<String> NO_RUN = Set.of("-h", "-l", "-lp", "-lprof", "-lrf", "-v");
@@ -22,6 +33,30 @@ public final class BenchmarkMain {
       a.add("-prof");
       a.add(PetrelProfiler.class.getName());
     }
-    org.openjdk.jmh.Main.main(a.toArray(new String[0]));
+    int sweep = a.indexOf("--threads");
+    if (sweep < 0) {
+      org.openjdk.jmh.Main.main(a.toArray(new String[0]));
+      return;
+    }
+    if (sweep + 1 >= a.size()) {
+      System.err.println("--threads needs a list, e.g. --threads 1,16,128");
+      System.exit(2);
+    }
+    String list = a.remove(sweep + 1);
+    a.remove(sweep);
+    CommandLineOptions cmd = new CommandLineOptions(a.toArray(new String[0]));
+    ResultFormatType type = cmd.getResultFormat().orElse(ResultFormatType.JSON);
+    String file = cmd.getResult().orElse("jmh-result." + type.name().toLowerCase(Locale.ROOT));
+    List<RunResult> all = new ArrayList<>();
+    for (String t : list.split(",")) {
+      int threads = Integer.parseInt(t.trim());
+      Options opts = new OptionsBuilder().parent(cmd).threads(threads)
+          .resultFormat(type).result(file + ".t" + threads).build();
+      Collection<RunResult> results = new Runner(opts).run();
+      all.addAll(results);
+      // Write what is done so far: a long sweep that is stopped keeps its finished part.
+      ResultFormatFactory.getInstance(type, file).writeOut(all);
+    }
+    System.out.println("All results: " + file);
   }
 }

@@ -15,17 +15,29 @@ final class Measurements {
   private static final List<Supplier<Histogram>> RECORDERS = new CopyOnWriteArrayList<>();
   private static volatile Endpoints server;
   private static volatile Endpoints.ServerSample lastSample;
+  /** The last interval of a trial that has ended: JMH reads it after the trial's teardown closed the server. */
+  private static volatile Histogram endedLatencies;
+  private static volatile double endedCpu = Double.NaN;
+  private static volatile boolean ended;
 
   private Measurements() {}
 
   /** Starts a trial against {@code endpoints}: forgets the previous trial's recorders. */
   static void beginTrial(Endpoints endpoints) {
     RECORDERS.clear();
+    ended = false;
     server = endpoints;
     lastSample = sampleOrNull();
   }
 
+  /**
+   * Ends a trial, before its client and server close: keeps the last interval's figures for the profiler,
+   * which JMH calls for the last iteration only after the trial's teardown.
+   */
   static void endTrial() {
+    endedLatencies = liveLatencies();
+    endedCpu = liveServerCpuNanosPerCall();
+    ended = true;
     server = null;
     lastSample = null;
     RECORDERS.clear();
@@ -49,6 +61,10 @@ final class Measurements {
 
   /** The round trips recorded since {@link #beginInterval}, or null if no benchmark records any. */
   static Histogram intervalLatencies() {
+    return ended ? endedLatencies : liveLatencies();
+  }
+
+  private static Histogram liveLatencies() {
     Histogram sum = null;
     for (Supplier<Histogram> r : RECORDERS) {
       Histogram h = r.get();
@@ -62,6 +78,10 @@ final class Measurements {
 
   /** Server CPU nanoseconds per call served since the interval began, or NaN if unknown. */
   static double intervalServerCpuNanosPerCall() {
+    return ended ? endedCpu : liveServerCpuNanosPerCall();
+  }
+
+  private static double liveServerCpuNanosPerCall() {
     Endpoints.ServerSample before = lastSample;
     Endpoints.ServerSample now = sampleOrNull();
     if (now == null || before == null) {

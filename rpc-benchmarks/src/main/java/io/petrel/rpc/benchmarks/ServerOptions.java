@@ -30,7 +30,7 @@ public record ServerOptions(
         --executor E          Petrel's non-direct executor: pool (its bounded pool, default) or cached
                               (a cached thread pool, as gRPC-java's default executor is)
         --io MODE             auto (default), epoll or nio, for every server
-        --frameworks LIST     comma-separated subset of petrel,petrel_direct,grpc,grpc_direct,netty (default all)
+        --frameworks LIST     subset (separated by , or +) of petrel,petrel_direct,grpc,grpc_direct,netty (default all)
         --exit-on-stdin-eof   stop when standard input closes (used when a benchmark starts the server)
       """;
 
@@ -116,7 +116,7 @@ public record ServerOptions(
 
   static Set<Framework> frameworks(String list) {
     Set<Framework> s = EnumSet.noneOf(Framework.class);
-    for (String name : list.split(",")) {
+    for (String name : list.split("[,+:]")) {
       if (!name.isBlank()) {
         s.add(Framework.valueOf(name.trim().toUpperCase(Locale.ROOT)));
       }

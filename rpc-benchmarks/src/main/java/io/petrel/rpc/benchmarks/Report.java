@@ -1,0 +1,291 @@
+package io.petrel.rpc.benchmarks;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonElement;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeSet;
+
+/**
+ * Turns JMH JSON results of these benchmarks into Markdown tables (framework, payload, load, TPS, avg, p50,
+ * p90, p99, p99.9, server CPU per call), the ratios the project's goals are stated in, and PNG charts.
+ *
+ * <pre>java -cp benchmarks.jar io.petrel.rpc.benchmarks.Report results.json [--out docs/benchmarks]</pre>
+ *
+ * <p>Writes {@code results.md}, {@code tps-<payload>.png} (throughput against callers) and
+ * {@code latency-<payload>-<load>.png} (percentiles, log scale) into the output directory, and prints the
+ * Markdown. Latencies come from the HdrHistogram recording of every call when present, else from JMH's
+ * SampleTime mode.
+ */
+public final class Report {
+  private Report() {}
+
+  public static void main(String[] args) throws IOException {
+    System.setProperty("java.awt.headless", "true");
+    List<Path> inputs = new ArrayList<>();
+    Path out = Path.of("docs", "benchmarks");
+    for (int i = 0; i < args.length; i++) {
+      if (args[i].equals("--out") && i + 1 < args.length) {
+        out = Path.of(args[++i]);
+      } else if (args[i].startsWith("-")) {
+        System.err.println("usage: Report results.json [more.json ...] [--out DIR]");
+        System.exit(2);
+      } else {
+        inputs.add(Path.of(args[i]));
+      }
+    }
+    if (inputs.isEmpty()) {
+      System.err.println("usage: Report results.json [more.json ...] [--out DIR]");
+      System.exit(2);
+    }
+    List<ResultRow> rows = new ArrayList<>();
+    for (Path p : inputs) {
+      try (Reader r = Files.newBufferedReader(p, StandardCharsets.UTF_8)) {
+        rows.addAll(parse(JsonParser.parseReader(r).getAsJsonArray()));
+      }
+    }
+    Files.createDirectories(out);
+    String md = markdown(rows, Charts.write(rows, out));
+    Files.writeString(out.resolve("results.md"), md, StandardCharsets.UTF_8);
+    System.out.println(md);
+  }
+
+  /** Merges the JMH entries of one configuration (Throughput and SampleTime runs) into rows. */
+  static List<ResultRow> parse(JsonArray results) {
+    Map<String, Builder> byKey = new LinkedHashMap<>();
+    for (JsonElement e : results) {
+      JsonObject o = e.getAsJsonObject();
+      String benchmark = o.get("benchmark").getAsString();
+      String owner = benchmark.substring(0, benchmark.lastIndexOf('.'));
+      String simple = owner.substring(owner.lastIndexOf('.') + 1);
+      JsonObject params = o.has("params") ? o.getAsJsonObject("params") : new JsonObject();
+      Framework framework = Framework.valueOf(param(params, "framework", "PETREL"));
+      Payload payload = Payload.valueOf(param(params, "payload", "MESSAGE"));
+      int connections = Integer.parseInt(param(params, "connections", "1"));
+      int threads = o.get("threads").getAsInt();
+      boolean async = simple.startsWith("Async");
+      int load = async ? Integer.parseInt(param(params, "window", "0")) : threads;
+      int rate = async ? Integer.parseInt(param(params, "rate", "0")) : 0;
+      String key = simple + '|' + framework + '|' + payload + '|' + load + '|' + rate + '|' + connections;
+      Builder b = byKey.computeIfAbsent(key, k -> new Builder(simple, framework, payload, load, rate, connections));
+      String mode = o.get("mode").getAsString();
+      JsonObject primary = o.getAsJsonObject("primaryMetric");
+      JsonObject secondary = o.has("secondaryMetrics") ? o.getAsJsonObject("secondaryMetrics") : new JsonObject();
+      if (mode.equals("thrpt")) {
+        b.tps = perSecond(primary.get("score").getAsDouble(), primary.get("scoreUnit").getAsString());
+      } else if (mode.equals("sample") && Double.isNaN(b.p99)) {
+        String unit = primary.get("scoreUnit").getAsString();
+        JsonObject pct = primary.getAsJsonObject("scorePercentiles");
+        b.sampled = true;
+        b.avg = micros(primary.get("score").getAsDouble(), unit);
+        b.p50 = micros(pct.get("50.0").getAsDouble(), unit);
+        b.p90 = micros(pct.get("90.0").getAsDouble(), unit);
+        b.p99 = micros(pct.get("99.0").getAsDouble(), unit);
+        b.p999 = micros(pct.get("99.9").getAsDouble(), unit);
+      }
+      if (secondary.has("rtt.p99") && (Double.isNaN(b.p99) || b.sampled)) {
+        b.sampled = false;
+        b.avg = score(secondary, "rtt.avg");
+        b.p50 = score(secondary, "rtt.p50");
+        b.p90 = score(secondary, "rtt.p90");
+        b.p99 = score(secondary, "rtt.p99");
+        b.p999 = score(secondary, "rtt.p999");
+      }
+      if (secondary.has("server.cpu") && (Double.isNaN(b.cpu) || mode.equals("thrpt"))) {
+        b.cpu = score(secondary, "server.cpu");
+      }
+    }
+    List<ResultRow> rows = new ArrayList<>();
+    byKey.values().forEach(b -> rows.add(b.build()));
+    rows.sort(Comparator.comparing(ResultRow::benchmark).reversed()
+        .thenComparing(ResultRow::payload)
+        .thenComparingInt(ResultRow::load)
+        .thenComparingInt(ResultRow::rate)
+        .thenComparing(ResultRow::framework));
+    return rows;
+  }
+
+  /** The Markdown: one table per benchmark and payload, then the goal ratios, then the charts. */
+  static String markdown(List<ResultRow> rows, List<Path> charts) {
+    StringBuilder sb = new StringBuilder();
+    Map<String, List<ResultRow>> groups = new LinkedHashMap<>();
+    for (ResultRow r : rows) {
+      groups.computeIfAbsent((r.async() ? "Pipelined async calls" : "Blocking callers") + ", "
+          + r.payload().label(), k -> new ArrayList<>()).add(r);
+    }
+    groups.forEach((title, list) -> {
+      sb.append("### ").append(title).append("\n\n");
+      sb.append("| framework | load | conns | TPS | avg ms | p50 ms | p90 ms | p99 ms | p99.9 ms | server CPU us/call |\n");
+      sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      for (ResultRow r : list) {
+        sb.append("| ").append(r.framework().label())
+            .append(" | ").append(r.loadLabel())
+            .append(" | ").append(r.connections())
+            .append(" | ").append(tps(r.tps()))
+            .append(" | ").append(ms(r.avg()))
+            .append(" | ").append(ms(r.p50()))
+            .append(" | ").append(ms(r.p90()))
+            .append(" | ").append(ms(r.p99()))
+            .append(" | ").append(ms(r.p999()))
+            .append(" | ").append(fmt(r.serverCpu(), 1))
+            .append(" |\n");
+      }
+      sb.append('\n');
+    });
+    sb.append(ratios(rows));
+    if (!charts.isEmpty()) {
+      sb.append("### Charts\n\n");
+      for (Path c : charts) {
+        sb.append("![").append(c.getFileName()).append("](").append(c.getFileName()).append(")\n\n");
+      }
+    }
+    return sb.toString();
+  }
+
+  /** The ratios of the project's goals, for every payload and number of blocking callers measured. */
+  static String ratios(List<ResultRow> rows) {
+    StringBuilder sb = new StringBuilder();
+    Map<Payload, TreeSet<Integer>> loads = new LinkedHashMap<>();
+    for (ResultRow r : rows) {
+      if (!r.async()) {
+        loads.computeIfAbsent(r.payload(), k -> new TreeSet<>()).add(r.load());
+      }
+    }
+    if (loads.isEmpty()) {
+      return "";
+    }
+    sb.append("### Ratios (blocking callers)\n\n");
+    sb.append("Goals: Petrel / gRPC-java TPS >= 3 (default executors) and >= 2 (direct); Petrel's faster mode"
+        + " >= 0.7 of the raw Netty echo; p99 at the highest load <= 0.5 of gRPC-java's; one caller's average"
+        + " round trip <= 1.3 x the raw Netty echo's.\n\n");
+    sb.append("| payload | callers | TPS Petrel / gRPC | TPS Petrel direct / gRPC direct | TPS Petrel best / Netty"
+        + " | p99 Petrel / gRPC | p99 Petrel direct / gRPC direct | avg Petrel best / Netty |\n");
+    sb.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    loads.forEach((payload, set) -> {
+      for (int load : set) {
+        ResultRow p = find(rows, payload, load, Framework.PETREL);
+        ResultRow pd = find(rows, payload, load, Framework.PETREL_DIRECT);
+        ResultRow g = find(rows, payload, load, Framework.GRPC);
+        ResultRow gd = find(rows, payload, load, Framework.GRPC_DIRECT);
+        ResultRow n = find(rows, payload, load, Framework.NETTY);
+        ResultRow best = p == null ? pd : pd == null ? p : (pd.tps() >= p.tps() ? pd : p);
+        sb.append("| ").append(payload.label()).append(" | ").append(load)
+            .append(" | ").append(ratio(p, g, ResultRow::tps))
+            .append(" | ").append(ratio(pd, gd, ResultRow::tps))
+            .append(" | ").append(ratio(best, n, ResultRow::tps))
+            .append(" | ").append(ratio(p, g, ResultRow::p99))
+            .append(" | ").append(ratio(pd, gd, ResultRow::p99))
+            .append(" | ").append(ratio(best, n, ResultRow::avg))
+            .append(" |\n");
+      }
+    });
+    sb.append('\n');
+    return sb.toString();
+  }
+
+  private static ResultRow find(List<ResultRow> rows, Payload payload, int load, Framework f) {
+    for (ResultRow r : rows) {
+      if (!r.async() && r.payload() == payload && r.load() == load && r.framework() == f && r.rate() == 0) {
+        return r;
+      }
+    }
+    return null;
+  }
+
+  private static String ratio(ResultRow a, ResultRow b, java.util.function.ToDoubleFunction<ResultRow> f) {
+    if (a == null || b == null) {
+      return "-";
+    }
+    double x = f.applyAsDouble(a);
+    double y = f.applyAsDouble(b);
+    return Double.isNaN(x) || Double.isNaN(y) || y == 0 ? "-" : fmt(x / y, 2);
+  }
+
+  private static String param(JsonObject params, String name, String dflt) {
+    return params.has(name) ? params.get(name).getAsString() : dflt;
+  }
+
+  private static double score(JsonObject secondary, String name) {
+    return secondary.getAsJsonObject(name).get("score").getAsDouble();
+  }
+
+  static double perSecond(double score, String unit) {
+    return switch (unit) {
+      case "ops/s" -> score;
+      case "ops/ms" -> score * 1e3;
+      case "ops/us" -> score * 1e6;
+      case "ops/ns" -> score * 1e9;
+      case "ops/min" -> score / 60;
+      default -> throw new IllegalArgumentException("unknown throughput unit " + unit);
+    };
+  }
+
+  static double micros(double score, String unit) {
+    return switch (unit) {
+      case "s/op" -> score * 1e6;
+      case "ms/op" -> score * 1e3;
+      case "us/op" -> score;
+      case "ns/op" -> score / 1e3;
+      default -> throw new IllegalArgumentException("unknown time unit " + unit);
+    };
+  }
+
+  private static String tps(double v) {
+    return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%,.0f", v);
+  }
+
+  private static String ms(double micros) {
+    if (Double.isNaN(micros)) {
+      return "-";
+    }
+    double ms = micros / 1000.0;
+    return String.format(Locale.ROOT, ms < 1 ? "%.3f" : ms < 10 ? "%.2f" : "%.1f", ms);
+  }
+
+  private static String fmt(double v, int decimals) {
+    return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%." + decimals + "f", v);
+  }
+
+  private static final class Builder {
+    final String benchmark;
+    final Framework framework;
+    final Payload payload;
+    final int load;
+    final int rate;
+    final int connections;
+    double tps = Double.NaN;
+    double avg = Double.NaN;
+    double p50 = Double.NaN;
+    double p90 = Double.NaN;
+    double p99 = Double.NaN;
+    double p999 = Double.NaN;
+    double cpu = Double.NaN;
+    boolean sampled;
+
+    Builder(String benchmark, Framework framework, Payload payload, int load, int rate, int connections) {
+      this.benchmark = Objects.requireNonNull(benchmark);
+      this.framework = framework;
+      this.payload = payload;
+      this.load = load;
+      this.rate = rate;
+      this.connections = connections;
+    }
+
+    ResultRow build() {
+      return new ResultRow(benchmark, framework, payload, load, rate, connections, tps, avg, p50, p90, p99, p999,
+          cpu);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+package io.petrel.rpc.benchmarks;
+
+/**
+ * One line of a report: one framework, payload and load, with the figures of one JMH run. Latencies are in
+ * microseconds, throughput in calls per second; NaN where the run did not measure a figure.
+ *
+ * @param benchmark the JMH benchmark's simple name (SyncCallBenchmark, AsyncCallBenchmark)
+ * @param load callers for sync benchmarks, calls in flight for async ones
+ * @param rate the constant rate of an async run, 0 for as fast as the window allows
+ */
+record ResultRow(
+    String benchmark,
+    Framework framework,
+    Payload payload,
+    int load,
+    int rate,
+    int connections,
+    double tps,
+    double avg,
+    double p50,
+    double p90,
+    double p99,
+    double p999,
+    double serverCpu) {
+
+  boolean async() {
+    return benchmark.startsWith("Async");
+  }
+
+  /** "16 callers", "window 1000", "window 1000 @ 20000/s". */
+  String loadLabel() {
+    if (!async()) {
+      return load + (load == 1 ? " caller" : " callers");
+    }
+    return "window " + load + (rate > 0 ? " @ " + rate + "/s" : "");
+  }
+}
