@@ -1,29 +1,39 @@
 package io.petrel.rpc;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
- * Options of one call: its deadline (absolute, or a timeout counted from when the call starts) and the
- * metadata sent with it. Immutable; the {@code with} methods return a copy. {@link #DEFAULT} has no deadline
- * of its own (the method's, then the client's default deadline applies) and no metadata.
+ * Options of one call: its deadline (absolute, or a timeout counted from when the call starts), the metadata
+ * sent with it, interceptors of its own, and where to deliver the response metadata. Immutable; the
+ * {@code with} methods return a copy. {@link #DEFAULT} has no deadline of its own (the method's, then the
+ * client's default deadline applies) and nothing else.
  */
 public final class CallOptions {
-  public static final CallOptions DEFAULT = new CallOptions(null, 0, Metadata.EMPTY);
+  public static final CallOptions DEFAULT = new CallOptions(null, 0, Metadata.EMPTY, List.of(), null);
 
   private final Deadline deadline;
   private final long timeoutNanos;
   private final Metadata metadata;
+  private final List<ClientInterceptor> interceptors;
+  private final Consumer<Metadata> responseMetadataListener;
 
-  private CallOptions(Deadline deadline, long timeoutNanos, Metadata metadata) {
+  private CallOptions(Deadline deadline, long timeoutNanos, Metadata metadata, List<ClientInterceptor> interceptors,
+      Consumer<Metadata> responseMetadataListener) {
     this.deadline = deadline;
     this.timeoutNanos = timeoutNanos;
     this.metadata = metadata;
+    this.interceptors = interceptors;
+    this.responseMetadataListener = responseMetadataListener;
   }
 
   /** A copy whose calls must end by {@code deadline}. */
   public CallOptions withDeadline(Deadline deadline) {
-    return new CallOptions(Objects.requireNonNull(deadline, "deadline"), timeoutNanos, metadata);
+    return new CallOptions(Objects.requireNonNull(deadline, "deadline"), timeoutNanos, metadata, interceptors,
+        responseMetadataListener);
   }
 
   /** A copy whose calls must end {@code timeout} after each call starts. */
@@ -32,12 +42,30 @@ public final class CallOptions {
     if (timeout.isNegative() || timeout.isZero()) {
       throw new IllegalArgumentException("timeout must be > 0: " + timeout);
     }
-    return new CallOptions(deadline, timeout.toNanos(), metadata);
+    return new CallOptions(deadline, timeout.toNanos(), metadata, interceptors, responseMetadataListener);
   }
 
   /** A copy that also sends the given metadata. */
   public CallOptions withMetadata(Metadata more) {
-    return new CallOptions(deadline, timeoutNanos, metadata.withAll(Objects.requireNonNull(more, "metadata")));
+    return new CallOptions(deadline, timeoutNanos, metadata.withAll(Objects.requireNonNull(more, "metadata")),
+        interceptors, responseMetadataListener);
+  }
+
+  /** A copy whose calls also pass through these interceptors (after the client's own). */
+  public CallOptions withInterceptors(ClientInterceptor... more) {
+    List<ClientInterceptor> list = new ArrayList<>(interceptors);
+    for (ClientInterceptor i : more) {
+      list.add(Objects.requireNonNull(i, "interceptor"));
+    }
+    return new CallOptions(deadline, timeoutNanos, metadata, List.copyOf(list), responseMetadataListener);
+  }
+
+  /**
+   * A copy whose calls hand the server's response metadata to {@code listener} before the call's future
+   * completes (on the thread that completes it).
+   */
+  public CallOptions withResponseMetadataListener(Consumer<Metadata> listener) {
+    return new CallOptions(deadline, timeoutNanos, metadata, interceptors, Objects.requireNonNull(listener));
   }
 
   /** The absolute deadline, or null. */
@@ -52,6 +80,15 @@ public final class CallOptions {
 
   public Metadata metadata() {
     return metadata;
+  }
+
+  public List<ClientInterceptor> interceptors() {
+    return interceptors;
+  }
+
+  /** The response metadata listener, or null. */
+  public Consumer<Metadata> responseMetadataListener() {
+    return responseMetadataListener;
   }
 
   /**
@@ -70,6 +107,7 @@ public final class CallOptions {
 
   @Override
   public String toString() {
-    return "CallOptions{deadline=" + deadline + ", timeoutNanos=" + timeoutNanos + ", metadata=" + metadata + "}";
+    return "CallOptions{deadline=" + deadline + ", timeoutNanos=" + timeoutNanos + ", metadata=" + metadata
+        + ", interceptors=" + interceptors.size() + "}";
   }
 }

@@ -1,8 +1,12 @@
 package io.petrel.rpc;
 
+import io.petrel.rpc.internal.ClientChain;
+import io.petrel.rpc.spi.ClientConfig;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 /**
  * A client of one Petrel server endpoint, over one or more connections. Thread-safe; share one per endpoint.
@@ -10,9 +14,25 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Every call ends: with a response, or a {@link StatusException} no later than its deadline. A call on a
  * connection that closes fails at once with UNAVAILABLE; lost connections are re-established with backoff.
- * Generated stubs call these methods; they are also usable directly with hand-written descriptors.
+ * A call made while serving another call (inside a handler) never gets a later deadline than the call being
+ * served. Generated stubs call these methods; they are also usable directly with hand-written descriptors.
  */
 public abstract class RpcClient implements AutoCloseable {
+  private final List<ClientInterceptor> interceptors;
+  private final long defaultTimeoutNanos;
+  private final ClientChain.Terminal terminal = new ClientChain.Terminal() {
+    @Override
+    public <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
+        CallOptions options, Consumer<Metadata> responseMetadata) {
+      return RpcClient.this.send(method, request, options, deadlineOf(method, options), responseMetadata);
+    }
+  };
+
+  /** For transports. */
+  protected RpcClient(ClientConfig config) {
+    this.interceptors = config.interceptors();
+    this.defaultTimeoutNanos = config.defaultTimeoutNanos();
+  }
 
   public static RpcClientBuilder builder() {
     return new RpcClientBuilder();
@@ -25,15 +45,57 @@ public abstract class RpcClient implements AutoCloseable {
   public abstract RpcClient start();
 
   /** Sends a request and returns the future response. The future fails with {@link StatusException}. */
-  public abstract <Req, Resp> CompletableFuture<Resp> unaryCallAsync(
-      MethodDescriptor<Req, Resp> method, Req request, CallOptions options);
+  public final <Req, Resp> CompletableFuture<Resp> unaryCallAsync(
+      MethodDescriptor<Req, Resp> method, Req request, CallOptions options) {
+    if (method.type() != MethodType.UNARY) {
+      throw new IllegalArgumentException(method.fullName() + " is " + method.type() + "; use oneway(...)");
+    }
+    return call(method, request, options);
+  }
 
   /**
    * Sends a oneway request. The future completes once the request is written to the socket (not when the
    * server has run it), or fails with {@link StatusException} if it could not be sent.
    */
-  public abstract <Req> CompletableFuture<Void> oneway(
-      MethodDescriptor<Req, ?> method, Req request, CallOptions options);
+  @SuppressWarnings("unchecked")
+  public final <Req> CompletableFuture<Void> oneway(MethodDescriptor<Req, ?> method, Req request,
+      CallOptions options) {
+    if (method.type() != MethodType.ONEWAY) {
+      throw new IllegalArgumentException(method.fullName() + " is " + method.type() + "; use unaryCall(...)");
+    }
+    return (CompletableFuture<Void>) call(method, request, options);
+  }
+
+  private <Req, Resp> CompletableFuture<Resp> call(MethodDescriptor<Req, Resp> method, Req request,
+      CallOptions options) {
+    List<ClientInterceptor> perCall = options.interceptors();
+    if (interceptors.isEmpty() && perCall.isEmpty()) {
+      return send(method, request, options, deadlineOf(method, options), options.responseMetadataListener());
+    }
+    return ClientChain.start(terminal, interceptors, perCall, method, request, options);
+  }
+
+  /**
+   * The deadline of a call starting now: from its options, else the method's default, else the client's
+   * default; and never later than the deadline of the call this thread is serving, if any.
+   */
+  public final Deadline deadlineOf(MethodDescriptor<?, ?> method, CallOptions options) {
+    long fallback = method.defaultTimeoutNanos() > 0 ? method.defaultTimeoutNanos() : defaultTimeoutNanos;
+    Deadline d = options.effectiveDeadline(fallback);
+    ServerContext serving = ServerContext.current();
+    if (serving != null && serving.deadline() != null) {
+      d = serving.deadline().minimum(d);
+    }
+    return d;
+  }
+
+  /**
+   * The transport's part of a call, after the interceptors: send the request and complete the future with
+   * the response or a {@link StatusException}; hand response metadata to {@code responseMetadata} (if not
+   * null) before completing.
+   */
+  protected abstract <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
+      CallOptions options, Deadline deadline, Consumer<Metadata> responseMetadata);
 
   /** Sends a request and waits for the response; throws {@link StatusException} on failure. */
   public <Req, Resp> Resp unaryCall(MethodDescriptor<Req, Resp> method, Req request, CallOptions options) {

@@ -5,10 +5,13 @@ import static io.petrel.rpc.RpcServerBuilder.checkNonNegative;
 import static io.petrel.rpc.RpcServerBuilder.checkPort;
 import static io.petrel.rpc.RpcServerBuilder.checkPositive;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.Transports;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 
@@ -41,6 +44,9 @@ public final class RpcClientBuilder {
   private Executor callbackExecutor;
   private String transport;
   private String name = "petrel-client";
+  private final List<ClientInterceptor> interceptors = new ArrayList<>();
+  private MeterRegistry meterRegistry;
+  private boolean percentileHistograms;
 
   RpcClientBuilder() {}
 
@@ -140,6 +146,26 @@ public final class RpcClientBuilder {
     return this;
   }
 
+  /** Adds interceptors that see every call of this client, in the order added (first added runs first). */
+  public RpcClientBuilder intercept(ClientInterceptor... interceptors) {
+    for (ClientInterceptor i : interceptors) {
+      this.interceptors.add(Objects.requireNonNull(i, "interceptor"));
+    }
+    return this;
+  }
+
+  /** Records client metrics in the given registry (see docs/observability.md). */
+  public RpcClientBuilder meterRegistry(MeterRegistry registry) {
+    this.meterRegistry = Objects.requireNonNull(registry, "meterRegistry");
+    return this;
+  }
+
+  /** Publishes percentile histograms for the call timers (default off). */
+  public RpcClientBuilder percentileHistograms(boolean enabled) {
+    this.percentileHistograms = enabled;
+    return this;
+  }
+
   public RpcClientBuilder transport(String name) {
     this.transport = Objects.requireNonNull(name, "transport");
     return this;
@@ -154,10 +180,11 @@ public final class RpcClientBuilder {
     if (host == null) {
       throw new IllegalStateException("no server address set: call address(host, port)");
     }
-    ClientConfig config = new ClientConfig(InetSocketAddress.createUnresolved(host, port), connectionsPerEndpoint,
-        ioMode, ioThreads, defaultDeadline.toNanos(), connectTimeout.toNanos(), maxFrameSize, maxMetadataSize,
-        maxPendingCalls, reconnectInitial.toNanos(), reconnectMax.toNanos(), writeBufferLow, writeBufferHigh,
-        callbackExecutor, name);
+    ClientConfig config = new ClientConfig(InetSocketAddress.createUnresolved(host, port),
+        List.copyOf(interceptors), connectionsPerEndpoint, ioMode, ioThreads, defaultDeadline.toNanos(),
+        connectTimeout.toNanos(), maxFrameSize, maxMetadataSize, maxPendingCalls, reconnectInitial.toNanos(),
+        reconnectMax.toNanos(), writeBufferLow, writeBufferHigh, callbackExecutor, meterRegistry,
+        percentileHistograms, name);
     return Transports.find(transport).newClient(config);
   }
 }

@@ -1,5 +1,6 @@
 package io.petrel.rpc;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.petrel.rpc.spi.ServerConfig;
 import io.petrel.rpc.spi.Transports;
 import java.net.InetSocketAddress;
@@ -52,6 +53,9 @@ public final class RpcServerBuilder {
   private Duration shutdownGracePeriod = DEFAULT_SHUTDOWN_GRACE;
   private String transport;
   private String name = "petrel-server";
+  private final List<ServerInterceptor> interceptors = new ArrayList<>();
+  private MeterRegistry meterRegistry;
+  private boolean percentileHistograms;
 
   RpcServerBuilder() {}
 
@@ -176,6 +180,31 @@ public final class RpcServerBuilder {
     return this;
   }
 
+  /**
+   * Adds interceptors that see every call, in the order added (the first added runs first, outermost).
+   */
+  public RpcServerBuilder intercept(ServerInterceptor... interceptors) {
+    for (ServerInterceptor i : interceptors) {
+      this.interceptors.add(Objects.requireNonNull(i, "interceptor"));
+    }
+    return this;
+  }
+
+  /**
+   * Records metrics (calls, sizes, executor, connections, bytes, memory; see docs/observability.md) in the
+   * given registry. Without a registry nothing is recorded.
+   */
+  public RpcServerBuilder meterRegistry(MeterRegistry registry) {
+    this.meterRegistry = Objects.requireNonNull(registry, "meterRegistry");
+    return this;
+  }
+
+  /** Publishes percentile histograms for the call timers (for Prometheus-style quantiles; default off). */
+  public RpcServerBuilder percentileHistograms(boolean enabled) {
+    this.percentileHistograms = enabled;
+    return this;
+  }
+
   /** Selects a transport by name (default: the highest-priority one on the class path). */
   public RpcServerBuilder transport(String name) {
     this.transport = Objects.requireNonNull(name, "transport");
@@ -204,9 +233,10 @@ public final class RpcServerBuilder {
       }
     }
     InetSocketAddress addr = host == null ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
-    ServerConfig config = new ServerConfig(addr, List.copyOf(services), ioMode, workerThreads, businessThreads,
-        businessQueueSize, executor, direct, maxFrameSize, maxMetadataSize, maxConcurrentCallsPerConnection,
-        maxConnections, writeBufferLow, writeBufferHigh, shutdownGracePeriod.toNanos(), name);
+    ServerConfig config = new ServerConfig(addr, List.copyOf(services), List.copyOf(interceptors), ioMode,
+        workerThreads, businessThreads, businessQueueSize, executor, direct, maxFrameSize, maxMetadataSize,
+        maxConcurrentCallsPerConnection, maxConnections, writeBufferLow, writeBufferHigh,
+        shutdownGracePeriod.toNanos(), meterRegistry, percentileHistograms, name);
     return Transports.find(transport).newServer(config);
   }
 

@@ -1,27 +1,40 @@
 package io.petrel.rpc;
 
 import java.net.SocketAddress;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * What a server handler can know about the call it is serving: method, request metadata, deadline and peer.
- * Available as {@link #current()} on the thread that runs a blocking handler, and when an asynchronous handler
- * is invoked (capture it there if a later stage needs it).
+ * What a server handler can know about the call it is serving: method, request metadata, deadline, peer,
+ * cancellation; and the metadata it sends back. Available as {@link #current()} on the thread that runs a
+ * blocking handler and its interceptors, and when an asynchronous handler is invoked (capture it there if a
+ * later stage needs it). A call made from a handler thread inherits this call's deadline when it is earlier.
  */
 public final class ServerContext {
+  private static final Logger log = LoggerFactory.getLogger(ServerContext.class);
   private static final ThreadLocal<ServerContext> CURRENT = new ThreadLocal<>();
 
   private final MethodDescriptor<?, ?> method;
   private final Metadata metadata;
   private final Deadline deadline;
   private final SocketAddress peer;
+  private final int requestSize;
+  private final long startNanos;
   private volatile boolean cancelled;
+  private volatile Metadata responseMetadata = Metadata.EMPTY;
+  private List<Runnable> cancelListeners; // guarded by this
 
   /** Created by transports for each incoming call. */
-  public ServerContext(MethodDescriptor<?, ?> method, Metadata metadata, Deadline deadline, SocketAddress peer) {
+  public ServerContext(MethodDescriptor<?, ?> method, Metadata metadata, Deadline deadline, SocketAddress peer,
+      int requestSize, long startNanos) {
     this.method = method;
     this.metadata = metadata;
     this.deadline = deadline;
     this.peer = peer;
+    this.requestSize = requestSize;
+    this.startNanos = startNanos;
   }
 
   /** The context of the call being served on this thread, or null outside a handler. */
@@ -49,6 +62,7 @@ public final class ServerContext {
     return method;
   }
 
+  /** Metadata the caller sent. */
   public Metadata metadata() {
     return metadata;
   }
@@ -62,13 +76,73 @@ public final class ServerContext {
     return peer;
   }
 
-  /** True once the call no longer has a caller waiting: deadline passed, connection closed or call cancelled. */
+  /** Bytes of the request body. */
+  public int requestSize() {
+    return requestSize;
+  }
+
+  /** {@link System#nanoTime()} when the server read the request. */
+  public long startNanos() {
+    return startNanos;
+  }
+
+  /** Adds an entry to the metadata sent back with the response (or the error status). */
+  public synchronized void addResponseMetadata(String key, String value) {
+    responseMetadata = responseMetadata.with(key, value);
+  }
+
+  public Metadata responseMetadata() {
+    return responseMetadata;
+  }
+
+  /**
+   * True once nobody waits for the result: the caller cancelled or its deadline passed (the client sends a
+   * CANCEL frame), or the connection closed. A handler doing long work should check it and stop.
+   */
   public boolean isCancelled() {
     return cancelled || (deadline != null && deadline.isExpired());
   }
 
-  /** Marks the call cancelled (transports call this when the connection closes). */
+  /**
+   * Runs {@code listener} when the call is cancelled (at once if it already is), on the thread that learns
+   * of it: an event loop, so the listener must be quick and must not block.
+   */
+  public void onCancel(Runnable listener) {
+    synchronized (this) {
+      if (!cancelled) {
+        if (cancelListeners == null) {
+          cancelListeners = new ArrayList<>(2);
+        }
+        cancelListeners.add(listener);
+        return;
+      }
+    }
+    runListener(listener);
+  }
+
+  /** Marks the call cancelled and runs the listeners once. Called by transports. */
   public void cancel() {
-    cancelled = true;
+    List<Runnable> listeners;
+    synchronized (this) {
+      if (cancelled) {
+        return;
+      }
+      cancelled = true;
+      listeners = cancelListeners;
+      cancelListeners = null;
+    }
+    if (listeners != null) {
+      for (Runnable r : listeners) {
+        runListener(r);
+      }
+    }
+  }
+
+  private void runListener(Runnable r) {
+    try {
+      r.run();
+    } catch (RuntimeException e) {
+      log.warn("cancellation listener of {} threw", method.fullName(), e);
+    }
   }
 }

@@ -1,16 +1,21 @@
 package io.petrel.rpc.spi;
 
+import io.micrometer.core.instrument.MeterRegistry;
+import io.petrel.rpc.ClientInterceptor;
 import io.petrel.rpc.IoMode;
 import java.net.InetSocketAddress;
+import java.util.List;
 import java.util.concurrent.Executor;
 
 /**
  * The validated settings of a client, handed by {@link io.petrel.rpc.RpcClientBuilder} to the transport.
  *
  * @param callbackExecutor where futures complete; null means on the connection's event loop
+ * @param meterRegistry where metrics go, or null for none
  */
 public record ClientConfig(
     InetSocketAddress address,
+    List<ClientInterceptor> interceptors,
     int connectionsPerEndpoint,
     IoMode ioMode,
     int ioThreads,
@@ -24,4 +29,6 @@ public record ClientConfig(
     int writeBufferLowWaterMark,
     int writeBufferHighWaterMark,
     Executor callbackExecutor,
+    MeterRegistry meterRegistry,
+    boolean percentileHistograms,
     String name) {}

@@ -1,6 +1,8 @@
 package io.petrel.rpc.spi;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import io.petrel.rpc.IoMode;
+import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServiceDefinition;
 import java.net.InetSocketAddress;
 import java.util.List;
@@ -11,10 +13,12 @@ import java.util.concurrent.Executor;
  *
  * @param executor the user's business executor, or null for the built-in bounded pool (unless {@code direct})
  * @param direct run handlers on the event loop (for non-blocking services)
+ * @param meterRegistry where metrics go, or null for none
  */
 public record ServerConfig(
     InetSocketAddress bindAddress,
     List<ServiceDefinition> services,
+    List<ServerInterceptor> interceptors,
     IoMode ioMode,
     int workerThreads,
     int businessThreads,
@@ -28,4 +32,6 @@ public record ServerConfig(
     int writeBufferLowWaterMark,
     int writeBufferHighWaterMark,
     long shutdownGracePeriodNanos,
+    MeterRegistry meterRegistry,
+    boolean percentileHistograms,
     String name) {}

@@ -1,6 +1,7 @@
 package io.petrel.rpc.stub;
 
 import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.ClientInterceptor;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.RpcClient;
@@ -38,6 +39,11 @@ public abstract class AbstractStub<S extends AbstractStub<S>> {
   /** Calls through the returned stub also send this metadata. */
   public final S withMetadata(Metadata metadata) {
     return build(client, options.withMetadata(metadata));
+  }
+
+  /** Calls through the returned stub also pass through these interceptors (after the client's own). */
+  public final S withInterceptors(ClientInterceptor... interceptors) {
+    return build(client, options.withInterceptors(interceptors));
   }
 
   public final S withOptions(CallOptions options) {

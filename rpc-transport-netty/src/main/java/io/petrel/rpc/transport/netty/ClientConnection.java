@@ -57,6 +57,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   /** Event loop: register and write one queued call. */
   @Override
   public void write(Object item) {
+    TransportMetrics metrics = client.metrics();
     if (item instanceof ByteBuf control) { // ping, pong, cancel
       if (channel.isActive()) {
         channel.write(control, channel.voidPromise());
@@ -101,6 +102,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     call.connection = this;
     inFlight.put(id, call);
     call.armTimer(channel.eventLoop());
+    if (metrics != null) {
+      metrics.bytesSent.increment(frame.readableBytes());
+    }
     channel.write(frame, channel.voidPromise());
   }
 
@@ -191,6 +195,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       return;
     }
     ByteBuf body = frame.body();
+    call.responseSize = body.readableBytes();
+    call.responseMetadata(frame.metadata);
     if (frame.status != 0) {
       Status s = Status.fromCodeValue(frame.status).withDescription(body.toString(StandardCharsets.UTF_8));
       if (s.code() == Status.Code.UNIMPLEMENTED) {

@@ -53,6 +53,9 @@ final class ClientSlot {
         .handler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(Channel ch) {
+            if (client.metrics() != null) {
+              ch.pipeline().addLast("petrel-bytes-in", client.metrics().bytesIn());
+            }
             ch.pipeline().addLast("petrel-frame-decoder",
                 new FrameDecoder(config.maxFrameSize(), config.maxMetadataSize()));
             ch.pipeline().addLast("petrel-client", new ClientConnection(client, ClientSlot.this, ch));
@@ -112,6 +115,9 @@ final class ClientSlot {
         }
       }
       if (conn != null) {
+        if (client.metrics() != null) {
+          client.metrics().connectionsOpened.increment();
+        }
         log.debug("connected to {} from {}", client.target(), cf.channel().localAddress());
         promise.setSuccess(conn);
       } else {
@@ -140,6 +146,9 @@ final class ClientSlot {
   }
 
   void onClosed(ClientConnection c) {
+    if (client.metrics() != null) {
+      client.metrics().connectionsClosed.increment();
+    }
     synchronized (this) {
       if (connection == c) {
         connection = null;

@@ -124,15 +124,28 @@ final class FrameEncoder {
   }
 
   /** A response that carries a non-OK status; the body is the UTF-8 description. */
-  static ByteBuf encodeError(ByteBufAllocator alloc, int requestId, Status status, int maxFrameSize) {
+  static ByteBuf encodeError(ByteBufAllocator alloc, int requestId, Status status, Metadata metadata,
+      int maxFrameSize) {
     String description = status.description() == null ? "" : status.description();
-    int max = Math.max(0, maxFrameSize - HEADER_SIZE);
+    int metaLen = metadataSize(metadata);
+    if (HEADER_SIZE + metaLen > maxFrameSize) {
+      metadata = Metadata.EMPTY; // the status matters more than the metadata
+      metaLen = 0;
+    }
+    int max = Math.max(0, maxFrameSize - HEADER_SIZE - metaLen);
     byte[] bytes = description.getBytes(StandardCharsets.UTF_8);
     int len = Math.min(bytes.length, Math.min(max, 64 * 1024)); // descriptions are for humans: cap them
-    ByteBuf buf = alloc.buffer(HEADER_SIZE + len);
-    writeHeader(buf, TYPE_RESPONSE, status.code().value(), requestId, 0, 0, 0, len);
+    ByteBuf buf = alloc.buffer(HEADER_SIZE + metaLen + len);
+    writeHeader(buf, TYPE_RESPONSE, status.code().value(), requestId, 0, 0, metaLen, len);
+    if (metaLen > 0) {
+      writeMetadata(buf, metadata);
+    }
     buf.writeBytes(bytes, 0, len);
     return buf;
+  }
+
+  static ByteBuf encodeError(ByteBufAllocator alloc, int requestId, Status status, int maxFrameSize) {
+    return encodeError(alloc, requestId, status, Metadata.EMPTY, maxFrameSize);
   }
 
   /** A frame with a header only: ping, pong, goaway, cancel. */

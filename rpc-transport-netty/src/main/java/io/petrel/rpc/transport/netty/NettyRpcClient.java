@@ -7,7 +7,11 @@ import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.Future;
+import io.micrometer.core.instrument.Tags;
 import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.Metadata;
+import io.petrel.rpc.internal.CallMetrics;
+import java.util.function.Consumer;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.MethodType;
@@ -39,10 +43,12 @@ final class NettyRpcClient extends RpcClient {
   private final CountDownLatch terminated = new CountDownLatch(1);
   private final AtomicBoolean terminating = new AtomicBoolean();
   private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+  private final TransportMetrics metrics;
   private volatile boolean shutdown;
   private int roundRobin;
 
   NettyRpcClient(ClientConfig config) {
+    super(config);
     this.config = config;
     this.target = config.address().getHostString() + ":" + config.address().getPort();
     this.io = IoSupport.select(config.ioMode());
@@ -50,9 +56,23 @@ final class NettyRpcClient extends RpcClient {
         ? Math.min(Runtime.getRuntime().availableProcessors(), config.connectionsPerEndpoint())
         : config.ioThreads();
     this.group = io.newGroup(threads, config.name() + "-io");
+    this.metrics = config.meterRegistry() == null ? null
+        : new TransportMetrics(config.meterRegistry(), "client",
+            Tags.of("client", config.name(), "target", target), config.percentileHistograms());
     this.slots = new ClientSlot[config.connectionsPerEndpoint()];
     for (int i = 0; i < slots.length; i++) {
       slots[i] = new ClientSlot(this, group.next(), io, config);
+    }
+    if (metrics != null) {
+      metrics.gauge("rpc.client.calls.pending", pending, AtomicInteger::get);
+      metrics.gauge("rpc.client.connections", this, c -> {
+        int n = 0;
+        for (ClientSlot s : c.slots) {
+          n += s.current() != null ? 1 : 0;
+        }
+        return n;
+      });
+      metrics.eventLoops(group);
     }
     log.debug("Petrel client '{}' for {} (io {}, {} connections, {} io threads)", config.name(), target, io.name,
         slots.length, threads);
@@ -60,6 +80,11 @@ final class NettyRpcClient extends RpcClient {
 
   String target() {
     return target;
+  }
+
+  /** The client's meters, or null when no registry was given. */
+  TransportMetrics metrics() {
+    return metrics;
   }
 
   Executor callbackExecutor() {
@@ -87,28 +112,11 @@ final class NettyRpcClient extends RpcClient {
   }
 
   @Override
-  public <Req, Resp> CompletableFuture<Resp> unaryCallAsync(
-      MethodDescriptor<Req, Resp> method, Req request, CallOptions options) {
-    if (method.type() != MethodType.UNARY) {
-      throw new IllegalArgumentException(method.fullName() + " is " + method.type() + "; use oneway(...)");
-    }
-    return start(method, request, options, false);
-  }
-
-  @Override
-  @SuppressWarnings("unchecked")
-  public <Req> CompletableFuture<Void> oneway(MethodDescriptor<Req, ?> method, Req request, CallOptions options) {
-    if (method.type() != MethodType.ONEWAY) {
-      throw new IllegalArgumentException(method.fullName() + " is " + method.type() + "; use unaryCall(...)");
-    }
-    return (CompletableFuture<Void>) (CompletableFuture<?>) start(method, request, options, true);
-  }
-
-  private <Req, Resp> PendingCall<Resp> start(
-      MethodDescriptor<Req, Resp> method, Req request, CallOptions options, boolean oneway) {
-    long fallback = method.defaultTimeoutNanos() > 0 ? method.defaultTimeoutNanos() : config.defaultTimeoutNanos();
-    Deadline deadline = options.effectiveDeadline(fallback);
-    PendingCall<Resp> call = new PendingCall<>(this, method, deadline, oneway);
+  protected <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
+      CallOptions options, Deadline deadline, Consumer<Metadata> responseMetadata) {
+    boolean oneway = method.type() == MethodType.ONEWAY;
+    CallMetrics cm = metrics == null ? CallMetrics.NOOP : metrics.forMethod(method);
+    PendingCall<Resp> call = new PendingCall<>(this, method, deadline, oneway, responseMetadata, cm);
     // Counted from here; every path below ends the call exactly once, which uncounts it.
     int n = pending.incrementAndGet();
     if (shutdown) {
@@ -131,6 +139,7 @@ final class NettyRpcClient extends RpcClient {
       call.frame = FrameEncoder.encodeMessage(alloc, oneway ? TYPE_ONEWAY : TYPE_REQUEST, 0, method.id(), 0,
           options.metadata(), method.requestMarshaller(), request, config.maxFrameSize(), config.maxMetadataSize(),
           "RpcClient.builder()");
+      call.requestSize = call.frame.getInt(Protocol.OFF_BODY_LENGTH);
     } catch (FrameEncoder.FrameTooLargeException e) {
       call.fail(e.status.augmentDescription("not sent"));
       return call;

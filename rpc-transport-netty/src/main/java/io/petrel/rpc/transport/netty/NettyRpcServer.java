@@ -11,7 +11,11 @@ import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.FutureListener;
 import io.netty.util.concurrent.GlobalEventExecutor;
 import io.netty.util.concurrent.Promise;
+import io.micrometer.core.instrument.Tags;
+import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.ServerInterceptor;
+import io.petrel.rpc.internal.CallMetrics;
 import io.petrel.rpc.ServerMethodDefinition;
 import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.spi.ServerConfig;
@@ -39,6 +43,8 @@ final class NettyRpcServer extends RpcServer {
 
   private final ServerConfig config;
   private final IntObjectHashMap<ServerMethodDefinition<?, ?>> methods = new IntObjectHashMap<>();
+  private final IntObjectHashMap<CallMetrics> methodMetrics = new IntObjectHashMap<>();
+  private final TransportMetrics metrics;
   private final List<String> serviceNames = new ArrayList<>();
   private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
   private final AtomicInteger connectionCount = new AtomicInteger();
@@ -58,12 +64,30 @@ final class NettyRpcServer extends RpcServer {
 
   NettyRpcServer(ServerConfig config) {
     this.config = config;
+    this.metrics = config.meterRegistry() == null ? null
+        : new TransportMetrics(config.meterRegistry(), "server", Tags.of("server", config.name()),
+            config.percentileHistograms());
     for (ServiceDefinition s : config.services()) {
       serviceNames.add(s.name());
       for (ServerMethodDefinition<?, ?> m : s.methods()) {
         methods.put(m.method().id(), m);
+        methodMetrics.put(m.method().id(), metrics == null ? CallMetrics.NOOP : metrics.forMethod(m.method()));
       }
     }
+  }
+
+  /** The server's meters, or null when no registry was given. */
+  TransportMetrics metrics() {
+    return metrics;
+  }
+
+  CallMetrics callMetrics(int methodId) {
+    CallMetrics m = methodMetrics.get(methodId);
+    return m == null ? CallMetrics.NOOP : m;
+  }
+
+  List<ServerInterceptor> interceptors() {
+    return config.interceptors();
   }
 
   ServerConfig config() {
@@ -87,8 +111,11 @@ final class NettyRpcServer extends RpcServer {
     return executor;
   }
 
-  void recordRejected() {
+  void recordRejected(MethodDescriptor<?, ?> method) {
     rejected.incrementAndGet();
+    if (metrics != null) {
+      metrics.rejected(method.serviceName());
+    }
   }
 
   String rejectionMessage(RejectedExecutionException e) {
@@ -132,6 +159,9 @@ final class NettyRpcServer extends RpcServer {
         .childHandler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(Channel ch) {
+            if (metrics != null) {
+              ch.pipeline().addLast("petrel-bytes-in", metrics.bytesIn());
+            }
             ch.pipeline().addLast("petrel-frame-decoder",
                 new FrameDecoder(config.maxFrameSize(), config.maxMetadataSize()));
             ch.pipeline().addLast("petrel-server", new ServerConnection(NettyRpcServer.this, ch));
@@ -146,6 +176,14 @@ final class NettyRpcServer extends RpcServer {
       throw new IOException("cannot bind " + config.bindAddress() + ": " + e, e);
     }
     localAddress = (InetSocketAddress) serverChannel.localAddress();
+    if (metrics != null) {
+      metrics.gauge("rpc.server.connections", connectionCount, AtomicInteger::get);
+      metrics.gauge("rpc.server.calls.active", this, NettyRpcServer::inFlightCalls);
+      metrics.eventLoops(workers);
+      if (ownPool != null) {
+        metrics.executor(ownPool);
+      }
+    }
     state = State.STARTED;
     log.info("Petrel server '{}' listening on {} (io {}, {} worker threads, {}, maxFrameSize {}, services {})",
         config.name(), localAddress, io.name, workerThreads, executorDesc, config.maxFrameSize(), serviceNames);
@@ -168,6 +206,9 @@ final class NettyRpcServer extends RpcServer {
       return false;
     }
     connections.add(c);
+    if (metrics != null) {
+      metrics.connectionsOpened.increment();
+    }
     if (draining) {
       c.sendGoaway();
     }
@@ -177,6 +218,9 @@ final class NettyRpcServer extends RpcServer {
   void connectionClosed(ServerConnection c) {
     if (connections.remove(c)) {
       connectionCount.decrementAndGet();
+      if (metrics != null) {
+        metrics.connectionsClosed.increment();
+      }
     }
   }
 

@@ -3,7 +3,10 @@ package io.petrel.rpc.transport.netty;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.petrel.rpc.Deadline;
+import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.internal.CallMetrics;
+import java.util.function.Consumer;
 import io.petrel.rpc.Status;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -24,6 +27,10 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
   final Deadline deadline;
   final long startNanos;
   final boolean oneway;
+  private final Consumer<Metadata> responseMetadata;
+  private final CallMetrics metrics;
+  int requestSize = -1;
+  int responseSize = -1;
   /** The encoded request; owned by this call until written. Touched on the event loop once queued. */
   ByteBuf frame;
   /** Set on the event loop when the call is registered on a connection. */
@@ -32,7 +39,10 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
   ScheduledFuture<?> timer;
   private volatile int finished;
 
-  PendingCall(NettyRpcClient client, MethodDescriptor<?, Resp> method, Deadline deadline, boolean oneway) {
+  PendingCall(NettyRpcClient client, MethodDescriptor<?, Resp> method, Deadline deadline, boolean oneway,
+      Consumer<Metadata> responseMetadata, CallMetrics metrics) {
+    this.responseMetadata = responseMetadata;
+    this.metrics = metrics;
     this.client = client;
     this.method = method;
     this.deadline = deadline;
@@ -40,7 +50,7 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
     this.startNanos = System.nanoTime();
   }
 
-  private boolean tryFinish() {
+  private boolean tryFinish(Status.Code code) {
     if (!FINISHED.compareAndSet(this, 0, 1)) {
       return false;
     }
@@ -48,8 +58,21 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
     if (t != null) {
       t.cancel(false);
     }
+    metrics.record(code, System.nanoTime() - startNanos, requestSize, responseSize);
     client.callEnded();
     return true;
+  }
+
+  /** Hands the server's response metadata to the listener, if any. Event loop, before completion. */
+  void responseMetadata(Metadata md) {
+    if (responseMetadata != null && !isFinished()) {
+      try {
+        responseMetadata.accept(md);
+      } catch (RuntimeException e) {
+        org.slf4j.LoggerFactory.getLogger(PendingCall.class).warn("response metadata listener of {} threw",
+            method.fullName(), e);
+      }
+    }
   }
 
   boolean isFinished() {
@@ -57,7 +80,7 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
   }
 
   void succeed(Resp value) {
-    if (tryFinish()) {
+    if (tryFinish(Status.Code.OK)) {
       Executor e = client.callbackExecutor();
       if (e == null) {
         super.complete(value);
@@ -68,7 +91,7 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
   }
 
   void fail(Status status) {
-    if (tryFinish()) {
+    if (tryFinish(status.code())) {
       Executor e = client.callbackExecutor();
       if (e == null) {
         super.completeExceptionally(status.asException());
@@ -99,7 +122,7 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
 
   @Override
   public boolean cancel(boolean mayInterruptIfRunning) {
-    if (!tryFinish()) {
+    if (!tryFinish(Status.Code.CANCELLED)) {
       return false;
     }
     ClientConnection c = connection;
@@ -112,7 +135,7 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
   @Override
   public boolean complete(Resp value) {
     // Completing by hand ends the call for the transport too.
-    if (!tryFinish()) {
+    if (!tryFinish(Status.Code.OK)) {
       return false;
     }
     ClientConnection c = connection;
@@ -124,7 +147,7 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
 
   @Override
   public boolean completeExceptionally(Throwable ex) {
-    if (!tryFinish()) {
+    if (!tryFinish(Status.fromThrowable(ex).code())) {
       return false;
     }
     ClientConnection c = connection;

@@ -4,9 +4,13 @@ import io.netty.buffer.ByteBuf;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.MethodType;
 import io.petrel.rpc.ServerContext;
+import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServerMethodDefinition;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
+import io.petrel.rpc.internal.CallMetrics;
+import io.petrel.rpc.internal.ServerChain;
+import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -15,25 +19,30 @@ import org.slf4j.LoggerFactory;
 
 /**
  * One incoming call, run on the business executor (or the event loop in direct mode): decode the request,
- * invoke the handler, encode the response into the connection's write queue. Owns the request frame until
- * it is decoded.
+ * run interceptors and handler, encode the response into the connection's write queue. Owns the request
+ * frame until it is decoded.
  */
 final class ServerCall implements Runnable {
   private static final Logger log = LoggerFactory.getLogger(ServerCall.class);
 
   private final ServerConnection connection;
   private final ServerMethodDefinition<Object, Object> def;
-  private final int requestId;
-  private final Deadline deadline;
+  private final CallMetrics metrics;
+  final int requestId;
+  final ServerContext context;
   private Frame frame;
 
   @SuppressWarnings("unchecked")
-  ServerCall(ServerConnection connection, ServerMethodDefinition<?, ?> def, Frame frame) {
+  ServerCall(ServerConnection connection, ServerMethodDefinition<?, ?> def, CallMetrics metrics, Frame frame,
+      long startNanos) {
     this.connection = connection;
     this.def = (ServerMethodDefinition<Object, Object>) def;
+    this.metrics = metrics;
     this.frame = frame;
     this.requestId = frame.requestId;
-    this.deadline = frame.timeoutMillis == 0 ? null : Deadline.afterNanos(frame.timeoutMillis * 1_000_000L);
+    Deadline deadline = frame.timeoutMillis == 0 ? null : Deadline.afterNanos(frame.timeoutMillis * 1_000_000L);
+    this.context = new ServerContext(def.method(), frame.metadata, deadline, connection.remoteAddress(),
+        frame.body().readableBytes(), startNanos);
   }
 
   boolean isOneway() {
@@ -54,38 +63,31 @@ final class ServerCall implements Runnable {
     Frame f = frame;
     frame = null;
     Object request;
-    ServerContext ctx;
     try {
-      if (deadline != null && deadline.isExpired()) {
-        // The caller has given up already; do not spend a handler on it.
-        finish(null, Status.DEADLINE_EXCEEDED.withDescription("deadline passed while the call waited in the"
-            + " server's queue; the handler was not run").asException());
+      if (context.isCancelled()) {
+        // The caller has given up already (deadline passed or cancelled); do not spend a handler on it.
+        finish(null, Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed or it was cancelled"
+            + " while it waited in the server's queue; the handler was not run").asException());
         return;
       }
-      ByteBuf body = f.body();
       try {
-        request = def.method().requestMarshaller().read(body);
+        request = def.method().requestMarshaller().read(f.body());
       } catch (Throwable t) {
         finish(null, Status.INVALID_ARGUMENT.withDescription("cannot decode the request of "
             + def.method().fullName() + ": " + Status.describe(t)).asException());
         return;
       }
-      ctx = new ServerContext(def.method(), f.metadata, deadline, connection.remoteAddress());
     } finally {
       f.release();
     }
-    ServerContext previous = ctx.attach();
+    ServerContext previous = context.attach();
     try {
-      if (def.isAsync()) {
-        CompletionStage<Object> stage = def.asyncHandler().invoke(request);
-        if (stage == null) {
-          finish(null, new NullPointerException("async handler of " + def.method().fullName()
-              + " returned null instead of a CompletionStage"));
-        } else {
-          stage.whenComplete(this::finish);
-        }
+      List<ServerInterceptor> interceptors = connection.server().interceptors();
+      if (interceptors.isEmpty() && !def.isAsync()) {
+        finish(def.handler().invoke(request), null); // the plain path: no stage, no chain
       } else {
-        finish(def.handler().invoke(request), null);
+        CompletionStage<Object> stage = ServerChain.invoke(interceptors, def, request, context);
+        stage.whenComplete(this::finish);
       }
     } catch (Throwable t) {
       finish(null, t);
@@ -95,22 +97,29 @@ final class ServerCall implements Runnable {
   }
 
   private void finish(Object response, Throwable error) {
+    Status.Code code = Status.Code.OK;
+    int responseBytes = -1;
     try {
       if (error != null) {
         Throwable t = unwrap(error);
         Status status = Status.fromThrowable(t);
+        code = status.code();
         if (t instanceof StatusException) {
           log.debug("{} failed with {}", def.method().fullName(), status);
         } else {
           log.warn("{} threw; the caller gets {}", def.method().fullName(), status.code(), t);
         }
         if (!isOneway()) {
-          connection.writeError(requestId, status);
+          connection.writeError(requestId, status, context.responseMetadata());
         }
       } else if (!isOneway()) {
-        connection.writeResponse(requestId, def.method().responseMarshaller(), response, def.method());
+        responseBytes = connection.writeResponse(this, def.method().responseMarshaller(), response, def.method());
+        if (responseBytes < 0) {
+          code = Status.Code.RESOURCE_EXHAUSTED; // or INTERNAL: the encoder failed and an error was sent
+        }
       }
     } finally {
+      metrics.record(code, System.nanoTime() - context.startNanos(), context.requestSize(), responseBytes);
       connection.callDone();
     }
   }

@@ -10,6 +10,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
 import io.netty.util.ReferenceCountUtil;
+import io.netty.util.collection.IntObjectHashMap;
 import io.petrel.rpc.Marshaller;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Metadata;
@@ -35,12 +36,20 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
   private final Channel channel;
   private final WriteQueue writeQueue;
   private final AtomicInteger inFlight = new AtomicInteger();
+  /** Unary calls awaiting their response, for CANCEL; event loop only. */
+  private final IntObjectHashMap<ServerCall> calls = new IntObjectHashMap<>();
+  private final TransportMetrics metrics;
   private volatile boolean goawaySent;
 
   ServerConnection(NettyRpcServer server, Channel channel) {
     this.server = server;
     this.channel = channel;
     this.writeQueue = new WriteQueue(channel, this);
+    this.metrics = server.metrics();
+  }
+
+  NettyRpcServer server() {
+    return server;
   }
 
   SocketAddress remoteAddress() {
@@ -68,6 +77,12 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
     server.connectionClosed(this);
+    if (!calls.isEmpty()) {
+      for (ServerCall c : calls.values()) {
+        c.context.cancel(); // nobody is waiting any more
+      }
+      calls.clear();
+    }
     log.debug("connection from {} closed with {} calls in flight", channel.remoteAddress(), inFlight.get());
     super.channelInactive(ctx);
   }
@@ -93,8 +108,15 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
         frame.release();
         writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_PONG, frame.requestId));
         return;
+      case TYPE_CANCEL: {
+        frame.release();
+        ServerCall c = calls.get(frame.requestId);
+        if (c != null) {
+          c.context.cancel();
+        }
+        return;
+      }
       case TYPE_PONG:
-      case TYPE_CANCEL: // v1: the server lets a cancelled call finish; its response is dropped by the client
       case TYPE_GOAWAY:
         frame.release();
         return;
@@ -136,7 +158,11 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
           + def.method().type() + " method but was called as " + (oneway ? "ONEWAY" : "UNARY")));
       return;
     }
-    ServerCall call = new ServerCall(this, def, frame);
+    long start = System.nanoTime();
+    ServerCall call = new ServerCall(this, def, server.callMetrics(frame.methodId), frame, start);
+    if (!oneway) {
+      calls.put(frame.requestId, call);
+    }
     Executor executor = server.executor();
     if (executor == null) {
       call.run();
@@ -145,9 +171,12 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
     try {
       executor.execute(call);
     } catch (RejectedExecutionException e) {
+      calls.remove(frame.requestId);
       call.discard();
       callDone();
-      server.recordRejected();
+      server.recordRejected(def.method());
+      server.callMetrics(frame.methodId).record(Status.Code.RESOURCE_EXHAUSTED, System.nanoTime() - start,
+          call.context.requestSize(), -1);
       reject(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription(server.rejectionMessage(e)));
     }
   }
@@ -179,26 +208,36 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
   }
 
   void writeError(int requestId, Status status) {
-    writeQueue.enqueue(FrameEncoder.encodeError(channel.alloc(), requestId, status, server.config().maxFrameSize()));
+    writeError(requestId, status, Metadata.EMPTY);
   }
 
-  void writeResponse(int requestId, Marshaller<Object> marshaller, Object response, MethodDescriptor<?, ?> m) {
+  void writeError(int requestId, Status status, Metadata metadata) {
+    writeQueue.enqueue(FrameEncoder.encodeError(channel.alloc(), requestId, status, metadata,
+        server.config().maxFrameSize()));
+  }
+
+  /** Queues the response; returns its body size, or -1 if it could not be encoded (an error was sent). */
+  int writeResponse(ServerCall call, Marshaller<Object> marshaller, Object response, MethodDescriptor<?, ?> m) {
     ByteBuf buf;
+    Metadata md = call.context.responseMetadata();
     try {
-      buf = FrameEncoder.encodeMessage(channel.alloc(), TYPE_RESPONSE, requestId, 0, 0, Metadata.EMPTY,
-          marshaller, response, server.config().maxFrameSize(), Integer.MAX_VALUE, "RpcServer.builder()");
+      buf = FrameEncoder.encodeMessage(channel.alloc(), TYPE_RESPONSE, call.requestId, 0, 0, md,
+          marshaller, response, server.config().maxFrameSize(), server.config().maxMetadataSize(),
+          "RpcServer.builder()");
     } catch (FrameEncoder.FrameTooLargeException e) {
       log.warn("{}: {}", m.fullName(), e.status.description());
-      writeError(requestId, e.status);
-      return;
+      writeError(call.requestId, e.status);
+      return -1;
     } catch (Throwable t) {
       Status s = Status.INTERNAL.withDescription("server could not encode the response of " + m.fullName() + ": "
           + Status.describe(t));
       log.warn("{}", s.description(), t);
-      writeError(requestId, s);
-      return;
+      writeError(call.requestId, s);
+      return -1;
     }
+    int bodySize = buf.getInt(OFF_BODY_LENGTH);
     writeQueue.enqueue(buf);
+    return bodySize;
   }
 
   /** Tells the client to send no new calls on this connection (graceful shutdown). */
@@ -219,10 +258,17 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
 
   @Override
   public void write(Object item) {
+    ByteBuf buf = (ByteBuf) item;
+    if (buf.getByte(OFF_TYPE) == TYPE_RESPONSE && !calls.isEmpty()) {
+      calls.remove(buf.getInt(OFF_REQUEST_ID));
+    }
     if (channel.isActive()) {
-      channel.write(item, channel.voidPromise());
+      if (metrics != null) {
+        metrics.bytesSent.increment(buf.readableBytes());
+      }
+      channel.write(buf, channel.voidPromise());
     } else {
-      ReferenceCountUtil.release(item);
+      buf.release();
     }
   }
 

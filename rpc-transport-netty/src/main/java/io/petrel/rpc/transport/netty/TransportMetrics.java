@@ -1,0 +1,126 @@
+package io.petrel.rpc.transport.netty;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufAllocator;
+import io.netty.buffer.ByteBufAllocatorMetric;
+import io.netty.buffer.ByteBufAllocatorMetricProvider;
+import io.netty.channel.ChannelHandler;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
+import io.netty.util.concurrent.SingleThreadEventExecutor;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.internal.CallMetrics;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.function.Supplier;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The Micrometer meters of one server or client (names in docs/observability.md). Created only when the user
+ * gave a registry; otherwise the transport holds {@code null} and skips every metrics call.
+ */
+final class TransportMetrics {
+  final MeterRegistry registry;
+  final String side;
+  final Tags tags;
+  final boolean histograms;
+  final Counter bytesReceived;
+  final Counter bytesSent;
+  final Counter connectionsOpened;
+  final Counter connectionsClosed;
+  private final Map<String, Counter> rejectedByService = new ConcurrentHashMap<>();
+  private final Map<MethodDescriptor<?, ?>, CallMetrics> byMethod = new ConcurrentHashMap<>();
+
+  TransportMetrics(MeterRegistry registry, String side, Tags tags, boolean histograms) {
+    this.registry = registry;
+    this.side = side;
+    this.tags = tags;
+    this.histograms = histograms;
+    String p = "rpc." + side;
+    bytesReceived = Counter.builder(p + ".bytes.received").baseUnit("bytes").tags(tags).register(registry);
+    bytesSent = Counter.builder(p + ".bytes.sent").baseUnit("bytes").tags(tags).register(registry);
+    connectionsOpened = Counter.builder(p + ".connections.opened").tags(tags).register(registry);
+    connectionsClosed = Counter.builder(p + ".connections.closed").tags(tags).register(registry);
+    ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+    if (alloc instanceof ByteBufAllocatorMetricProvider provider) {
+      ByteBufAllocatorMetric m = provider.metric();
+      Gauge.builder("rpc.netty.memory.used", m, ByteBufAllocatorMetric::usedDirectMemory).baseUnit("bytes")
+          .tags(tags).tag("area", "direct").register(registry);
+      Gauge.builder("rpc.netty.memory.used", m, ByteBufAllocatorMetric::usedHeapMemory).baseUnit("bytes")
+          .tags(tags).tag("area", "heap").register(registry);
+    }
+  }
+
+  CallMetrics forMethod(MethodDescriptor<?, ?> m) {
+    CallMetrics c = byMethod.get(m);
+    if (c == null) {
+      c = byMethod.computeIfAbsent(m, k -> new CallMetrics(registry, side, tags, k, histograms));
+    }
+    return c;
+  }
+
+  void rejected(String service) {
+    rejectedByService.computeIfAbsent(service, s -> Counter.builder("rpc.server.executor.rejected")
+        .description("Calls refused because the business executor was full").tags(tags).tag("service", s)
+        .register(registry)).increment();
+  }
+
+  <T> void gauge(String name, T obj, ToDoubleFunction<T> f) {
+    Gauge.builder(name, obj, f).tags(tags).register(registry);
+  }
+
+  void gauge(String name, Supplier<Number> f) {
+    Gauge.builder(name, f).tags(tags).register(registry);
+  }
+
+  void executor(ThreadPoolExecutor pool) {
+    String p = "rpc.server.executor";
+    Gauge.builder(p + ".active", pool, ThreadPoolExecutor::getActiveCount).tags(tags).register(registry);
+    Gauge.builder(p + ".queued", pool, e -> e.getQueue().size()).tags(tags).register(registry);
+    Gauge.builder(p + ".threads", pool, ThreadPoolExecutor::getPoolSize).tags(tags).register(registry);
+    FunctionCounter.builder(p + ".completed", pool, ThreadPoolExecutor::getCompletedTaskCount).tags(tags)
+        .register(registry);
+  }
+
+  void eventLoops(EventLoopGroup group) {
+    gauge("rpc." + side + ".eventloop.pending.tasks", group, g -> {
+      long n = 0;
+      for (EventExecutor e : g) {
+        if (e instanceof SingleThreadEventExecutor s) {
+          n += s.pendingTasks();
+        }
+      }
+      return n;
+    });
+  }
+
+  /** Counts received bytes; first in the pipeline, forwards everything. */
+  ChannelHandler bytesIn() {
+    return new BytesIn(bytesReceived);
+  }
+
+  @ChannelHandler.Sharable
+  private static final class BytesIn extends ChannelInboundHandlerAdapter {
+    private final Counter counter;
+
+    BytesIn(Counter counter) {
+      this.counter = counter;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      if (msg instanceof ByteBuf b) {
+        counter.increment(b.readableBytes());
+      }
+      ctx.fireChannelRead(msg);
+    }
+  }
+}
