@@ -195,23 +195,26 @@ class ObservabilityTest extends TransportFixture {
   void metricsCountCallsByStatusAndRejections() throws Exception {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     RpcServer server = startServer(b -> b.meterRegistry(registry).name("s1").businessThreads(1)
-        .businessQueueSize(0));
+        .businessQueueSize(1));
     RpcClient client = client(server.port(), b -> b.meterRegistry(registry).name("c1"));
     for (int i = 0; i < 3; i++) {
       client.unaryCall(TestService.ECHO, StringValue.of("12345"));
     }
     assertThatThrownBy(() -> client.unaryCall(TestService.FAIL, StringValue.of("x")));
-    // Forced overload: the only business thread is held, the next call is rejected.
+    // Forced overload: the only business thread is held, one call waits in the queue, the next is rejected.
     CompletableFuture<StringValue> held = client.unaryCallAsync(TestService.BLOCK, StringValue.of("h"),
         CallOptions.DEFAULT);
     assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isEqualTo("h");
+    CompletableFuture<StringValue> queued = client.unaryCallAsync(TestService.ECHO, StringValue.of("12345"),
+        CallOptions.DEFAULT);
     assertThatThrownBy(() -> client.unaryCall(TestService.ECHO, StringValue.of("r")))
         .hasMessageContaining("RESOURCE_EXHAUSTED");
     service.gate.countDown();
     held.get(10, TimeUnit.SECONDS);
+    queued.get(10, TimeUnit.SECONDS);
 
     assertThat(registry.get("rpc.server.calls").tags("server", "s1", "method", "echo", "status", "OK").timer()
-        .count()).isEqualTo(3);
+        .count()).isEqualTo(4);
     assertThat(registry.get("rpc.server.calls").tags("method", "fail", "status", "UNKNOWN").timer().count())
         .isEqualTo(1);
     assertThat(registry.get("rpc.server.calls").tags("method", "echo", "status", "RESOURCE_EXHAUSTED").timer()
@@ -219,7 +222,7 @@ class ObservabilityTest extends TransportFixture {
     assertThat(registry.get("rpc.server.executor.rejected").tags("service", "test.Echo").counter().count())
         .isEqualTo(1);
     assertThat(registry.get("rpc.client.calls").tags("client", "c1", "method", "echo", "status", "OK").timer()
-        .count()).isEqualTo(3);
+        .count()).isEqualTo(4);
     assertThat(registry.get("rpc.client.calls").tags("method", "fail", "status", "UNKNOWN").timer().count())
         .isEqualTo(1);
     // StringValue("12345") is 7 bytes on the wire.
