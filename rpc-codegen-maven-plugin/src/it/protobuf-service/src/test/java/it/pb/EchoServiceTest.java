@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.Int64Value;
 import com.google.protobuf.StringValue;
+import io.petrel.rpc.ClientInterceptor;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
@@ -12,6 +13,7 @@ import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -96,6 +98,19 @@ class EchoServiceTest {
   void metadataOfTheStubReachesTheServer() {
     assertThat(echo.withMetadata(Metadata.of("caller", "it-test")).whoAmI(StringValue.getDefaultInstance())
         .getValue()).isEqualTo("it-test");
+  }
+
+  @Test
+  void interceptorsOfTheStubSeeAndChangeItsCalls() {
+    ClientInterceptor tagCaller = new ClientInterceptor() {
+      @Override
+      public <Req, Resp> CompletableFuture<Resp> intercept(Chain<Req, Resp> chain) {
+        assertThat(chain.method()).isSameAs(EchoRpc.METHOD_WHO_AM_I);
+        return chain.proceed(chain.request(), chain.options().withMetadata(Metadata.of("caller", "interceptor")));
+      }
+    };
+    assertThat(echo.withInterceptors(tagCaller).whoAmI(StringValue.getDefaultInstance()).getValue())
+        .isEqualTo("interceptor");
   }
 
   @Test
