@@ -26,6 +26,8 @@ public final class RpcClientBuilder {
   /** Default reconnect backoff: 100 ms doubling up to 10 s, with +-20% jitter. */
   public static final Duration DEFAULT_RECONNECT_INITIAL = Duration.ofMillis(100);
   public static final Duration DEFAULT_RECONNECT_MAX = Duration.ofSeconds(10);
+  /** Default {@link #keepAliveTime}: 30 s. */
+  public static final Duration DEFAULT_KEEP_ALIVE = Duration.ofSeconds(30);
 
   private String host;
   private int port = -1;
@@ -34,6 +36,7 @@ public final class RpcClientBuilder {
   private int ioThreads;
   private Duration defaultDeadline = DEFAULT_DEADLINE;
   private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+  private Duration keepAliveTime = DEFAULT_KEEP_ALIVE;
   private int maxFrameSize = RpcServerBuilder.DEFAULT_MAX_FRAME_SIZE;
   private int maxMetadataSize = RpcServerBuilder.DEFAULT_MAX_METADATA_SIZE;
   private int maxPendingCalls = DEFAULT_MAX_PENDING_CALLS;
@@ -94,6 +97,21 @@ public final class RpcClientBuilder {
       throw new IllegalArgumentException("connectTimeout must be > 0 and < 24 days: " + d);
     }
     this.connectTimeout = d;
+    return this;
+  }
+
+  /**
+   * After this long without receiving anything on a connection the client sends a PING; if the connection
+   * stays silent as long again, the peer is taken for dead: the connection is closed (its calls fail with
+   * UNAVAILABLE) and re-established. Detects servers that vanished without closing (power loss, a dropped
+   * network path). Default 30 s; {@code Duration.ZERO} disables it.
+   */
+  public RpcClientBuilder keepAliveTime(Duration d) {
+    Objects.requireNonNull(d, "keepAliveTime");
+    if (d.isNegative()) {
+      throw new IllegalArgumentException("keepAliveTime must be >= 0: " + d);
+    }
+    this.keepAliveTime = d;
     return this;
   }
 
@@ -182,7 +200,7 @@ public final class RpcClientBuilder {
     }
     ClientConfig config = new ClientConfig(InetSocketAddress.createUnresolved(host, port),
         List.copyOf(interceptors), connectionsPerEndpoint, ioMode, ioThreads, defaultDeadline.toNanos(),
-        connectTimeout.toNanos(), maxFrameSize, maxMetadataSize, maxPendingCalls, reconnectInitial.toNanos(),
+        connectTimeout.toNanos(), keepAliveTime.toNanos(), maxFrameSize, maxMetadataSize, maxPendingCalls, reconnectInitial.toNanos(),
         reconnectMax.toNanos(), writeBufferLow, writeBufferHigh, callbackExecutor, meterRegistry,
         percentileHistograms, name);
     return Transports.find(transport).newClient(config);

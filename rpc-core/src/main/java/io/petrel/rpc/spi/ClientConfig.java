@@ -12,6 +12,8 @@ import java.util.concurrent.Executor;
  *
  * @param callbackExecutor where futures complete; null means on the connection's event loop
  * @param meterRegistry where metrics go, or null for none
+ * @param keepAliveTimeNanos silence after which a PING is sent, and then the connection closed if the
+ *     silence lasts as long again; 0 disables keepalive
  */
 public record ClientConfig(
     InetSocketAddress address,
@@ -21,6 +23,7 @@ public record ClientConfig(
     int ioThreads,
     long defaultTimeoutNanos,
     long connectTimeoutNanos,
+    long keepAliveTimeNanos,
     int maxFrameSize,
     int maxMetadataSize,
     int maxPendingCalls,

@@ -7,6 +7,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
+import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.collection.IntObjectHashMap;
 import io.petrel.rpc.Status;
@@ -32,6 +33,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   private final IntObjectHashMap<PendingCall<?>> inFlight = new IntObjectHashMap<>();
   private int nextRequestId = 1;
   private volatile boolean goaway;
+  /** A keepalive PING is unanswered; event loop only. */
+  private boolean pingOutstanding;
   private volatile boolean closed;
 
   ClientConnection(NettyRpcClient client, ClientSlot slot, Channel channel) {
@@ -144,7 +147,25 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   }
 
   @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+    if (evt instanceof IdleStateEvent) {
+      if (pingOutstanding) {
+        log.warn("closing connection to {}: silent for two keepalive periods, a PING went unanswered; {} calls"
+            + " in flight fail with UNAVAILABLE, reconnecting", client.target(), inFlight.size());
+        failAll("connection to " + client.target() + " closed: no answer to keepalive PING");
+        ctx.close();
+      } else {
+        pingOutstanding = true;
+        writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_PING, 0));
+      }
+      return;
+    }
+    super.userEventTriggered(ctx, evt);
+  }
+
+  @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    pingOutstanding = false;
     if (msg instanceof Frame frame) {
       try {
         onFrame(frame);

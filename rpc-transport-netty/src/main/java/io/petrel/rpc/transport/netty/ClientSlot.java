@@ -7,6 +7,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.WriteBufferWaterMark;
+import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -55,6 +56,10 @@ final class ClientSlot {
           protected void initChannel(Channel ch) {
             if (client.metrics() != null) {
               ch.pipeline().addLast("petrel-bytes-in", client.metrics().bytesIn());
+            }
+            if (config.keepAliveTimeNanos() > 0) {
+              ch.pipeline().addLast("petrel-keepalive",
+                  new IdleStateHandler(config.keepAliveTimeNanos(), 0, 0, TimeUnit.NANOSECONDS));
             }
             ch.pipeline().addLast("petrel-frame-decoder",
                 new FrameDecoder(config.maxFrameSize(), config.maxMetadataSize()));

@@ -231,6 +231,33 @@ class FailureTest extends TransportFixture {
   }
 
   @Test
+  void silentPeerIsDetectedByKeepaliveAndPendingCallsFailBeforeTheirDeadline() throws Exception {
+    // A "server" that accepts and reads but never answers: a peer that vanished without closing.
+    try (java.net.ServerSocket blackHole = new java.net.ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      Thread reader = new Thread(() -> {
+        try (Socket s = blackHole.accept(); InputStream in = s.getInputStream()) {
+          byte[] buf = new byte[4096];
+          while (in.read(buf) >= 0) {
+            // swallow everything
+          }
+        } catch (java.io.IOException ignored) {
+          // closed by the client or the test
+        }
+      }, "black-hole");
+      reader.setDaemon(true);
+      reader.start();
+      RpcClient client = client(blackHole.getLocalPort(), b -> b.keepAliveTime(Duration.ofMillis(200)));
+      long start = System.nanoTime();
+      CompletableFuture<StringValue> f = client.unaryCallAsync(TestService.ECHO, StringValue.of("x"),
+          CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(30)));
+      StatusException e = statusOf(f, 20);
+      assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(e.status().description()).contains("keepalive");
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(10_000);
+    }
+  }
+
+  @Test
   void cancelledCallEndsAndLeavesConnectionUsable() throws Exception {
     RpcServer server = startServer();
     RpcClient client = client(server.port());
