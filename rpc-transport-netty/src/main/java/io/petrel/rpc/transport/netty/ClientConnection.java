@@ -6,12 +6,10 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.DecoderException;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.collection.IntObjectHashMap;
 import io.petrel.rpc.Status;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -264,20 +262,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-    Throwable t = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
-    if (t instanceof ProtocolException) {
-      protocolViolation(t.getMessage());
-    } else if (t instanceof IOException) {
-      log.debug("connection to {} failed: {}", client.target(), t.toString());
-      ctx.close();
-    } else {
-      log.warn("closing connection to {} after an unexpected error", client.target(), t);
-      ctx.close();
-    }
+    ConnectionErrors.close(log, channel, cause, "to " + client.target());
   }
 
   private void protocolViolation(String what) {
-    log.warn("closing connection to {}: protocol violation: {}", client.target(), what);
-    channel.close();
+    ConnectionErrors.protocolViolation(log, channel, what, "to " + client.target());
   }
 }

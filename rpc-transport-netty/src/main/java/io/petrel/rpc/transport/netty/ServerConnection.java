@@ -8,7 +8,6 @@ import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.DecoderException;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.collection.IntObjectHashMap;
 import io.petrel.rpc.Marshaller;
@@ -16,7 +15,6 @@ import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.ServerMethodDefinition;
 import io.petrel.rpc.Status;
-import java.io.IOException;
 import java.net.SocketAddress;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -290,20 +288,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-    Throwable t = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
-    if (t instanceof ProtocolException) {
-      protocolViolation(t.getMessage());
-    } else if (t instanceof IOException) {
-      log.debug("connection from {} failed: {}", channel.remoteAddress(), t.toString());
-      ctx.close();
-    } else {
-      log.warn("closing connection from {} after an unexpected error", channel.remoteAddress(), t);
-      ctx.close();
-    }
+    ConnectionErrors.close(log, channel, cause, "from " + channel.remoteAddress());
   }
 
   private void protocolViolation(String what) {
-    log.warn("closing connection from {}: protocol violation: {}", channel.remoteAddress(), what);
-    channel.close();
+    ConnectionErrors.protocolViolation(log, channel, what, "from " + channel.remoteAddress());
   }
 }
