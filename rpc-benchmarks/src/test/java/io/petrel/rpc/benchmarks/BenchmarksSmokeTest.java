@@ -1,0 +1,130 @@
+package io.petrel.rpc.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collection;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.results.format.ResultFormatType;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+import org.openjdk.jmh.runner.options.VerboseMode;
+
+/**
+ * Runs every benchmark (every framework and payload; SampleTime and the constant-rate mode with
+ * BenchmarkMessage) for one very short iteration against a server embedded in this JVM. It proves that each one works and that
+ * the report can be made from its results; it times nothing.
+ */
+class BenchmarksSmokeTest {
+  private static BenchmarkServer server;
+
+  @TempDir
+  static Path dir;
+
+  @BeforeAll
+  static void startServer() throws Exception {
+    server = BenchmarkServer.start(ServerOptions.parse("--bind", "127.0.0.1", "--port", "0", "--worker-threads", "2"));
+  }
+
+  @AfterAll
+  static void stopServer() {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private static ChainedOptionsBuilder shortRun(String benchmark, Path json) {
+    return new OptionsBuilder()
+        .include("\\." + benchmark + "\\.")
+        .forks(0)
+        .warmupIterations(0)
+        .measurementIterations(1)
+        .measurementTime(TimeValue.milliseconds(100))
+        .threads(1)
+        .param("host", "127.0.0.1")
+        .param("port", Integer.toString(server.controlPort()))
+        .addProfiler(PetrelProfiler.class)
+        .shouldFailOnError(true)
+        .verbosity(VerboseMode.SILENT)
+        .resultFormat(ResultFormatType.JSON)
+        .result(json.toString());
+  }
+
+  @Test
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  void everySyncBenchmarkRunsAgainstEveryFrameworkWithEveryPayload() throws Exception {
+    Path json = dir.resolve("sync.json");
+    Collection<RunResult> results = new Runner(shortRun("SyncCallBenchmark", json)
+        .mode(Mode.Throughput)
+        .threads(2)
+        .build()).run();
+
+    int frameworks = Framework.values().length;
+    int payloads = Payload.values().length;
+    assertThat(results).hasSize(frameworks * payloads);
+    for (RunResult r : results) {
+      assertThat(r.getPrimaryResult().getScore()).as(r.getParams().toString()).isPositive();
+      assertThat(r.getSecondaryResults()).as(r.getParams().toString()).containsKeys("rtt.p99", "server.cpu");
+    }
+    // SampleTime once per framework (one thread: JMH's trial teardown makes other threads wait a second).
+    Path sampled = dir.resolve("sample.json");
+    Collection<RunResult> samples = new Runner(shortRun("SyncCallBenchmark", sampled)
+        .mode(Mode.SampleTime)
+        .param("payload", Payload.MESSAGE.name())
+        .build()).run();
+    assertThat(samples).hasSize(frameworks);
+    samples.forEach(r -> assertThat(r.getPrimaryResult().getSampleCount()).isPositive());
+
+    List<ResultRow> rows = Report.parse(parse(json));
+    assertThat(rows).hasSize(frameworks * payloads);
+    String md = Report.markdown(rows, Charts.write(rows, dir));
+    for (Framework f : Framework.values()) {
+      assertThat(md).contains("| " + f.label() + " | 2 callers |");
+    }
+    assertThat(md).contains("### Ratios (blocking callers)");
+    assertThat(dir.resolve("latency-message-2.png")).isNotEmptyFile();
+    assertThat(Report.parse(parse(sampled))).allSatisfy(r -> assertThat(r.p99()).isPositive());
+  }
+
+  @Test
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  void everyAsyncBenchmarkRunsWithAWindowAndAtAConstantRate() throws Exception {
+    Path json = dir.resolve("async.json");
+    Collection<RunResult> results = new Runner(shortRun("AsyncCallBenchmark", json)
+        .param("window", "16")
+        .build()).run();
+    assertThat(results).hasSize(Framework.values().length * Payload.values().length);
+
+    Path paced = dir.resolve("paced.json");
+    results = new java.util.ArrayList<>(results);
+    results.addAll(new Runner(shortRun("AsyncCallBenchmark", paced)
+        .param("window", "16")
+        .param("rate", "2000")
+        .param("payload", Payload.MESSAGE.name())
+        .build()).run());
+    for (RunResult r : results) {
+      assertThat(r.getPrimaryResult().getScore()).as(r.getParams().toString()).isPositive();
+      assertThat(r.getSecondaryResults()).as(r.getParams().toString()).containsKeys("rtt.p50", "rtt.p999");
+    }
+    List<ResultRow> rows = new java.util.ArrayList<>(Report.parse(parse(json)));
+    rows.addAll(Report.parse(parse(paced)));
+    String md = Report.markdown(rows, Charts.write(rows, dir));
+    assertThat(md).contains("window 16 @ 2000/s").contains("### Pipelined async calls, BenchmarkMessage");
+    assertThat(dir.resolve("latency-async-message-window16-rate2000.png")).isNotEmptyFile();
+  }
+
+  private static com.google.gson.JsonArray parse(Path json) throws java.io.IOException {
+    return com.google.gson.JsonParser.parseString(Files.readString(json)).getAsJsonArray();
+  }
+}

@@ -1,0 +1,45 @@
+package io.petrel.rpc.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.petrel.rpc.IoMode;
+import java.util.EnumSet;
+import org.junit.jupiter.api.Test;
+
+class ServerOptionsTest {
+
+  @Test
+  void parsesEveryOptionAndWritesThemBack() {
+    ServerOptions o = ServerOptions.parse("--port", "7100", "--bind", "127.0.0.1", "--worker-threads", "2",
+        "--business-threads", "8", "--business-queue", "100", "--executor", "cached", "--io", "nio",
+        "--frameworks", "petrel+netty", "--exit-on-stdin-eof");
+    assertThat(o.port()).isEqualTo(7100);
+    assertThat(o.bind()).isEqualTo("127.0.0.1");
+    assertThat(o.workerThreads()).isEqualTo(2);
+    assertThat(o.businessThreads()).isEqualTo(8);
+    assertThat(o.businessQueue()).isEqualTo(100);
+    assertThat(o.executor()).isEqualTo("cached");
+    assertThat(o.io()).isEqualTo(IoMode.NIO);
+    assertThat(o.frameworks()).isEqualTo(EnumSet.of(Framework.PETREL, Framework.NETTY));
+    assertThat(o.exitOnStdinEof()).isTrue();
+    assertThat(ServerOptions.parse(o.toArgs().toArray(new String[0]))).isEqualTo(o);
+  }
+
+  @Test
+  void defaultsServeEverythingOnPort7000() {
+    ServerOptions o = ServerOptions.parse();
+    assertThat(o.port()).isEqualTo(7000);
+    assertThat(o.frameworks()).containsExactlyInAnyOrder(Framework.values());
+    assertThat(o.io()).isEqualTo(IoMode.AUTO);
+  }
+
+  @Test
+  void rejectsBadOptionsNamingThem() {
+    assertThatThrownBy(() -> ServerOptions.parse("--port", "-1")).hasMessageContaining("--port must be >= 0: -1");
+    assertThatThrownBy(() -> ServerOptions.parse("--executor", "virtual"))
+        .hasMessageContaining("--executor must be pool or cached: virtual");
+    assertThatThrownBy(() -> ServerOptions.parse("--nope", "1")).hasMessageContaining("unknown option --nope");
+    assertThatThrownBy(() -> ServerOptions.parse("--port")).hasMessageContaining("option --port needs a value");
+  }
+}
