@@ -77,7 +77,7 @@ public final class Codegen {
         debug.accept("wrote " + target);
       }
     }
-    List<String> deleted = deleteStale(out, files.keySet());
+    List<String> deleted = deleteStale(out, previous, files.keySet());
     List<String> names = services.stream().map(s -> s.iface().canonicalName()).toList();
     new State(fingerprint, names, List.copyOf(files.keySet())).write(request.stateFile());
     return new CodegenResult(names, false, written, unchanged, deleted);
@@ -148,21 +148,21 @@ public final class Codegen {
     return List.copyOf(files);
   }
 
-  private List<String> deleteStale(Path out, Set<String> keep) throws IOException {
+  /**
+   * Deletes what an earlier run generated and this one did not. Only files recorded in the state are touched,
+   * so a mistaken output directory never loses files the plugin did not write.
+   */
+  private List<String> deleteStale(Path out, State previous, Set<String> keep) throws IOException {
     List<String> deleted = new ArrayList<>();
-    if (!Files.isDirectory(out)) {
+    if (previous == null) {
       return deleted;
     }
-    List<Path> stale;
-    try (Stream<Path> walk = Files.walk(out)) {
-      stale = walk.filter(p -> p.toString().endsWith(".java"))
-          .filter(p -> !keep.contains(out.relativize(p).toString().replace('\\', '/')))
-          .toList();
-    }
-    for (Path p : stale) {
-      Files.delete(p);
-      deleted.add(out.relativize(p).toString().replace('\\', '/'));
-      debug.accept("deleted stale " + p);
+    for (String relative : previous.files) {
+      Path p = out.resolve(relative).normalize();
+      if (!keep.contains(relative) && p.startsWith(out) && Files.deleteIfExists(p)) {
+        deleted.add(relative);
+        debug.accept("deleted stale " + p);
+      }
     }
     return deleted;
   }

@@ -11,7 +11,7 @@ import java.util.Objects;
  * @param sourceRoots directories of Java sources; every {@code @RpcService} interface in them is generated,
  *     and their other types (protoc output included) resolve the types that service methods use
  * @param classpath jars and class directories of the compile classpath (without this module's own classes)
- * @param outputDirectory where generated sources go; the generator owns it and deletes stale files in it
+ * @param outputDirectory where generated sources go; files generated there by an earlier run and no longer produced are deleted
  * @param stateFile where the fingerprint of the last run's inputs is kept, for incremental builds
  * @param incremental false to regenerate even when the inputs did not change
  */

@@ -40,7 +40,10 @@ public class GenerateMojo extends AbstractMojo {
   @Parameter(property = "petrel.codegen.sourceDirectories")
   private List<File> sourceDirectories;
 
-  /** Where the generated sources go. The plugin owns this directory and deletes stale files in it. */
+  /**
+   * Where the generated sources go. Files the plugin generated there earlier and that no service produces any
+   * more are deleted; nothing else in the directory is touched.
+   */
   @Parameter(property = "petrel.codegen.outputDirectory",
       defaultValue = "${project.build.directory}/generated-sources/petrel", required = true)
   private File outputDirectory;

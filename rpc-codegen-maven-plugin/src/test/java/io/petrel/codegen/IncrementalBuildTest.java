@@ -75,4 +75,18 @@ class IncrementalBuildTest {
     assertThat(again.upToDate()).isFalse();
     assertThat(again.written()).containsExactly("inc/PingRpc.java");
   }
+
+  @Test
+  void filesThePluginDidNotWriteAreNeverDeleted() throws Exception {
+    Path src = tmp.resolve("src");
+    Path out = tmp.resolve("out");
+    TestSources.write(src, Map.of("inc/Ping.java", PING));
+    TestSources.write(out, Map.of("other/Handwritten.java", "package other; class Handwritten {}"));
+    TestSources.generate(List.of(src), out);
+    Files.delete(src.resolve("inc/Ping.java"));
+
+    CodegenResult again = TestSources.generate(List.of(src), out);
+    assertThat(again.deleted()).containsExactlyInAnyOrder("inc/PingRpc.java", "inc/PingAsync.java");
+    assertThat(out.resolve("other/Handwritten.java")).exists();
+  }
 }
