@@ -24,7 +24,8 @@ import java.util.TreeSet;
  *
  * <pre>java -cp benchmarks.jar io.petrel.rpc.benchmarks.Report results.json [--out docs/benchmarks]</pre>
  *
- * <p>Writes {@code results.md}, {@code tps-<payload>.png} (throughput against callers) and
+ * <p>Several result files of the same configurations (repeated runs) give one row each, with the median of
+ * every figure. Writes {@code results.md}, {@code tps-<payload>.png} (throughput against callers) and
  * {@code latency-<payload>-<load>.png} (percentiles, log scale) into the output directory, and prints the
  * Markdown. Latencies come from the HdrHistogram recording of every call when present, else from JMH's
  * SampleTime mode.
@@ -84,27 +85,20 @@ public final class Report {
       JsonObject primary = o.getAsJsonObject("primaryMetric");
       JsonObject secondary = o.has("secondaryMetrics") ? o.getAsJsonObject("secondaryMetrics") : new JsonObject();
       if (mode.equals("thrpt")) {
-        b.tps = perSecond(primary.get("score").getAsDouble(), primary.get("scoreUnit").getAsString());
-      } else if (mode.equals("sample") && Double.isNaN(b.p99)) {
+        b.tps.add(perSecond(primary.get("score").getAsDouble(), primary.get("scoreUnit").getAsString()));
+      } else if (mode.equals("sample")) {
         String unit = primary.get("scoreUnit").getAsString();
         JsonObject pct = primary.getAsJsonObject("scorePercentiles");
-        b.sampled = true;
-        b.avg = micros(primary.get("score").getAsDouble(), unit);
-        b.p50 = micros(pct.get("50.0").getAsDouble(), unit);
-        b.p90 = micros(pct.get("90.0").getAsDouble(), unit);
-        b.p99 = micros(pct.get("99.0").getAsDouble(), unit);
-        b.p999 = micros(pct.get("99.9").getAsDouble(), unit);
+        b.sampled.add(new double[] {micros(primary.get("score").getAsDouble(), unit),
+            micros(pct.get("50.0").getAsDouble(), unit), micros(pct.get("90.0").getAsDouble(), unit),
+            micros(pct.get("99.0").getAsDouble(), unit), micros(pct.get("99.9").getAsDouble(), unit)});
       }
-      if (secondary.has("rtt.p99") && (Double.isNaN(b.p99) || b.sampled)) {
-        b.sampled = false;
-        b.avg = score(secondary, "rtt.avg");
-        b.p50 = score(secondary, "rtt.p50");
-        b.p90 = score(secondary, "rtt.p90");
-        b.p99 = score(secondary, "rtt.p99");
-        b.p999 = score(secondary, "rtt.p999");
+      if (secondary.has("rtt.p99")) {
+        b.recorded.add(new double[] {score(secondary, "rtt.avg"), score(secondary, "rtt.p50"),
+            score(secondary, "rtt.p90"), score(secondary, "rtt.p99"), score(secondary, "rtt.p999")});
       }
-      if (secondary.has("server.cpu") && (Double.isNaN(b.cpu) || mode.equals("thrpt"))) {
-        b.cpu = score(secondary, "server.cpu");
+      if (secondary.has("server.cpu") && (mode.equals("thrpt") || b.tps.isEmpty())) {
+        b.cpu.add(score(secondary, "server.cpu"));
       }
     }
     List<ResultRow> rows = new ArrayList<>();
@@ -127,12 +121,14 @@ public final class Report {
     }
     groups.forEach((title, list) -> {
       sb.append("### ").append(title).append("\n\n");
-      sb.append("| framework | load | conns | TPS | avg ms | p50 ms | p90 ms | p99 ms | p99.9 ms | server CPU us/call |\n");
-      sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      sb.append("| framework | load | conns | runs | TPS | avg ms | p50 ms | p90 ms | p99 ms | p99.9 ms"
+          + " | server CPU us/call |\n");
+      sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
       for (ResultRow r : list) {
         sb.append("| ").append(r.framework().label())
             .append(" | ").append(r.loadLabel())
             .append(" | ").append(r.connections())
+            .append(" | ").append(r.runs())
             .append(" | ").append(tps(r.tps()))
             .append(" | ").append(ms(r.avg()))
             .append(" | ").append(ms(r.p50()))
@@ -258,6 +254,7 @@ public final class Report {
     return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%." + decimals + "f", v);
   }
 
+  /** Collects the runs of one configuration; a row holds the median of each figure over the runs. */
   private static final class Builder {
     final String benchmark;
     final Framework framework;
@@ -265,14 +262,12 @@ public final class Report {
     final int load;
     final int rate;
     final int connections;
-    double tps = Double.NaN;
-    double avg = Double.NaN;
-    double p50 = Double.NaN;
-    double p90 = Double.NaN;
-    double p99 = Double.NaN;
-    double p999 = Double.NaN;
-    double cpu = Double.NaN;
-    boolean sampled;
+    final List<Double> tps = new ArrayList<>();
+    final List<Double> cpu = new ArrayList<>();
+    /** avg, p50, p90, p99, p99.9 of each run, from HdrHistogram (every call). */
+    final List<double[]> recorded = new ArrayList<>();
+    /** The same from JMH's SampleTime mode, used when no run recorded every call. */
+    final List<double[]> sampled = new ArrayList<>();
 
     Builder(String benchmark, Framework framework, Payload payload, int load, int rate, int connections) {
       this.benchmark = Objects.requireNonNull(benchmark);
@@ -284,8 +279,28 @@ public final class Report {
     }
 
     ResultRow build() {
-      return new ResultRow(benchmark, framework, payload, load, rate, connections, tps, avg, p50, p90, p99, p999,
-          cpu);
+      List<double[]> lat = recorded.isEmpty() ? sampled : recorded;
+      double[] l = new double[5];
+      for (int i = 0; i < 5; i++) {
+        List<Double> v = new ArrayList<>();
+        for (double[] run : lat) {
+          v.add(run[i]);
+        }
+        l[i] = median(v);
+      }
+      int runs = Math.max(tps.size(), lat.size());
+      return new ResultRow(benchmark, framework, payload, load, rate, connections, runs, median(tps), l[0], l[1],
+          l[2], l[3], l[4], median(cpu));
     }
+  }
+
+  static double median(List<Double> values) {
+    if (values.isEmpty()) {
+      return Double.NaN;
+    }
+    List<Double> v = new ArrayList<>(values);
+    v.sort(null);
+    int n = v.size();
+    return n % 2 == 1 ? v.get(n / 2) : (v.get(n / 2 - 1) + v.get(n / 2)) / 2;
   }
 }

@@ -7,6 +7,7 @@ package io.petrel.rpc.benchmarks;
  * @param benchmark the JMH benchmark's simple name (SyncCallBenchmark, AsyncCallBenchmark)
  * @param load callers for sync benchmarks, calls in flight for async ones
  * @param rate the constant rate of an async run, 0 for as fast as the window allows
+ * @param runs how many runs the figures are the medians of
  */
 record ResultRow(
     String benchmark,
@@ -15,6 +16,7 @@ record ResultRow(
     int load,
     int rate,
     int connections,
+    int runs,
     double tps,
     double avg,
     double p50,
