@@ -1,0 +1,123 @@
+package io.petrel.codegen;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** How the types that service methods name are found: sources (protoc's output included), then the classpath. */
+class TypeResolutionTest {
+  @TempDir
+  Path tmp;
+
+  private String generatedRpc(Map<String, String> sources, String rpcFile) throws Exception {
+    Path src = tmp.resolve("src");
+    Path out = tmp.resolve("out");
+    TestSources.write(src, sources);
+    TestSources.generate(List.of(src), out);
+    return Files.readString(out.resolve(rpcFile), StandardCharsets.UTF_8);
+  }
+
+  @Test
+  void messagesNestedInAProtocOuterClassOfThisModuleAreMessages() throws Exception {
+    // The shape of protoc's output without java_multiple_files: messages nested in an outer class.
+    String outer = """
+        package demo.proto;
+
+        public final class GreeterProto {
+          public static final class HelloRequest extends com.google.protobuf.GeneratedMessage {
+          }
+
+          public static final class HelloReply extends com.google.protobuf.GeneratedMessage {
+          }
+        }
+        """;
+    String service = """
+        package demo;
+
+        import demo.proto.GreeterProto;
+        import demo.proto.GreeterProto.HelloReply;
+
+        @io.petrel.rpc.RpcService("demo.Greeter")
+        public interface Greeter {
+          HelloReply sayHello(GreeterProto.HelloRequest request);
+        }
+        """;
+    String rpc = generatedRpc(Map.of("demo/proto/GreeterProto.java", outer, "demo/Greeter.java", service),
+        "demo/GreeterRpc.java");
+    assertThat(rpc).contains("ProtobufMarshaller.of(GreeterProto.HelloRequest.getDefaultInstance())",
+        "ProtobufMarshaller.of(GreeterProto.HelloReply.getDefaultInstance())");
+  }
+
+  @Test
+  void nestedClassesOnTheClasspathAndQualifiedNamesResolve() throws Exception {
+    String service = """
+        package demo;
+
+        import com.google.protobuf.DescriptorProtos.FileDescriptorProto;
+        import java.util.*;
+
+        @io.petrel.rpc.RpcService("demo.Files")
+        public interface Files {
+          java.util.List<FileDescriptorProto> all(com.google.protobuf.DescriptorProtos.FileDescriptorSet set);
+
+          Map<String, Kind> kinds(List<String> names);
+
+          enum Kind { SOURCE, BINARY }
+        }
+        """;
+    String rpc = generatedRpc(Map.of("demo/Files.java", service), "demo/FilesRpc.java");
+    assertThat(rpc).contains(
+        "ProtobufMarshaller.of(DescriptorProtos.FileDescriptorSet.getDefaultInstance())",
+        "ValueMarshaller.of(FieldCodecs.listOf(FieldCodecs.message(DescriptorProtos.FileDescriptorProto"
+            + ".getDefaultInstance())))",
+        "FieldCodecs.mapOf(FieldCodecs.enumOf(Files.Kind.class))");
+  }
+
+  @Test
+  void aTypeInTheSamePackageNeedsNoImport() throws Exception {
+    String level = """
+        package demo;
+
+        public enum Level { LOW, HIGH }
+        """;
+    String service = """
+        package demo;
+
+        import io.petrel.rpc.*;
+
+        @RpcService
+        public interface Alarm {
+          @RpcMethod(oneway = true)
+          void raise(Level level, String reason);
+        }
+        """;
+    String rpc = generatedRpc(Map.of("demo/Level.java", level, "demo/Alarm.java", service),
+        "demo/AlarmRpc.java");
+    assertThat(rpc).contains("SERVICE_NAME = \"demo.Alarm\"",
+        "ArgsMarshaller.of(FieldCodecs.enumOf(Level.class), FieldCodecs.STRING)");
+  }
+
+  @Test
+  void anAnnotationNamedRpcServiceFromAnotherPackageIsNotPetrels() throws Exception {
+    String service = """
+        package demo;
+
+        import other.RpcService;
+
+        @RpcService
+        public interface NotPetrel {
+          Object anything(Thread t);
+        }
+        """;
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of("demo/NotPetrel.java", service));
+    CodegenResult result = TestSources.generate(List.of(src), tmp.resolve("out"));
+    assertThat(result.services()).isEmpty();
+  }
+}
