@@ -193,7 +193,7 @@ final class ServiceWriter {
     for (MethodModel.Param p : m.params()) {
       codecs.add(p.type().codec());
     }
-    return CodeBlock.of("$T.of($L)", ARGS_MARSHALLER, CodeBlock.join(codecs, ", "));
+    return CodeBlock.of("$T.of($L)", ARGS_MARSHALLER, CodeBlock.join(codecs, ",$W"));
   }
 
   /** A single value: a message as its own bytes, anything else as field 1. */
@@ -256,7 +256,8 @@ final class ServiceWriter {
 
   private TypeSpec stubClass() {
     TypeSpec.Builder b = stubSkeleton(stub, service.iface())
-        .addJavadoc("Blocking client of {@code $L}. Immutable: {@code withDeadline}, {@code withMetadata} and\n"
+        .addJavadoc("Blocking client of {@code $L}.\n"
+            + "Immutable: {@code withDeadline}, {@code withMetadata}, {@code withInterceptors} and\n"
             + "{@code withOptions} return a copy. A oneway method returns once the request is queued.\n",
             service.serviceName());
     for (MethodModel m : service.methods()) {
@@ -265,13 +266,13 @@ final class ServiceWriter {
       CodeBlock request = requestExpression(m);
       String d = descriptorConstant(m);
       if (m.oneway()) {
-        mb.addStatement("$T.fireAndForget(this.client, $L, $L, this.options)", CLIENT_CALLS, d, request);
+        mb.addStatement("$T.fireAndForget(this.client,$W$L,$W$L,$Wthis.options)", CLIENT_CALLS, d, request);
       } else if (m.returnsFuture()) {
-        mb.addStatement("return this.client.unaryCallAsync($L, $L, this.options)", d, request);
+        mb.addStatement("return this.client.unaryCallAsync($L,$W$L,$Wthis.options)", d, request);
       } else if (m.result().isVoid()) {
-        mb.addStatement("this.client.unaryCall($L, $L, this.options)", d, request);
+        mb.addStatement("this.client.unaryCall($L,$W$L,$Wthis.options)", d, request);
       } else {
-        mb.addStatement("return this.client.unaryCall($L, $L, this.options)", d, request);
+        mb.addStatement("return this.client.unaryCall($L,$W$L,$Wthis.options)", d, request);
       }
       b.addMethod(mb.build());
     }
@@ -280,17 +281,18 @@ final class ServiceWriter {
 
   private TypeSpec asyncStubClass() {
     TypeSpec.Builder b = stubSkeleton(asyncStub, async)
-        .addJavadoc("Non-blocking client of {@code $L}: every method returns at once with a future. Immutable:\n"
-            + "{@code withDeadline}, {@code withMetadata} and {@code withOptions} return a copy.\n",
+        .addJavadoc("Non-blocking client of {@code $L}: every method returns at once with a future.\n"
+            + "Immutable: {@code withDeadline}, {@code withMetadata}, {@code withInterceptors} and\n"
+            + "{@code withOptions} return a copy.\n",
             service.serviceName());
     for (MethodModel m : service.methods()) {
       MethodSpec.Builder mb = signature(m, true).addAnnotation(Override.class).addModifiers(Modifier.PUBLIC);
       CodeBlock request = requestExpression(m);
       String d = descriptorConstant(m);
       if (m.oneway()) {
-        mb.addStatement("return this.client.oneway($L, $L, this.options)", d, request);
+        mb.addStatement("return this.client.oneway($L,$W$L,$Wthis.options)", d, request);
       } else {
-        mb.addStatement("return this.client.unaryCallAsync($L, $L, this.options)", d, request);
+        mb.addStatement("return this.client.unaryCallAsync($L,$W$L,$Wthis.options)", d, request);
       }
       b.addMethod(mb.build());
     }
@@ -376,12 +378,12 @@ final class ServiceWriter {
         invoke.addCode("case $L:\n", idConstant(m)).addCode("$>");
       }
       if (async) {
-        invoke.addStatement("return $T.$L($L, $L)", SERVER_CALLS, m.result().isMessage() ? "messageFuture" : "future",
+        invoke.addStatement("return $T.$L($L,$W$L)", SERVER_CALLS, m.result().isMessage() ? "messageFuture" : "future",
             call, d);
       } else if (m.result().isVoid()) {
         invoke.addStatement("$L", call).addStatement("return null");
       } else if (m.result().isMessage()) {
-        invoke.addStatement("return $T.message($L, $L)", SERVER_CALLS, call, d);
+        invoke.addStatement("return $T.message($L,$W$L)", SERVER_CALLS, call, d);
       } else {
         invoke.addStatement("return $L", call);
       }
@@ -427,17 +429,17 @@ final class ServiceWriter {
     for (int i = 0; i < m.params().size(); i++) {
       args.add(CodeBlock.of("($T) args[$L]", m.params().get(i).type().boxed(), i));
     }
-    return CodeBlock.join(args, ", ");
+    return CodeBlock.join(args, ",$W");
   }
 
   // ---- FooAsync ----
 
   private TypeSpec asyncInterface() {
     TypeSpec.Builder b = TypeSpec.interfaceBuilder(async)
-        .addJavadoc("The asynchronous view of {@link $T}: every method returns a {@link $T} that completes with\n"
-            + "the response or fails with {@link $T}. A oneway method's future completes once the request is\n"
-            + "written. Call it through {@link $T#asyncStub}; implement it to serve without blocking and bind it\n"
-            + "with {@link $T#bindAsync}.\n",
+        .addJavadoc("The asynchronous view of {@link $T}: every method returns a {@link $T}\n"
+            + "that completes with the response or fails with {@link $T}. A oneway method's future\n"
+            + "completes once the request is written. Call it through {@link $T#asyncStub}; implement it to\n"
+            + "serve without blocking and bind it with {@link $T#bindAsync}.\n",
             service.iface(), COMPLETABLE_FUTURE, STATUS_EXCEPTION, rpc, rpc)
         .addAnnotation(generated())
         .addModifiers(Modifier.PUBLIC);

@@ -7,10 +7,10 @@ import java.util.concurrent.CompletableFuture;
 import javax.annotation.processing.Generated;
 
 /**
- * The asynchronous view of {@link Greeter}: every method returns a {@link CompletableFuture} that completes with
- * the response or fails with {@link StatusException}. A oneway method's future completes once the request is
- * written. Call it through {@link GreeterRpc#asyncStub}; implement it to serve without blocking and bind it
- * with {@link GreeterRpc#bindAsync}.
+ * The asynchronous view of {@link Greeter}: every method returns a {@link CompletableFuture}
+ * that completes with the response or fails with {@link StatusException}. A oneway method's future
+ * completes once the request is written. Call it through {@link GreeterRpc#asyncStub}; implement it to
+ * serve without blocking and bind it with {@link GreeterRpc#bindAsync}.
  */
 @Generated("io.petrel:rpc-codegen-maven-plugin")
 public interface GreeterAsync {

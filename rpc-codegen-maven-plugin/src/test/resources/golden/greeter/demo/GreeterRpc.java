@@ -172,7 +172,8 @@ public final class GreeterRpc {
   }
 
   /**
-   * Blocking client of {@code demo.Greeter}. Immutable: {@code withDeadline}, {@code withMetadata} and
+   * Blocking client of {@code demo.Greeter}.
+   * Immutable: {@code withDeadline}, {@code withMetadata}, {@code withInterceptors} and
    * {@code withOptions} return a copy. A oneway method returns once the request is queued.
    */
   public static final class GreeterStub extends AbstractStub<GreeterStub> implements Greeter {
@@ -187,7 +188,8 @@ public final class GreeterRpc {
 
     @Override
     public StringValue sayHello(StringValue request) {
-      return this.client.unaryCall(METHOD_SAY_HELLO, ClientCalls.requireMessage(request, METHOD_SAY_HELLO, "request"), this.options);
+      return this.client.unaryCall(METHOD_SAY_HELLO,
+          ClientCalls.requireMessage(request, METHOD_SAY_HELLO, "request"), this.options);
     }
 
     @Override
@@ -202,7 +204,8 @@ public final class GreeterRpc {
 
     @Override
     public CompletableFuture<StringValue> sayHelloAsync(StringValue request) {
-      return this.client.unaryCallAsync(METHOD_SAY_HELLO_ASYNC, ClientCalls.requireMessage(request, METHOD_SAY_HELLO_ASYNC, "request"), this.options);
+      return this.client.unaryCallAsync(METHOD_SAY_HELLO_ASYNC,
+          ClientCalls.requireMessage(request, METHOD_SAY_HELLO_ASYNC, "request"), this.options);
     }
 
     @Override
@@ -212,8 +215,9 @@ public final class GreeterRpc {
   }
 
   /**
-   * Non-blocking client of {@code demo.Greeter}: every method returns at once with a future. Immutable:
-   * {@code withDeadline}, {@code withMetadata} and {@code withOptions} return a copy.
+   * Non-blocking client of {@code demo.Greeter}: every method returns at once with a future.
+   * Immutable: {@code withDeadline}, {@code withMetadata}, {@code withInterceptors} and
+   * {@code withOptions} return a copy.
    */
   public static final class GreeterAsyncStub extends AbstractStub<GreeterAsyncStub> implements GreeterAsync {
     private GreeterAsyncStub(RpcClient client, CallOptions options) {
@@ -227,7 +231,8 @@ public final class GreeterRpc {
 
     @Override
     public CompletableFuture<StringValue> sayHello(StringValue request) {
-      return this.client.unaryCallAsync(METHOD_SAY_HELLO, ClientCalls.requireMessage(request, METHOD_SAY_HELLO, "request"), this.options);
+      return this.client.unaryCallAsync(METHOD_SAY_HELLO,
+          ClientCalls.requireMessage(request, METHOD_SAY_HELLO, "request"), this.options);
     }
 
     @Override
@@ -242,7 +247,8 @@ public final class GreeterRpc {
 
     @Override
     public CompletableFuture<StringValue> sayHelloAsync(StringValue request) {
-      return this.client.unaryCallAsync(METHOD_SAY_HELLO_ASYNC, ClientCalls.requireMessage(request, METHOD_SAY_HELLO_ASYNC, "request"), this.options);
+      return this.client.unaryCallAsync(METHOD_SAY_HELLO_ASYNC,
+          ClientCalls.requireMessage(request, METHOD_SAY_HELLO_ASYNC, "request"), this.options);
     }
 
     @Override
@@ -302,7 +308,8 @@ public final class GreeterRpc {
     public CompletionStage<Object> invoke(Object request) throws Exception {
       switch (methodId) {
         case ID_SAY_HELLO_ASYNC:
-          return ServerCalls.messageFuture(impl.sayHelloAsync((StringValue) request), METHOD_SAY_HELLO_ASYNC);
+          return ServerCalls.messageFuture(impl.sayHelloAsync((StringValue) request),
+              METHOD_SAY_HELLO_ASYNC);
         default:
           throw new AssertionError("no method of demo.Greeter is served here with id " + methodId);
       }
@@ -334,7 +341,8 @@ public final class GreeterRpc {
         case ID_LOG:
           return ServerCalls.future(impl.log((String) request), METHOD_LOG);
         case ID_SAY_HELLO_ASYNC:
-          return ServerCalls.messageFuture(impl.sayHelloAsync((StringValue) request), METHOD_SAY_HELLO_ASYNC);
+          return ServerCalls.messageFuture(impl.sayHelloAsync((StringValue) request),
+              METHOD_SAY_HELLO_ASYNC);
         case ID_RESET:
           return ServerCalls.future(impl.reset(), METHOD_RESET);
         default:

@@ -9,10 +9,10 @@ import java.util.concurrent.CompletableFuture;
 import javax.annotation.processing.Generated;
 
 /**
- * The asynchronous view of {@link Inventory}: every method returns a {@link CompletableFuture} that completes with
- * the response or fails with {@link StatusException}. A oneway method's future completes once the request is
- * written. Call it through {@link InventoryRpc#asyncStub}; implement it to serve without blocking and bind it
- * with {@link InventoryRpc#bindAsync}.
+ * The asynchronous view of {@link Inventory}: every method returns a {@link CompletableFuture}
+ * that completes with the response or fails with {@link StatusException}. A oneway method's future
+ * completes once the request is written. Call it through {@link InventoryRpc#asyncStub}; implement it to
+ * serve without blocking and bind it with {@link InventoryRpc#bindAsync}.
  */
 @Generated("io.petrel:rpc-codegen-maven-plugin")
 public interface InventoryAsync {

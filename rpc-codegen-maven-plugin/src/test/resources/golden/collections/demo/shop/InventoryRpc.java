@@ -90,7 +90,8 @@ public final class InventoryRpc {
       .methodName("counts")
       .id(ID_COUNTS)
       .type(MethodType.UNARY)
-      .requestMarshaller(ArgsMarshaller.of(FieldCodecs.mapOf(FieldCodecs.enumOf(Color.class)), PrimitiveCodecs.BOOLEAN))
+      .requestMarshaller(ArgsMarshaller.of(FieldCodecs.mapOf(FieldCodecs.enumOf(Color.class)),
+          PrimitiveCodecs.BOOLEAN))
       .responseMarshaller(ValueMarshaller.of(FieldCodecs.mapOf(FieldCodecs.INT64)))
       .build();
 
@@ -126,7 +127,9 @@ public final class InventoryRpc {
       .methodName("history")
       .id(ID_HISTORY)
       .type(MethodType.UNARY)
-      .requestMarshaller(ArgsMarshaller.of(FieldCodecs.STRING, FieldCodecs.message(Timestamp.getDefaultInstance()), PrimitiveCodecs.SHORT, PrimitiveCodecs.BYTE, PrimitiveCodecs.FLOAT, PrimitiveCodecs.DOUBLE))
+      .requestMarshaller(ArgsMarshaller.of(FieldCodecs.STRING,
+          FieldCodecs.message(Timestamp.getDefaultInstance()), PrimitiveCodecs.SHORT,
+          PrimitiveCodecs.BYTE, PrimitiveCodecs.FLOAT, PrimitiveCodecs.DOUBLE))
       .responseMarshaller(ValueMarshaller.of(FieldCodecs.listOf(FieldCodecs.message(Timestamp.getDefaultInstance()))))
       .build();
 
@@ -192,7 +195,8 @@ public final class InventoryRpc {
   }
 
   /**
-   * Blocking client of {@code shop.Inventory}. Immutable: {@code withDeadline}, {@code withMetadata} and
+   * Blocking client of {@code shop.Inventory}.
+   * Immutable: {@code withDeadline}, {@code withMetadata}, {@code withInterceptors} and
    * {@code withOptions} return a copy. A oneway method returns once the request is queued.
    */
   public static final class InventoryStub extends AbstractStub<InventoryStub> implements Inventory {
@@ -212,12 +216,14 @@ public final class InventoryRpc {
 
     @Override
     public Map<String, Long> counts(Map<String, Color> colors, boolean includeEmpty) {
-      return this.client.unaryCall(METHOD_COUNTS, new Object[] {colors, includeEmpty}, this.options);
+      return this.client.unaryCall(METHOD_COUNTS, new Object[] {colors, includeEmpty},
+          this.options);
     }
 
     @Override
     public byte[] checksum(byte[] data, Long seed, Character separator) {
-      return this.client.unaryCall(METHOD_CHECKSUM, new Object[] {data, seed, separator}, this.options);
+      return this.client.unaryCall(METHOD_CHECKSUM, new Object[] {data, seed, separator},
+          this.options);
     }
 
     @Override
@@ -228,7 +234,8 @@ public final class InventoryRpc {
     @Override
     public List<Timestamp> history(String name, Timestamp since, short limit, byte kind,
         float minScore, double maxScore) {
-      return this.client.unaryCall(METHOD_HISTORY, new Object[] {name, since, limit, kind, minScore, maxScore}, this.options);
+      return this.client.unaryCall(METHOD_HISTORY,
+          new Object[] {name, since, limit, kind, minScore, maxScore}, this.options);
     }
 
     @Override
@@ -238,8 +245,9 @@ public final class InventoryRpc {
   }
 
   /**
-   * Non-blocking client of {@code shop.Inventory}: every method returns at once with a future. Immutable:
-   * {@code withDeadline}, {@code withMetadata} and {@code withOptions} return a copy.
+   * Non-blocking client of {@code shop.Inventory}: every method returns at once with a future.
+   * Immutable: {@code withDeadline}, {@code withMetadata}, {@code withInterceptors} and
+   * {@code withOptions} return a copy.
    */
   public static final class InventoryAsyncStub extends AbstractStub<InventoryAsyncStub> implements InventoryAsync {
     private InventoryAsyncStub(RpcClient client, CallOptions options) {
@@ -259,12 +267,14 @@ public final class InventoryRpc {
     @Override
     public CompletableFuture<Map<String, Long>> counts(Map<String, Color> colors,
         boolean includeEmpty) {
-      return this.client.unaryCallAsync(METHOD_COUNTS, new Object[] {colors, includeEmpty}, this.options);
+      return this.client.unaryCallAsync(METHOD_COUNTS, new Object[] {colors, includeEmpty},
+          this.options);
     }
 
     @Override
     public CompletableFuture<byte[]> checksum(byte[] data, Long seed, Character separator) {
-      return this.client.unaryCallAsync(METHOD_CHECKSUM, new Object[] {data, seed, separator}, this.options);
+      return this.client.unaryCallAsync(METHOD_CHECKSUM, new Object[] {data, seed, separator},
+          this.options);
     }
 
     @Override
@@ -275,7 +285,8 @@ public final class InventoryRpc {
     @Override
     public CompletableFuture<List<Timestamp>> history(String name, Timestamp since, short limit,
         byte kind, float minScore, double maxScore) {
-      return this.client.unaryCallAsync(METHOD_HISTORY, new Object[] {name, since, limit, kind, minScore, maxScore}, this.options);
+      return this.client.unaryCallAsync(METHOD_HISTORY,
+          new Object[] {name, since, limit, kind, minScore, maxScore}, this.options);
     }
 
     @Override
@@ -315,7 +326,8 @@ public final class InventoryRpc {
           return impl.favourite((Color) request);
         case ID_HISTORY: {
           Object[] args = (Object[]) request;
-          return impl.history((String) args[0], (Timestamp) args[1], (Short) args[2], (Byte) args[3], (Float) args[4], (Double) args[5]);
+          return impl.history((String) args[0], (Timestamp) args[1], (Short) args[2],
+              (Byte) args[3], (Float) args[4], (Double) args[5]);
         }
         default:
           throw new AssertionError("no method of shop.Inventory is served here with id " + methodId);
@@ -368,17 +380,20 @@ public final class InventoryRpc {
           return ServerCalls.future(impl.names((List<Integer>) request), METHOD_NAMES);
         case ID_COUNTS: {
           Object[] args = (Object[]) request;
-          return ServerCalls.future(impl.counts((Map<String, Color>) args[0], (Boolean) args[1]), METHOD_COUNTS);
+          return ServerCalls.future(impl.counts((Map<String, Color>) args[0], (Boolean) args[1]),
+              METHOD_COUNTS);
         }
         case ID_CHECKSUM: {
           Object[] args = (Object[]) request;
-          return ServerCalls.future(impl.checksum((byte[]) args[0], (Long) args[1], (Character) args[2]), METHOD_CHECKSUM);
+          return ServerCalls.future(impl.checksum((byte[]) args[0], (Long) args[1],
+              (Character) args[2]), METHOD_CHECKSUM);
         }
         case ID_FAVOURITE:
           return ServerCalls.future(impl.favourite((Color) request), METHOD_FAVOURITE);
         case ID_HISTORY: {
           Object[] args = (Object[]) request;
-          return ServerCalls.future(impl.history((String) args[0], (Timestamp) args[1], (Short) args[2], (Byte) args[3], (Float) args[4], (Double) args[5]), METHOD_HISTORY);
+          return ServerCalls.future(impl.history((String) args[0], (Timestamp) args[1],
+              (Short) args[2], (Byte) args[3], (Float) args[4], (Double) args[5]), METHOD_HISTORY);
         }
         case ID_RECENT:
           return ServerCalls.future(impl.recent(), METHOD_RECENT);

@@ -133,7 +133,8 @@ public final class HealthRpc {
   }
 
   /**
-   * Blocking client of {@code demo.ops.Admin.Health}. Immutable: {@code withDeadline}, {@code withMetadata} and
+   * Blocking client of {@code demo.ops.Admin.Health}.
+   * Immutable: {@code withDeadline}, {@code withMetadata}, {@code withInterceptors} and
    * {@code withOptions} return a copy. A oneway method returns once the request is queued.
    */
   public static final class HealthStub extends AbstractStub<HealthStub> implements Admin.Health {
@@ -163,8 +164,9 @@ public final class HealthRpc {
   }
 
   /**
-   * Non-blocking client of {@code demo.ops.Admin.Health}: every method returns at once with a future. Immutable:
-   * {@code withDeadline}, {@code withMetadata} and {@code withOptions} return a copy.
+   * Non-blocking client of {@code demo.ops.Admin.Health}: every method returns at once with a future.
+   * Immutable: {@code withDeadline}, {@code withMetadata}, {@code withInterceptors} and
+   * {@code withOptions} return a copy.
    */
   public static final class HealthAsyncStub extends AbstractStub<HealthAsyncStub> implements HealthAsync {
     private HealthAsyncStub(RpcClient client, CallOptions options) {
