@@ -191,4 +191,19 @@ class InvalidServicesTest {
         .hasMessageContaining("Svc.java:" + (HEADER.lines().count() + 3) + ": parameter o of a")
         .hasMessageContaining("Svc.java:" + (HEADER.lines().count() + 4) + ": parameter o of b");
   }
+
+  @Test
+  void aServiceFileThatDoesNotParseIsReportedWithItsLine() throws Exception {
+    List<Problem> problems = problems("""
+        @RpcService("bad.Svc")
+        public interface Svc {
+          String name(;
+        }
+        """);
+    assertThat(problems).singleElement().satisfies(p -> {
+      assertThat(p.line()).isEqualTo(HEADER.lines().count() + 3);
+      assertThat(p.message()).startsWith("cannot parse this file (").endsWith("fix the syntax so that its @RpcService"
+          + " interface can be read");
+    });
+  }
 }
