@@ -428,8 +428,7 @@ final class ServiceReader {
       return new ValueType(list ? ValueType.Kind.LIST : ValueType.Kind.MAP, javaType, codec, null);
     }
     if (typeArgs.isPresent()) {
-      String hint = HINTS.getOrDefault(fqn, "use one of the supported types");
-      return unsupported(file, type, role, hint);
+      return unsupported(file, type, role, hint(fqn, parameter));
     }
     if (fqn.equals("java.lang.String")) {
       return new ValueType(ValueType.Kind.STRING, ClassName.get(String.class),
@@ -447,14 +446,23 @@ final class ServiceReader {
       return new ValueType(ValueType.Kind.MESSAGE, info.className(),
           CodeBlock.of("$T.message($T.getDefaultInstance())", FIELD_CODECS, info.className()), info.className());
     }
+    return unsupported(file, type, role, hint(fqn, parameter));
+  }
+
+  /** What to use instead of the type {@code fqn}. */
+  private static String hint(String fqn, boolean parameter) {
     String hint = HINTS.get(fqn);
-    if (hint == null) {
-      hint = fqn.equals("java.util.concurrent.CompletableFuture") || fqn.equals("java.lang.Void")
-          ? (parameter ? "parameters cannot be futures or Void: pass the value itself"
-              : "CompletableFuture<T> is allowed only as the return type, and not nested")
-          : "define a protobuf message for it (or use a supported type)";
+    if (hint != null) {
+      return hint;
     }
-    return unsupported(file, type, role, hint);
+    if (fqn.equals("java.lang.Void")) {
+      return parameter ? "remove the parameter" : "return void (or CompletableFuture<Void>)";
+    }
+    if (fqn.equals("java.util.concurrent.CompletableFuture")) {
+      return parameter ? "a parameter cannot be a future: pass the value itself"
+          : "CompletableFuture<T> is allowed only as the method's return type, not inside another type";
+    }
+    return "define a protobuf message for it (or use a supported type)";
   }
 
   private ValueType unsupported(Path file, Type type, String role, String hint) {

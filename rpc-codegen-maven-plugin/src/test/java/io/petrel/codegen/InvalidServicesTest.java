@@ -206,4 +206,20 @@ class InvalidServicesTest {
           + " interface can be read");
     });
   }
+
+  @Test
+  void futuresAndVoidOutsideTheReturnTypeSayWhereTheyBelong() throws Exception {
+    List<Problem> problems = problems("""
+        @RpcService("bad.Svc")
+        public interface Svc {
+          Void a();
+          void b(CompletableFuture<String> f);
+          List<CompletableFuture<String>> c();
+        }
+        """);
+    assertThat(problems).extracting(Problem::message).satisfiesExactly(
+        m -> assertThat(m).contains("return type of a has unsupported type Void: return void"),
+        m -> assertThat(m).contains("a parameter cannot be a future: pass the value itself"),
+        m -> assertThat(m).contains("allowed only as the method's return type, not inside another type"));
+  }
 }
