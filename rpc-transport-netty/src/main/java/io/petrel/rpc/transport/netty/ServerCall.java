@@ -104,7 +104,8 @@ final class ServerCall implements Runnable {
         Throwable t = unwrap(error);
         Status status = Status.fromThrowable(t);
         code = status.code();
-        if (t instanceof StatusException) {
+        if (t instanceof StatusException || !(t instanceof RuntimeException || t instanceof Error)) {
+          // A status, or a checked exception the service declares: an answer, not a server fault.
           log.debug("{} failed with {}", def.method().fullName(), status);
         } else {
           log.warn("{} threw; the caller gets {}", def.method().fullName(), status.code(), t);
