@@ -48,7 +48,7 @@ final class PetrelBenchClient implements BenchClient {
         throw new IllegalStateException("reply field1 is not OK: " + ((BenchmarkMessage) reply).getField1());
       }
     } else {
-      BenchClient.verifyBytes(payload, reply);
+      BenchClient.verifyLength(body.length, reply);
     }
   }
 
