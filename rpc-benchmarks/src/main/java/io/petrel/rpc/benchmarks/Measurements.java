@@ -19,6 +19,9 @@ final class Measurements {
   private static volatile Histogram endedLatencies;
   private static volatile double endedCpu = Double.NaN;
   private static volatile boolean ended;
+  private static volatile double endedClientCpu = Double.NaN;
+  /** This (client) JVM's CPU time when the current interval began. */
+  private static volatile long clientCpuAtStart = -1;
 
   private Measurements() {}
 
@@ -37,6 +40,7 @@ final class Measurements {
   static void endTrial() {
     endedLatencies = liveLatencies();
     endedCpu = liveServerCpuNanosPerCall();
+    endedClientCpu = clientCpuNanosPerCall(endedLatencies);
     ended = true;
     server = null;
     lastSample = null;
@@ -50,6 +54,7 @@ final class Measurements {
 
   /** Starts an interval: drops what the recorders hold and notes the server's counters. */
   static void beginInterval() {
+    clientCpuAtStart = ControlServer.processCpuNanos();
     for (Supplier<Histogram> r : RECORDERS) {
       r.get();
     }
@@ -74,6 +79,22 @@ final class Measurements {
       sum.add(h);
     }
     return sum;
+  }
+
+  /**
+   * This JVM's CPU nanoseconds (all its threads: callers, event loops, GC, JIT, JMH) per call recorded in
+   * {@code latencies}, since the interval began; NaN if unknown.
+   */
+  static double intervalClientCpuNanosPerCall(Histogram latencies) {
+    return ended ? endedClientCpu : clientCpuNanosPerCall(latencies);
+  }
+
+  private static double clientCpuNanosPerCall(Histogram latencies) {
+    long start = clientCpuAtStart;
+    if (start < 0 || latencies == null || latencies.getTotalCount() == 0) {
+      return Double.NaN;
+    }
+    return (double) (ControlServer.processCpuNanos() - start) / latencies.getTotalCount();
   }
 
   /** Server CPU nanoseconds per call served since the interval began, or NaN if unknown. */

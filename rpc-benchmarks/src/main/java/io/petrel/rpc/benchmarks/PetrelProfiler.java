@@ -14,7 +14,8 @@ import org.openjdk.jmh.results.ScalarResult;
 
 /**
  * Adds to each iteration's results the figures JMH does not measure itself: the server's CPU time per call
- * ({@code server.cpu}, microseconds of server process CPU time per call served) and, from HdrHistogram, the
+ * ({@code server.cpu}, microseconds of server process CPU time per call served), the benchmark JVM's
+ * ({@code client.cpu}, all its threads, per call it made) and, from HdrHistogram, the
  * round trip of every call ({@code rtt.avg}, {@code rtt.p50} ... {@code rtt.p999}, {@code rtt.max}, in
  * microseconds). Percentiles are per iteration; JMH reports their mean over the measurement iterations.
  * {@link BenchmarkMain} enables it; with JMH's own main, add {@code -prof io.petrel.rpc.benchmarks.PetrelProfiler}.
@@ -40,6 +41,10 @@ public final class PetrelProfiler implements InternalProfiler {
       out.add(new ScalarResult("server.cpu", cpu / 1000.0, "us/call", AggregationPolicy.AVG));
     }
     Histogram h = Measurements.intervalLatencies();
+    double clientCpu = Measurements.intervalClientCpuNanosPerCall(h);
+    if (!Double.isNaN(clientCpu)) {
+      out.add(new ScalarResult("client.cpu", clientCpu / 1000.0, "us/call", AggregationPolicy.AVG));
+    }
     if (h != null && h.getTotalCount() > 0) {
       out.add(us("rtt.avg", h.getMean()));
       out.add(us("rtt.p50", h.getValueAtPercentile(50)));

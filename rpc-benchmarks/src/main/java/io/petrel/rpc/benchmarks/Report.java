@@ -20,7 +20,7 @@ import java.util.TreeSet;
 
 /**
  * Turns JMH JSON results of these benchmarks into Markdown tables (framework, payload, load, TPS, avg, p50,
- * p90, p99, p99.9, server CPU per call), the ratios the project's goals are stated in, and PNG charts.
+ * p90, p99, p99.9, server and client CPU per call), the ratios the project's goals are stated in, and PNG charts.
  *
  * <pre>java -cp benchmarks.jar io.petrel.rpc.benchmarks.Report results.json [--out docs/benchmarks]</pre>
  *
@@ -100,6 +100,9 @@ public final class Report {
       if (secondary.has("server.cpu") && (mode.equals("thrpt") || b.tps.isEmpty())) {
         b.cpu.add(score(secondary, "server.cpu"));
       }
+      if (secondary.has("client.cpu") && (mode.equals("thrpt") || b.tps.isEmpty())) {
+        b.clientCpu.add(score(secondary, "client.cpu"));
+      }
     }
     List<ResultRow> rows = new ArrayList<>();
     byKey.values().forEach(b -> rows.add(b.build()));
@@ -122,8 +125,8 @@ public final class Report {
     groups.forEach((title, list) -> {
       sb.append("### ").append(title).append("\n\n");
       sb.append("| framework | load | conns | runs | TPS | avg ms | p50 ms | p90 ms | p99 ms | p99.9 ms"
-          + " | server CPU us/call |\n");
-      sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+          + " | server CPU us/call | client CPU us/call |\n");
+      sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
       for (ResultRow r : list) {
         sb.append("| ").append(r.framework().label())
             .append(" | ").append(r.loadLabel())
@@ -136,6 +139,7 @@ public final class Report {
             .append(" | ").append(ms(r.p99()))
             .append(" | ").append(ms(r.p999()))
             .append(" | ").append(fmt(r.serverCpu(), 1))
+            .append(" | ").append(fmt(r.clientCpu(), 1))
             .append(" |\n");
       }
       sb.append('\n');
@@ -264,6 +268,7 @@ public final class Report {
     final int connections;
     final List<Double> tps = new ArrayList<>();
     final List<Double> cpu = new ArrayList<>();
+    final List<Double> clientCpu = new ArrayList<>();
     /** avg, p50, p90, p99, p99.9 of each run, from HdrHistogram (every call). */
     final List<double[]> recorded = new ArrayList<>();
     /** The same from JMH's SampleTime mode, used when no run recorded every call. */
@@ -290,7 +295,7 @@ public final class Report {
       }
       int runs = Math.max(tps.size(), lat.size());
       return new ResultRow(benchmark, framework, payload, load, rate, connections, runs, median(tps), l[0], l[1],
-          l[2], l[3], l[4], median(cpu));
+          l[2], l[3], l[4], median(cpu), median(clientCpu));
     }
   }
 

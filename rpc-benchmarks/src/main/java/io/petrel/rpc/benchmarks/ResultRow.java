@@ -23,7 +23,8 @@ record ResultRow(
     double p90,
     double p99,
     double p999,
-    double serverCpu) {
+    double serverCpu,
+    double clientCpu) {
 
   boolean async() {
     return benchmark.startsWith("Async");
