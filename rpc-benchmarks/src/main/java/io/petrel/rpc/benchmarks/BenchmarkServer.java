@@ -36,6 +36,9 @@ public final class BenchmarkServer implements AutoCloseable {
   private final Map<Framework, Integer> ports = new EnumMap<>(Framework.class);
   private final Map<Framework, LongAdder> calls = new EnumMap<>(Framework.class);
   private ControlServer control;
+  /** gRPC-java's (shaded) Netty groups, shared by its two servers. */
+  private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup grpcBoss;
+  private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup grpcWorkers;
 
   private BenchmarkServer(ServerOptions options) {
     this.options = options;
@@ -174,9 +177,6 @@ public final class BenchmarkServer implements AutoCloseable {
     });
     ports.put(f, server.port());
   }
-
-  private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup grpcBoss;
-  private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup grpcWorkers;
 
   private void startGrpc(Framework f, int workers) throws IOException {
     if (grpcBoss == null) {

@@ -5,14 +5,14 @@ package io.petrel.rpc.benchmarks;
  * which the server answers with field1 = "OK" and field2 = 100.
  */
 public enum Payload {
+  /** The rpcx BenchmarkMessage: 581 bytes encoded. */
+  MESSAGE("BenchmarkMessage", -1),
   /** An empty request and an empty reply: the framework's own cost per call. */
   EMPTY("empty hello", 0),
   /** A 4-byte opaque body (as Tars' small case). */
   BYTES_4("4 B opaque", 4),
   /** A 1 KiB opaque body (as Tars' large case). */
-  BYTES_1K("1 KiB opaque", 1024),
-  /** The rpcx BenchmarkMessage: 581 bytes encoded. */
-  MESSAGE("BenchmarkMessage", -1);
+  BYTES_1K("1 KiB opaque", 1024);
 
   private final String label;
   private final int size;

@@ -17,6 +17,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
+import java.util.function.Function;
 
 /**
  * Turns JMH JSON results of these benchmarks into Markdown tables (framework, payload, load, TPS, avg, p50,
@@ -51,12 +52,13 @@ public final class Report {
       System.err.println("usage: Report results.json [more.json ...] [--out DIR]");
       System.exit(2);
     }
-    List<ResultRow> rows = new ArrayList<>();
+    JsonArray all = new JsonArray();
     for (Path p : inputs) {
       try (Reader r = Files.newBufferedReader(p, StandardCharsets.UTF_8)) {
-        rows.addAll(parse(JsonParser.parseReader(r).getAsJsonArray()));
+        all.addAll(JsonParser.parseReader(r).getAsJsonArray());
       }
     }
+    List<ResultRow> rows = parse(all);
     Files.createDirectories(out);
     String md = markdown(rows, Charts.write(rows, out));
     Files.writeString(out.resolve("results.md"), md, StandardCharsets.UTF_8);
@@ -169,7 +171,8 @@ public final class Report {
     sb.append("### Ratios (blocking callers)\n\n");
     sb.append("Goals: Petrel / gRPC-java TPS >= 3 (default executors) and >= 2 (direct); Petrel's faster mode"
         + " >= 0.7 of the raw Netty echo; p99 at the highest load <= 0.5 of gRPC-java's; one caller's average"
-        + " round trip <= 1.3 x the raw Netty echo's.\n\n");
+        + " round trip <= 1.3 x the raw Netty echo's. Each ratio is taken within one run (both figures from"
+        + " the same run); the table gives the median over the runs.\n\n");
     sb.append("| payload | callers | TPS Petrel / gRPC | TPS Petrel direct / gRPC direct | TPS Petrel best / Netty"
         + " | p99 Petrel / gRPC | p99 Petrel direct / gRPC direct | avg Petrel best / Netty |\n");
     sb.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
@@ -180,19 +183,48 @@ public final class Report {
         ResultRow g = find(rows, payload, load, Framework.GRPC);
         ResultRow gd = find(rows, payload, load, Framework.GRPC_DIRECT);
         ResultRow n = find(rows, payload, load, Framework.NETTY);
-        ResultRow best = p == null ? pd : pd == null ? p : (pd.tps() >= p.tps() ? pd : p);
         sb.append("| ").append(payload.label()).append(" | ").append(load)
-            .append(" | ").append(ratio(p, g, ResultRow::tps))
-            .append(" | ").append(ratio(pd, gd, ResultRow::tps))
-            .append(" | ").append(ratio(best, n, ResultRow::tps))
-            .append(" | ").append(ratio(p, g, ResultRow::p99))
-            .append(" | ").append(ratio(pd, gd, ResultRow::p99))
-            .append(" | ").append(ratio(best, n, ResultRow::avg))
+            .append(" | ").append(ratio(p, g, ResultRow::tpsRuns))
+            .append(" | ").append(ratio(pd, gd, ResultRow::tpsRuns))
+            .append(" | ").append(bestRatio(p, pd, n, ResultRow::tpsRuns))
+            .append(" | ").append(ratio(p, g, ResultRow::p99Runs))
+            .append(" | ").append(ratio(pd, gd, ResultRow::p99Runs))
+            .append(" | ").append(bestRatio(p, pd, n, ResultRow::avgRuns))
             .append(" |\n");
       }
     });
     sb.append('\n');
     return sb.toString();
+  }
+
+  /** The median over runs of a's figure over b's, each ratio taken within one run. */
+  private static String ratio(ResultRow a, ResultRow b, Function<ResultRow, List<Double>> f) {
+    if (a == null || b == null) {
+      return "-";
+    }
+    List<Double> x = f.apply(a);
+    List<Double> y = f.apply(b);
+    List<Double> r = new ArrayList<>();
+    for (int i = 0; i < Math.min(x.size(), y.size()); i++) {
+      if (y.get(i) != 0) {
+        r.add(x.get(i) / y.get(i));
+      }
+    }
+    return fmt(median(r), 2);
+  }
+
+  /** As {@link #ratio}, for whichever Petrel mode had the higher TPS in each run. */
+  private static String bestRatio(ResultRow p, ResultRow pd, ResultRow n, Function<ResultRow, List<Double>> f) {
+    if (p == null || pd == null || n == null) {
+      return ratio(p == null ? pd : p, n, f);
+    }
+    List<Double> r = new ArrayList<>();
+    int runs = Math.min(Math.min(p.tpsRuns().size(), pd.tpsRuns().size()), f.apply(n).size());
+    for (int i = 0; i < runs && i < f.apply(p).size() && i < f.apply(pd).size(); i++) {
+      ResultRow best = pd.tpsRuns().get(i) >= p.tpsRuns().get(i) ? pd : p;
+      r.add(f.apply(best).get(i) / f.apply(n).get(i));
+    }
+    return fmt(median(r), 2);
   }
 
   private static ResultRow find(List<ResultRow> rows, Payload payload, int load, Framework f) {
@@ -202,15 +234,6 @@ public final class Report {
       }
     }
     return null;
-  }
-
-  private static String ratio(ResultRow a, ResultRow b, java.util.function.ToDoubleFunction<ResultRow> f) {
-    if (a == null || b == null) {
-      return "-";
-    }
-    double x = f.applyAsDouble(a);
-    double y = f.applyAsDouble(b);
-    return Double.isNaN(x) || Double.isNaN(y) || y == 0 ? "-" : fmt(x / y, 2);
   }
 
   private static String param(JsonObject params, String name, String dflt) {
@@ -294,8 +317,14 @@ public final class Report {
         l[i] = median(v);
       }
       int runs = Math.max(tps.size(), lat.size());
+      List<Double> avgRuns = new ArrayList<>();
+      List<Double> p99Runs = new ArrayList<>();
+      for (double[] run : lat) {
+        avgRuns.add(run[0]);
+        p99Runs.add(run[3]);
+      }
       return new ResultRow(benchmark, framework, payload, load, rate, connections, runs, median(tps), l[0], l[1],
-          l[2], l[3], l[4], median(cpu), median(clientCpu));
+          l[2], l[3], l[4], median(cpu), median(clientCpu), List.copyOf(tps), avgRuns, p99Runs);
     }
   }
 

@@ -1,5 +1,7 @@
 package io.petrel.rpc.benchmarks;
 
+import java.util.List;
+
 /**
  * One line of a report: one framework, payload and load, with the figures of one JMH run. Latencies are in
  * microseconds, throughput in calls per second; NaN where the run did not measure a figure.
@@ -8,6 +10,8 @@ package io.petrel.rpc.benchmarks;
  * @param load callers for sync benchmarks, calls in flight for async ones
  * @param rate the constant rate of an async run, 0 for as fast as the window allows
  * @param runs how many runs the figures are the medians of
+ * @param tpsRuns each run's TPS, in the order the runs were given (also avgRuns, p99Runs): ratios are taken
+ *     within each run, then their median
  */
 record ResultRow(
     String benchmark,
@@ -24,7 +28,10 @@ record ResultRow(
     double p99,
     double p999,
     double serverCpu,
-    double clientCpu) {
+    double clientCpu,
+    List<Double> tpsRuns,
+    List<Double> avgRuns,
+    List<Double> p99Runs) {
 
   boolean async() {
     return benchmark.startsWith("Async");
