@@ -121,6 +121,9 @@ final class ServerCall implements Runnable {
       }
     } finally {
       metrics.record(code, System.nanoTime() - context.startNanos(), context.requestSize(), responseBytes);
+      if (isOneway()) {
+        connection.onewayDone();
+      }
       connection.callDone();
     }
   }

@@ -33,7 +33,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
   private final NettyRpcServer server;
   private final Channel channel;
   private final WriteQueue writeQueue;
+  /** Calls admitted and not yet ended (response queued); for draining and metrics. */
   private final AtomicInteger inFlight = new AtomicInteger();
+  /** Oneway calls admitted and not yet ended; with {@link #calls}, what maxConcurrentCallsPerConnection counts. */
+  private final AtomicInteger onewaysRunning = new AtomicInteger();
   /** Unary calls awaiting their response, for CANCEL; event loop only. */
   private final IntObjectHashMap<ServerCall> calls = new IntObjectHashMap<>();
   private final TransportMetrics metrics;
@@ -140,9 +143,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
           + "' is shutting down and takes no new calls; retry on another server"));
       return;
     }
+    // The limit counts unary calls until their response is written (on this event loop, so a client that
+    // sends its next call on receiving a response always finds the slot free) and oneways until they end.
     int limit = server.config().maxConcurrentCallsPerConnection();
-    if (inFlight.incrementAndGet() > limit) {
-      inFlight.decrementAndGet();
+    if (calls.size() + onewaysRunning.get() >= limit) {
       frame.release();
       reject(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription("this connection already has "
           + limit + " calls in flight, the server's maxConcurrentCallsPerConnection (raise it with"
@@ -150,7 +154,6 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
       return;
     }
     if ((def.method().type() == io.petrel.rpc.MethodType.ONEWAY) != oneway) {
-      inFlight.decrementAndGet();
       frame.release();
       reject(oneway, frame.requestId, Status.INVALID_ARGUMENT.withDescription(def.method().fullName() + " is a "
           + def.method().type() + " method but was called as " + (oneway ? "ONEWAY" : "UNARY")));
@@ -158,7 +161,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
     }
     long start = System.nanoTime();
     ServerCall call = new ServerCall(this, def, server.callMetrics(frame.methodId), frame, start);
-    if (!oneway) {
+    inFlight.incrementAndGet();
+    if (oneway) {
+      onewaysRunning.incrementAndGet();
+    } else {
       calls.put(frame.requestId, call);
     }
     Executor executor = server.executor();
@@ -169,7 +175,11 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
     try {
       executor.execute(call);
     } catch (RejectedExecutionException e) {
-      calls.remove(frame.requestId);
+      if (oneway) {
+        onewaysRunning.decrementAndGet();
+      } else {
+        calls.remove(frame.requestId);
+      }
       call.discard();
       callDone();
       server.recordRejected(def.method());
@@ -197,6 +207,11 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
     if (big.type() == TYPE_REQUEST) {
       writeError(big.requestId(), status);
     }
+  }
+
+  /** Called from any thread when a oneway call has ended. */
+  void onewayDone() {
+    onewaysRunning.decrementAndGet();
   }
 
   /** Called from any thread when a call has ended (response queued or dropped). */

@@ -126,6 +126,10 @@ class FailureTest extends TransportFixture {
         "maxConcurrentCallsPerConnection");
     service.gate.countDown();
     assertThat(blocked.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("one");
+    // A caller that sends its next call as soon as it has the response always finds the slot free.
+    for (int i = 0; i < 2000; i++) {
+      assertThat(client.unaryCall(TestService.ADD, new Object[] {i, 1})).isEqualTo(i + 1);
+    }
   }
 
   @Test
