@@ -9,10 +9,12 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.collection.IntObjectHashMap;
+import io.netty.util.concurrent.ScheduledFuture;
 import io.petrel.rpc.Status;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,6 +31,15 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   private final Channel channel;
   private final WriteQueue writeQueue;
   private final IntObjectHashMap<PendingCall<?>> inFlight = new IntObjectHashMap<>();
+  /**
+   * Deadlines at least this far away are enforced by a periodic sweep of {@link #inFlight} instead of a
+   * timer per call: a call with the default 30 s deadline then costs no scheduled task (a timer per call was
+   * ~10% of client CPU in the benchmarks). Nearer deadlines get their own timer, to the millisecond.
+   */
+  static final long SWEPT_DEADLINE_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** How often the sweep runs: a swept deadline fires at most this late. */
+  static final long SWEEP_PERIOD_MILLIS = 50;
+  private ScheduledFuture<?> sweeper;
   private int nextRequestId = 1;
   private volatile boolean goaway;
   /** A keepalive PING is unanswered; event loop only. */
@@ -102,7 +113,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     call.requestId = id;
     call.connection = this;
     inFlight.put(id, call);
-    call.armTimer(channel.eventLoop());
+    if (call.deadline != null && call.deadline.remainingNanos() < SWEPT_DEADLINE_NANOS) {
+      call.armTimer(channel.eventLoop());
+    }
     if (metrics != null) {
       metrics.bytesSent.increment(frame.readableBytes());
     }
@@ -237,8 +250,39 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   }
 
   @Override
+  public void channelActive(ChannelHandlerContext ctx) throws Exception {
+    sweeper = channel.eventLoop().scheduleAtFixedRate(this::sweepDeadlines, SWEEP_PERIOD_MILLIS,
+        SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+    super.channelActive(ctx);
+  }
+
+  /** Event loop: fails the calls whose (far) deadline has passed. */
+  private void sweepDeadlines() {
+    if (inFlight.isEmpty()) {
+      return;
+    }
+    List<PendingCall<?>> expired = null;
+    for (PendingCall<?> c : inFlight.values()) {
+      if (c.deadline != null && c.deadline.remainingNanos() <= 0) {
+        if (expired == null) {
+          expired = new ArrayList<>();
+        }
+        expired.add(c);
+      }
+    }
+    if (expired != null) {
+      for (PendingCall<?> c : expired) {
+        c.run(); // forgets the call, sends CANCEL, fails it with DEADLINE_EXCEEDED
+      }
+    }
+  }
+
+  @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
     closed = true;
+    if (sweeper != null) {
+      sweeper.cancel(false);
+    }
     failAll("connection to " + client.target() + " closed");
     slot.onClosed(this);
     super.channelInactive(ctx);

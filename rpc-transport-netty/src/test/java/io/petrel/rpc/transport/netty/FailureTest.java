@@ -59,6 +59,20 @@ class FailureTest extends TransportFixture {
   }
 
   @Test
+  void farDeadlineIsEnforcedByTheSweepToo() throws Exception {
+    RpcServer server = startServer();
+    RpcClient client = client(server.port());
+    long start = System.nanoTime();
+    CompletableFuture<StringValue> f = client.unaryCallAsync(TestService.BLOCK, StringValue.of("far"),
+        CallOptions.DEFAULT.withTimeout(Duration.ofMillis(1500))); // >= 1 s: no timer of its own
+    StatusException e = statusOf(f, 20);
+    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertThat(e.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(tookMs).isBetween(1450L, 6_000L);
+    assertThat(client.pendingCalls()).isZero();
+  }
+
+  @Test
   void clientDefaultDeadlineAppliesWhenTheCallSetsNone() throws Exception {
     RpcServer server = startServer();
     RpcClient client = client(server.port(), b -> b.defaultDeadline(Duration.ofMillis(200)));
