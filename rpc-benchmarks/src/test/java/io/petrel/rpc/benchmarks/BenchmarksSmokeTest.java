@@ -124,6 +124,22 @@ class BenchmarksSmokeTest {
     assertThat(dir.resolve("latency-async-message-window16-rate2000.png")).isNotEmptyFile();
   }
 
+  @Test
+  @Timeout(value = 2, unit = TimeUnit.MINUTES)
+  void marshallerBenchmarkRunsOnDirectAndHeapBuffers() throws Exception {
+    Collection<RunResult> results = new Runner(new OptionsBuilder()
+        .include("\\.MarshallerBenchmark\\.")
+        .forks(0)
+        .warmupIterations(0)
+        .measurementIterations(1)
+        .measurementTime(TimeValue.milliseconds(100))
+        .shouldFailOnError(true)
+        .verbosity(VerboseMode.SILENT)
+        .build()).run();
+    assertThat(results).hasSize(4 * 2);
+    results.forEach(r -> assertThat(r.getPrimaryResult().getScore()).isPositive());
+  }
+
   private static com.google.gson.JsonArray parse(Path json) throws java.io.IOException {
     return com.google.gson.JsonParser.parseString(Files.readString(json)).getAsJsonArray();
   }
