@@ -140,6 +140,24 @@ class BenchmarksSmokeTest {
     results.forEach(r -> assertThat(r.getPrimaryResult().getScore()).isPositive());
   }
 
+  @Test
+  @Timeout(value = 2, unit = TimeUnit.MINUTES)
+  void stubAndMetricsOverheadBenchmarksRun() throws Exception {
+    Collection<RunResult> results = new Runner(new OptionsBuilder()
+        .include("\\.(StubOverheadBenchmark|MetricsOverheadBenchmark)\\.")
+        .forks(0)
+        .warmupIterations(0)
+        .measurementIterations(1)
+        .measurementTime(TimeValue.milliseconds(100))
+        .threads(2)
+        .shouldFailOnError(true)
+        .verbosity(VerboseMode.SILENT)
+        .build()).run();
+    // Stub: 2 benchmarks x 2 transports; metrics: off and on.
+    assertThat(results).hasSize(2 * 2 + 2);
+    results.forEach(r -> assertThat(r.getPrimaryResult().getScore()).isPositive());
+  }
+
   private static com.google.gson.JsonArray parse(Path json) throws java.io.IOException {
     return com.google.gson.JsonParser.parseString(Files.readString(json)).getAsJsonArray();
   }

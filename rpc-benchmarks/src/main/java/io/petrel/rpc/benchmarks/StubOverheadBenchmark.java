@@ -1,0 +1,138 @@
+package io.petrel.rpc.benchmarks;
+
+import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.Deadline;
+import io.petrel.rpc.IoMode;
+import io.petrel.rpc.Metadata;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.benchmarks.proto.BenchmarkMessage;
+import io.petrel.rpc.spi.ClientConfig;
+import java.net.InetSocketAddress;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * The per-call cost of a generated stub ({@code EchoServiceRpc.stub(client).echo(msg)}) against the generic
+ * call API it delegates to ({@code client.unaryCall(EchoServiceRpc.METHOD_ECHO, msg, CallOptions.DEFAULT)}).
+ *
+ * <p>{@code transport=inprocess} isolates the client-side code: an {@link RpcClient} whose transport answers
+ * at once with a prepared reply, so the score is the stub and call-API path alone (nanoseconds per call).
+ * {@code transport=loopback} is a real Petrel server (direct mode) on 127.0.0.1 in the same JVM.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 3)
+@Measurement(iterations = 5, time = 3)
+@Fork(1)
+@State(Scope.Benchmark)
+public class StubOverheadBenchmark {
+  @Param({"inprocess", "loopback"})
+  public String transport;
+
+  private RpcServer server;
+  private RpcClient client;
+  private EchoService stub;
+  private BenchmarkMessage request;
+
+  @Setup
+  public void setUp() throws Exception {
+    request = Messages.request();
+    BenchmarkMessage reply = Messages.reply(request);
+    if ("loopback".equals(transport)) {
+      server = RpcServer.builder().bindAddress("127.0.0.1", 0).directExecutor()
+          .addService(EchoServiceRpc.bind(Messages::reply)).build().start();
+      client = RpcClient.builder().address("127.0.0.1", server.port()).build().start();
+    } else {
+      client = new AnsweringClient(reply);
+    }
+    stub = EchoServiceRpc.stub(client);
+  }
+
+  @TearDown
+  public void tearDown() {
+    client.close();
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  @Benchmark
+  public BenchmarkMessage genericApi() {
+    return client.unaryCall(EchoServiceRpc.METHOD_ECHO, request, CallOptions.DEFAULT);
+  }
+
+  @Benchmark
+  public BenchmarkMessage generatedStub() {
+    return stub.echo(request);
+  }
+
+  /** A client whose "transport" answers every call at once with one prepared reply. */
+  static final class AnsweringClient extends RpcClient {
+    private final Object reply;
+
+    AnsweringClient(Object reply) {
+      super(new ClientConfig(InetSocketAddress.createUnresolved("in-process", 1), List.of(), 1, IoMode.NIO, 1,
+          TimeUnit.SECONDS.toNanos(30), 0, 0, 1 << 20, 8192, 1 << 20, 1, 1, 1, 1, null, null, false,
+          "in-process"));
+      this.reply = reply;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    protected <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
+        CallOptions options, Deadline deadline, Consumer<Metadata> responseMetadata) {
+      return CompletableFuture.completedFuture((Resp) reply);
+    }
+
+    @Override
+    public RpcClient start() {
+      return this;
+    }
+
+    @Override
+    public RpcClient shutdown() {
+      return this;
+    }
+
+    @Override
+    public RpcClient shutdownNow() {
+      return this;
+    }
+
+    @Override
+    public boolean isShutdown() {
+      return false;
+    }
+
+    @Override
+    public boolean isTerminated() {
+      return true;
+    }
+
+    @Override
+    public boolean awaitTermination(long timeout, TimeUnit unit) {
+      return true;
+    }
+
+    @Override
+    public int pendingCalls() {
+      return 0;
+    }
+  }
+}
