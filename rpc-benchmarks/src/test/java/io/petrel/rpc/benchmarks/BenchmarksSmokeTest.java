@@ -144,7 +144,7 @@ class BenchmarksSmokeTest {
   @Timeout(value = 2, unit = TimeUnit.MINUTES)
   void stubAndMetricsOverheadBenchmarksRun() throws Exception {
     Collection<RunResult> results = new Runner(new OptionsBuilder()
-        .include("\\.(StubOverheadBenchmark|MetricsOverheadBenchmark)\\.")
+        .include("\\.(StubOverheadBenchmark|MetricsOverheadBenchmark|MetricsRecordBenchmark)\\.")
         .forks(0)
         .warmupIterations(0)
         .measurementIterations(1)
@@ -153,8 +153,8 @@ class BenchmarksSmokeTest {
         .shouldFailOnError(true)
         .verbosity(VerboseMode.SILENT)
         .build()).run();
-    // Stub: 2 benchmarks x 2 transports; metrics: off and on.
-    assertThat(results).hasSize(2 * 2 + 2);
+    // Stub: 2 benchmarks x 2 transports; metrics: off and on; metrics record: off and on.
+    assertThat(results).hasSize(2 * 2 + 2 + 2);
     results.forEach(r -> assertThat(r.getPrimaryResult().getScore()).isPositive());
   }
 
