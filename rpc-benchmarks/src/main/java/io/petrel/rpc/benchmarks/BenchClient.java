@@ -34,6 +34,21 @@ interface BenchClient extends AutoCloseable {
     };
   }
 
+  /**
+   * Checks a reply of the Petrel or gRPC-java client: a BenchmarkMessage whose field1 is "OK", or an echoed
+   * opaque body of {@code bodyLength} bytes.
+   */
+  static void verifyReply(Payload payload, int bodyLength, Object reply) {
+    if (payload == Payload.MESSAGE) {
+      if (!Messages.isOk((io.petrel.rpc.benchmarks.proto.BenchmarkMessage) reply)) {
+        throw new IllegalStateException("reply field1 is not OK: "
+            + ((io.petrel.rpc.benchmarks.proto.BenchmarkMessage) reply).getField1());
+      }
+    } else {
+      verifyLength(bodyLength, reply);
+    }
+  }
+
   /** Checks an echoed body by its length ({@code byte[]}, or the Integer length the raw Netty client gives). */
   static void verifyLength(int expected, Object reply) {
     int got = reply instanceof byte[] b ? b.length : (Integer) reply;

@@ -73,13 +73,7 @@ final class GrpcBenchClient implements BenchClient {
 
   @Override
   public void verify(Object reply) {
-    if (payload == Payload.MESSAGE) {
-      if (!Messages.isOk((BenchmarkMessage) reply)) {
-        throw new IllegalStateException("reply field1 is not OK: " + ((BenchmarkMessage) reply).getField1());
-      }
-    } else {
-      BenchClient.verifyLength(body.length, reply);
-    }
+    BenchClient.verifyReply(payload, body.length, reply);
   }
 
   @Override
