@@ -4,36 +4,40 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 
 /**
  * Options of one call: its deadline (absolute, or a timeout counted from when the call starts), the metadata
- * sent with it, interceptors of its own, and where to deliver the response metadata. Immutable; the
+ * sent with it, interceptors of its own, where to deliver the response metadata, and the executor that decodes
+ * the response and completes the future. Immutable; the
  * {@code with} methods return a copy. {@link #DEFAULT} has no deadline of its own (the method's, then the
  * client's default deadline applies) and nothing else.
  */
 public final class CallOptions {
-  public static final CallOptions DEFAULT = new CallOptions(null, 0, Metadata.EMPTY, List.of(), null);
+  public static final CallOptions DEFAULT = new CallOptions(null, 0, Metadata.EMPTY, List.of(), null, null);
 
   private final Deadline deadline;
   private final long timeoutNanos;
   private final Metadata metadata;
   private final List<ClientInterceptor> interceptors;
   private final Consumer<Metadata> responseMetadataListener;
+  private final Executor executor;
 
   private CallOptions(Deadline deadline, long timeoutNanos, Metadata metadata, List<ClientInterceptor> interceptors,
-      Consumer<Metadata> responseMetadataListener) {
+      Consumer<Metadata> responseMetadataListener, Executor executor) {
     this.deadline = deadline;
     this.timeoutNanos = timeoutNanos;
     this.metadata = metadata;
     this.interceptors = interceptors;
     this.responseMetadataListener = responseMetadataListener;
+    this.executor = executor;
   }
 
   /** A copy whose calls must end by {@code deadline}. */
   public CallOptions withDeadline(Deadline deadline) {
     return new CallOptions(Objects.requireNonNull(deadline, "deadline"), timeoutNanos, metadata, interceptors,
-        responseMetadataListener);
+        responseMetadataListener, executor);
   }
 
   /** A copy whose calls must end {@code timeout} after each call starts. */
@@ -42,13 +46,14 @@ public final class CallOptions {
     if (timeout.isNegative() || timeout.isZero()) {
       throw new IllegalArgumentException("timeout must be > 0: " + timeout);
     }
-    return new CallOptions(deadline, timeout.toNanos(), metadata, interceptors, responseMetadataListener);
+    return new CallOptions(deadline, timeout.toNanos(), metadata, interceptors, responseMetadataListener,
+        executor);
   }
 
   /** A copy that also sends the given metadata. */
   public CallOptions withMetadata(Metadata more) {
     return new CallOptions(deadline, timeoutNanos, metadata.withAll(Objects.requireNonNull(more, "metadata")),
-        interceptors, responseMetadataListener);
+        interceptors, responseMetadataListener, executor);
   }
 
   /** A copy whose calls also pass through these interceptors (after the client's own). */
@@ -57,7 +62,8 @@ public final class CallOptions {
     for (ClientInterceptor i : more) {
       list.add(Objects.requireNonNull(i, "interceptor"));
     }
-    return new CallOptions(deadline, timeoutNanos, metadata, List.copyOf(list), responseMetadataListener);
+    return new CallOptions(deadline, timeoutNanos, metadata, List.copyOf(list), responseMetadataListener,
+        executor);
   }
 
   /**
@@ -65,7 +71,18 @@ public final class CallOptions {
    * completes (on the thread that completes it).
    */
   public CallOptions withResponseMetadataListener(Consumer<Metadata> listener) {
-    return new CallOptions(deadline, timeoutNanos, metadata, interceptors, Objects.requireNonNull(listener));
+    return new CallOptions(deadline, timeoutNanos, metadata, interceptors, Objects.requireNonNull(listener),
+        executor);
+  }
+
+  /**
+   * A copy whose responses are decoded, and whose futures completed, on {@code executor} instead of the
+   * client's {@code callbackExecutor} (by default the connection's event loop). Blocking calls
+   * ({@link RpcClient#unaryCall}) set this themselves: their response is decoded on the calling thread.
+   */
+  public CallOptions withExecutor(Executor executor) {
+    return new CallOptions(deadline, timeoutNanos, metadata, interceptors, responseMetadataListener,
+        Objects.requireNonNull(executor, "executor"));
   }
 
   /** The absolute deadline, or null. */
@@ -89,6 +106,11 @@ public final class CallOptions {
   /** The response metadata listener, or null. */
   public Consumer<Metadata> responseMetadataListener() {
     return responseMetadataListener;
+  }
+
+  /** The executor set by {@link #withExecutor}, or null. */
+  public Executor executor() {
+    return executor;
   }
 
   /**

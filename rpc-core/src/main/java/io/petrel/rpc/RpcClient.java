@@ -1,6 +1,7 @@
 package io.petrel.rpc;
 
 import io.petrel.rpc.internal.ClientChain;
+import io.petrel.rpc.internal.ThreadlessExecutor;
 import io.petrel.rpc.spi.ClientConfig;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -97,10 +98,15 @@ public abstract class RpcClient implements AutoCloseable {
   protected abstract <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
       CallOptions options, Deadline deadline, Consumer<Metadata> responseMetadata);
 
-  /** Sends a request and waits for the response; throws {@link StatusException} on failure. */
+  /**
+   * Sends a request and waits for the response; throws {@link StatusException} on failure. The response is
+   * decoded, and the call's callbacks run, on the calling thread (see {@link CallOptions#withExecutor}).
+   */
   public <Req, Resp> Resp unaryCall(MethodDescriptor<Req, Resp> method, Req request, CallOptions options) {
-    CompletableFuture<Resp> f = unaryCallAsync(method, request, options);
+    ThreadlessExecutor executor = new ThreadlessExecutor();
+    CompletableFuture<Resp> f = unaryCallAsync(method, request, options.withExecutor(executor));
     try {
+      executor.awaitCompletion(f);
       return f.get();
     } catch (InterruptedException e) {
       f.cancel(false);

@@ -1,7 +1,6 @@
 package io.petrel.rpc.marshal;
 
 import com.google.protobuf.CodedInputStream;
-import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.WireFormat;
 import io.netty.buffer.ByteBuf;
 import io.petrel.rpc.Marshaller;
@@ -14,6 +13,7 @@ import java.util.List;
  */
 public final class ArgsMarshaller implements Marshaller<Object[]> {
   private final FieldCodec<Object>[] codecs;
+  private final ProtoBuffers.Decoder<Object[]> decoder = this::decode;
 
   @SuppressWarnings("unchecked")
   private ArgsMarshaller(List<FieldCodec<?>> codecs) {
@@ -54,8 +54,11 @@ public final class ArgsMarshaller implements Marshaller<Object[]> {
 
   @Override
   public Object[] read(ByteBuf in) throws Exception {
+    return ProtoBuffers.decode(in, decoder);
+  }
+
+  private Object[] decode(CodedInputStream cis) throws Exception {
     Object[] args = new Object[codecs.length];
-    CodedInputStream cis = ProtobufMarshaller.codedInput(in);
     while (true) {
       int tag = cis.readTag();
       if (tag == 0) {
@@ -80,22 +83,8 @@ public final class ArgsMarshaller implements Marshaller<Object[]> {
     }
   }
 
-  interface FieldWriter {
-    void writeTo(CodedOutputStream out) throws Exception;
-  }
-
   /** Writes exactly {@code size} bytes produced by {@code writer} at the writer index of {@code out}. */
-  static void writeFields(ByteBuf out, int size, FieldWriter writer) throws Exception {
-    out.ensureWritable(size);
-    int index = out.writerIndex();
-    CodedOutputStream cos = out.hasArray()
-        ? CodedOutputStream.newInstance(out.array(), out.arrayOffset() + index, size)
-        : CodedOutputStream.newInstance(out.nioBuffer(index, size));
-    writer.writeTo(cos);
-    cos.flush();
-    if (cos.spaceLeft() != 0) {
-      throw new IllegalStateException("encoder wrote " + (size - cos.spaceLeft()) + " of " + size + " bytes");
-    }
-    out.writerIndex(index + size);
+  static void writeFields(ByteBuf out, int size, ProtoBuffers.Encoder writer) throws Exception {
+    ProtoBuffers.encode(out, size, writer);
   }
 }

@@ -11,6 +11,7 @@ import io.petrel.rpc.Marshaller;
  */
 public final class ValueMarshaller<T> implements Marshaller<T> {
   private final FieldCodec<T> codec;
+  private final ProtoBuffers.Decoder<T> decoder = this::decode;
 
   private ValueMarshaller(FieldCodec<T> codec) {
     this.codec = codec;
@@ -35,8 +36,11 @@ public final class ValueMarshaller<T> implements Marshaller<T> {
 
   @Override
   public T read(ByteBuf in) throws Exception {
+    return ProtoBuffers.decode(in, decoder);
+  }
+
+  private T decode(CodedInputStream cis) throws Exception {
     T value = null;
-    CodedInputStream cis = ProtobufMarshaller.codedInput(in);
     while (true) {
       int tag = cis.readTag();
       if (tag == 0) {

@@ -11,6 +11,7 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.petrel.rpc.Status;
+import io.petrel.rpc.internal.WakeChain;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -45,6 +46,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   /** A keepalive PING is unanswered; event loop only. */
   private boolean pingOutstanding;
   private volatile boolean closed;
+  /** Wakes the blocking callers whose responses this connection read; see {@link WakeChain}. */
+  private final WakeChain wakeChain = new WakeChain();
+  /** Event loop only: a response was posted to a blocking caller since the last kick. */
+  private boolean posted;
 
   ClientConnection(NettyRpcClient client, ClientSlot slot, Channel channel) {
     this.client = client;
@@ -238,15 +243,17 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       call.fail(s);
       return;
     }
-    Object value;
-    try {
-      value = call.method.responseMarshaller().read(body);
-    } catch (Throwable t) {
-      call.fail(Status.INTERNAL.withDescription("cannot decode the response of " + call.method.fullName() + ": "
-          + Status.describe(t)).withCause(t));
-      return;
+    call.onResponseBody(body, wakeChain);
+    posted = true;
+  }
+
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+    if (posted) {
+      posted = false;
+      wakeChain.kick();
     }
-    call.succeed(value);
+    super.channelReadComplete(ctx);
   }
 
   @Override
@@ -258,6 +265,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
 
   /** Event loop: fails the calls whose (far) deadline has passed. */
   private void sweepDeadlines() {
+    if (!wakeChain.isEmpty()) {
+      wakeChain.kick(); // a safety net only: every read batch ends with a kick
+    }
     if (inFlight.isEmpty()) {
       return;
     }
@@ -284,6 +294,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       sweeper.cancel(false);
     }
     failAll("connection to " + client.target() + " closed");
+    wakeChain.kick();
     slot.onClosed(this);
     super.channelInactive(ctx);
   }

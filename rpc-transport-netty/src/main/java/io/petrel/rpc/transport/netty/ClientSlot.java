@@ -45,6 +45,7 @@ final class ClientSlot {
     this.bootstrap = new Bootstrap()
         .group(loop)
         .channel(io.socketChannel)
+        .option(ChannelOption.ALLOCATOR, IoSupport.ALLOCATOR)
         .option(ChannelOption.TCP_NODELAY, true)
         .option(ChannelOption.SO_KEEPALIVE, true)
         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) TimeUnit.NANOSECONDS.toMillis(

@@ -42,7 +42,7 @@ final class NettyRpcClient extends RpcClient {
   private final AtomicInteger pending = new AtomicInteger();
   private final CountDownLatch terminated = new CountDownLatch(1);
   private final AtomicBoolean terminating = new AtomicBoolean();
-  private final ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+  private final ByteBufAllocator alloc = IoSupport.ALLOCATOR;
   private final TransportMetrics metrics;
   private volatile boolean shutdown;
   private int roundRobin;
@@ -87,10 +87,6 @@ final class NettyRpcClient extends RpcClient {
     return metrics;
   }
 
-  Executor callbackExecutor() {
-    return config.callbackExecutor();
-  }
-
   @Override
   public RpcClient start() {
     List<Future<ClientConnection>> attempts = new ArrayList<>();
@@ -116,7 +112,8 @@ final class NettyRpcClient extends RpcClient {
       CallOptions options, Deadline deadline, Consumer<Metadata> responseMetadata) {
     boolean oneway = method.type() == MethodType.ONEWAY;
     CallMetrics cm = metrics == null ? CallMetrics.NOOP : metrics.forMethod(method);
-    PendingCall<Resp> call = new PendingCall<>(this, method, deadline, oneway, responseMetadata, cm);
+    Executor executor = options.executor() != null ? options.executor() : config.callbackExecutor();
+    PendingCall<Resp> call = new PendingCall<>(this, method, deadline, oneway, responseMetadata, cm, executor);
     // Counted from here; every path below ends the call exactly once, which uncounts it.
     int n = pending.incrementAndGet();
     if (shutdown) {

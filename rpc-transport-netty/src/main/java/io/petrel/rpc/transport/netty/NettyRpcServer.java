@@ -152,6 +152,7 @@ final class NettyRpcServer extends RpcServer {
         .channel(io.serverChannel)
         .option(ChannelOption.SO_BACKLOG, 1024)
         .option(ChannelOption.SO_REUSEADDR, true)
+        .childOption(ChannelOption.ALLOCATOR, IoSupport.ALLOCATOR)
         .childOption(ChannelOption.TCP_NODELAY, true)
         .childOption(ChannelOption.SO_KEEPALIVE, true)
         .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK,

@@ -41,6 +41,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
   private final IntObjectHashMap<ServerCall> calls = new IntObjectHashMap<>();
   private final TransportMetrics metrics;
   private volatile boolean goawaySent;
+  /** Event loop only: inside a read batch, where writes are flushed once, at channelReadComplete. */
+  private boolean reading;
+  private boolean flushPending;
 
   ServerConnection(NettyRpcServer server, Channel channel) {
     this.server = server;
@@ -90,12 +93,37 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
 
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
+    reading = true;
     if (msg instanceof Frame frame) {
       onFrame(frame);
     } else if (msg instanceof OversizeFrame big) {
       onOversize(big);
     } else {
       ReferenceCountUtil.release(msg);
+    }
+  }
+
+  @Override
+  public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+    reading = false;
+    if (flushPending) {
+      flushPending = false;
+      ctx.flush();
+    }
+    super.channelReadComplete(ctx);
+  }
+
+  /**
+   * Sends a frame. A response produced while this event loop reads (direct mode, or an error found on the
+   * loop) is written at once and flushed with the rest of the batch; from any other thread, or outside a
+   * read, it goes through the {@link WriteQueue}.
+   */
+  private void send(ByteBuf frame) {
+    if (reading && channel.eventLoop().inEventLoop()) {
+      write(frame);
+      flushPending = true;
+    } else {
+      writeQueue.enqueue(frame);
     }
   }
 
@@ -107,7 +135,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
         return;
       case TYPE_PING:
         frame.release();
-        writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_PONG, frame.requestId));
+        send(FrameEncoder.encodeControl(channel.alloc(), TYPE_PONG, frame.requestId));
         return;
       case TYPE_CANCEL: {
         frame.release();
@@ -225,8 +253,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
   }
 
   void writeError(int requestId, Status status, Metadata metadata) {
-    writeQueue.enqueue(FrameEncoder.encodeError(channel.alloc(), requestId, status, metadata,
-        server.config().maxFrameSize()));
+    send(FrameEncoder.encodeError(channel.alloc(), requestId, status, metadata, server.config().maxFrameSize()));
   }
 
   /** Queues the response; returns its body size, or -1 if it could not be encoded (an error was sent). */
@@ -249,7 +276,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
       return -1;
     }
     int bodySize = buf.getInt(OFF_BODY_LENGTH);
-    writeQueue.enqueue(buf);
+    send(buf);
     return bodySize;
   }
 

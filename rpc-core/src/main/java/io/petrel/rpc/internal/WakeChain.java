@@ -1,0 +1,63 @@
+package io.petrel.rpc.internal;
+
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * Wakes blocking callers whose responses are ready, spreading the wake-ups over the callers themselves.
+ *
+ * <p>Waking a parked thread is a system call (futex wake, often an inter-processor interrupt), and on a busy
+ * connection it was most of what the client's event loop did per call: that one thread serves every call of
+ * the connection, so each wake-up it makes delays every other response. Here the event loop posts each
+ * decoded-later response to its caller's {@link ThreadlessExecutor} without waking it, and wakes one caller
+ * per read batch ({@link #kick}); every caller that wakes wakes up to {@value #FAN_OUT} more
+ * ({@link #propagate}) before it does its own work, so the wake-ups of a batch run on the callers' threads,
+ * in parallel, in a tree of depth log2(batch). ForkJoinPool propagates its signals among workers the same way.
+ *
+ * <p>No caller is left asleep: every executor taken from the queue is either woken, and will itself propagate
+ * after the take, or found closed (its caller has left), in which case the taker goes on to the next one.
+ */
+public final class WakeChain {
+  static final int FAN_OUT = 2;
+
+  private final ConcurrentLinkedQueue<ThreadlessExecutor> ready = new ConcurrentLinkedQueue<>();
+
+  /**
+   * Gives {@code task} to {@code executor} without waking its caller; a later {@link #kick} (or a caller that
+   * wakes) does. If the caller has already stopped waiting, the task runs at once on this thread.
+   */
+  public void post(ThreadlessExecutor executor, Runnable task) {
+    if (executor.enqueue(task, this)) {
+      ready.add(executor);
+    }
+  }
+
+  /** Wakes one caller with a posted task, which goes on waking others. Call after a batch of posts. */
+  public void kick() {
+    wake(1);
+  }
+
+  /** True if no posted caller awaits its wake-up. */
+  public boolean isEmpty() {
+    return ready.isEmpty();
+  }
+
+  /** A woken caller's share of the waking. */
+  void propagate() {
+    wake(FAN_OUT);
+  }
+
+  private void wake(int n) {
+    int woken = 0;
+    ThreadlessExecutor e;
+    while (woken < n && (e = ready.poll()) != null) {
+      if (e.wake()) {
+        woken++;
+      }
+    }
+  }
+
+  /** Callers posted to and not yet woken, for tests. */
+  int waiting() {
+    return ready.size();
+  }
+}
