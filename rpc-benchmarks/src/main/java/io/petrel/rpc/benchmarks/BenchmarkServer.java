@@ -154,6 +154,9 @@ public final class BenchmarkServer implements AutoCloseable {
         .addService(service)
         .ioMode(options.io())
         .workerThreads(options.workerThreads())
+        // gRPC-java's server does not limit concurrent calls per connection unless told to; Petrel's default
+        // (1000) would refuse the rpcx benchmark's window of 5000 calls in flight on one connection.
+        .maxConcurrentCallsPerConnection(65_536)
         .name("bench-" + f.key());
     if (f == Framework.PETREL_DIRECT) {
       b.directExecutor();

@@ -17,10 +17,12 @@ import org.openjdk.jmh.results.ScalarResult;
  * ({@code server.cpu}, microseconds of server process CPU time per call served), the benchmark JVM's
  * ({@code client.cpu}, all its threads, per call it made) and, from HdrHistogram, the
  * round trip of every call ({@code rtt.avg}, {@code rtt.p50} ... {@code rtt.p999}, {@code rtt.max}, in
- * microseconds). Percentiles are per iteration; JMH reports their mean over the measurement iterations.
+ * microseconds), and the share of this machine's CPU time its hypervisor took ({@code machine.steal}, percent,
+ * the highest of the iterations; Linux only). Percentiles are per iteration; JMH reports their mean over the measurement iterations.
  * {@link BenchmarkMain} enables it; with JMH's own main, add {@code -prof io.petrel.rpc.benchmarks.PetrelProfiler}.
  */
 public final class PetrelProfiler implements InternalProfiler {
+  private long[] stealAtStart;
 
   @Override
   public String getDescription() {
@@ -30,12 +32,17 @@ public final class PetrelProfiler implements InternalProfiler {
   @Override
   public void beforeIteration(BenchmarkParams benchmarkParams, IterationParams iterationParams) {
     Measurements.beginInterval();
+    stealAtStart = StealTime.sample();
   }
 
   @Override
   public Collection<? extends Result> afterIteration(BenchmarkParams benchmarkParams,
       IterationParams iterationParams, IterationResult result) {
     List<Result> out = new ArrayList<>();
+    double steal = StealTime.percent(stealAtStart, StealTime.sample());
+    if (!Double.isNaN(steal)) {
+      out.add(new ScalarResult("machine.steal", steal, "%", AggregationPolicy.MAX));
+    }
     double cpu = Measurements.intervalServerCpuNanosPerCall();
     if (!Double.isNaN(cpu)) {
       out.add(new ScalarResult("server.cpu", cpu / 1000.0, "us/call", AggregationPolicy.AVG));

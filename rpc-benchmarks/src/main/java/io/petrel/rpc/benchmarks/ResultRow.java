@@ -10,6 +10,8 @@ import java.util.List;
  * @param load callers for sync benchmarks, calls in flight for async ones
  * @param rate the constant rate of an async run, 0 for as fast as the window allows
  * @param runs how many runs the figures are the medians of
+ * @param steal the highest share (percent) of CPU time the hypervisor took during a measured iteration, over
+ *     all runs of the row; NaN where not measured
  * @param tpsRuns each run's TPS, in the order the runs were given (also avgRuns, p99Runs): ratios are taken
  *     within each run, then their median
  */
@@ -29,6 +31,7 @@ record ResultRow(
     double p999,
     double serverCpu,
     double clientCpu,
+    double steal,
     List<Double> tpsRuns,
     List<Double> avgRuns,
     List<Double> p99Runs) {

@@ -8,16 +8,23 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * <p>Waking a parked thread is a system call (futex wake, often an inter-processor interrupt), and on a busy
  * connection it was most of what the client's event loop did per call: that one thread serves every call of
  * the connection, so each wake-up it makes delays every other response. Here the event loop posts each
- * decoded-later response to its caller's {@link ThreadlessExecutor} without waking it, and wakes one caller
+ * decoded-later response to its caller's {@link ThreadlessExecutor} without waking it, and wakes a few callers
  * per read batch ({@link #kick}); every caller that wakes wakes up to {@value #FAN_OUT} more
- * ({@link #propagate}) before it does its own work, so the wake-ups of a batch run on the callers' threads,
- * in parallel, in a tree of depth log2(batch). ForkJoinPool propagates its signals among workers the same way.
+ * ({@link #propagate}) before it does its own work, so the wake-ups of a large batch run on the callers'
+ * threads, in parallel, in a tree of depth log2(batch). ForkJoinPool propagates its signals among workers the same way.
  *
  * <p>No caller is left asleep: every executor taken from the queue is either woken, and will itself propagate
  * after the take, or found closed (its caller has left), in which case the taker goes on to the next one.
  */
 public final class WakeChain {
+  /** Callers a woken caller wakes. */
   static final int FAN_OUT = 2;
+  /**
+   * Callers the event loop wakes itself at the end of a read batch: with a few callers (small batches) every
+   * one is woken at once, as without a chain, and a chain (whose every link waits to be scheduled) only
+   * forms under load, where the event loop's time is what limits throughput.
+   */
+  static final int KICK = 4;
 
   private final ConcurrentLinkedQueue<ThreadlessExecutor> ready = new ConcurrentLinkedQueue<>();
 
@@ -31,9 +38,12 @@ public final class WakeChain {
     }
   }
 
-  /** Wakes one caller with a posted task, which goes on waking others. Call after a batch of posts. */
+  /**
+   * Wakes up to {@value #KICK} callers with posted tasks, which go on waking the others. Call after a batch
+   * of posts.
+   */
   public void kick() {
-    wake(1);
+    wake(KICK);
   }
 
   /** True if no posted caller awaits its wake-up. */

@@ -78,55 +78,50 @@ final class ProtoBuffers {
 
   /** Appends exactly {@code size} bytes, the encoding of {@code message}, at the writer index of {@code out}. */
   static void encode(ByteBuf out, int size, MessageLite message) throws Exception {
-    if (out.hasArray() || size > SCRATCH_LIMIT) {
-      encode(out, size, message::writeTo);
+    encode(out, size, message, null);
+  }
+
+  /** Appends exactly {@code size} bytes produced by {@code encoder} at the writer index of {@code out}. */
+  static void encode(ByteBuf out, int size, Encoder encoder) throws Exception {
+    encode(out, size, null, encoder);
+  }
+
+  /** One of {@code message} and {@code encoder} is null (no lambda is allocated for a message). */
+  private static void encode(ByteBuf out, int size, MessageLite message, Encoder encoder) throws Exception {
+    out.ensureWritable(size);
+    int index = out.writerIndex();
+    if (out.hasArray()) {
+      write(CodedOutputStream.newInstance(out.array(), out.arrayOffset() + index, size), size, message, encoder);
+      out.writerIndex(index + size);
       return;
     }
-    Scratch s = SCRATCH.get();
-    if (s.writing) {
-      encode(out, size, message::writeTo);
+    Scratch s = size <= SCRATCH_LIMIT ? SCRATCH.get() : null;
+    if (s == null || s.writing) {
+      write(CodedOutputStream.newInstance(out.nioBuffer(index, size)), size, message, encoder);
+      out.writerIndex(index + size);
       return;
     }
     s.writing = true;
     try {
       byte[] a = writeArray(s, size);
-      CodedOutputStream cos = CodedOutputStream.newInstance(a, 0, size);
-      message.writeTo(cos);
-      finish(cos, size);
+      write(CodedOutputStream.newInstance(a, 0, size), size, message, encoder);
       out.writeBytes(a, 0, size);
     } finally {
       s.writing = false;
     }
   }
 
-  /** Appends exactly {@code size} bytes produced by {@code encoder} at the writer index of {@code out}. */
-  static void encode(ByteBuf out, int size, Encoder encoder) throws Exception {
-    out.ensureWritable(size);
-    int index = out.writerIndex();
-    if (out.hasArray()) {
-      CodedOutputStream cos = CodedOutputStream.newInstance(out.array(), out.arrayOffset() + index, size);
+  private static void write(CodedOutputStream cos, int size, MessageLite message, Encoder encoder)
+      throws Exception {
+    if (message != null) {
+      message.writeTo(cos);
+    } else {
       encoder.encode(cos);
-      finish(cos, size);
-      out.writerIndex(index + size);
-      return;
     }
-    Scratch s = size <= SCRATCH_LIMIT ? SCRATCH.get() : null;
-    if (s == null || s.writing) {
-      CodedOutputStream cos = CodedOutputStream.newInstance(out.nioBuffer(index, size));
-      encoder.encode(cos);
-      finish(cos, size);
-      out.writerIndex(index + size);
-      return;
-    }
-    s.writing = true;
-    try {
-      byte[] a = writeArray(s, size);
-      CodedOutputStream cos = CodedOutputStream.newInstance(a, 0, size);
-      encoder.encode(cos);
-      finish(cos, size);
-      out.writeBytes(a, 0, size);
-    } finally {
-      s.writing = false;
+    cos.flush();
+    if (cos.spaceLeft() != 0) {
+      throw new IllegalStateException("encoder wrote " + (size - cos.spaceLeft()) + " of the " + size
+          + " bytes it announced (was the message modified while being sent?)");
     }
   }
 
@@ -135,13 +130,5 @@ final class ProtoBuffers {
       s.write = new byte[Math.min(SCRATCH_LIMIT, Math.max(size, 2 * s.write.length))];
     }
     return s.write;
-  }
-
-  private static void finish(CodedOutputStream cos, int size) throws java.io.IOException {
-    cos.flush();
-    if (cos.spaceLeft() != 0) {
-      throw new IllegalStateException("encoder wrote " + (size - cos.spaceLeft()) + " of the " + size
-          + " bytes it announced (was the message modified while being sent?)");
-    }
   }
 }
