@@ -26,7 +26,14 @@ public final class Deadline implements Comparable<Deadline> {
 
   /** A deadline the given number of nanoseconds from now (saturating). */
   public static Deadline afterNanos(long nanos) {
-    long now = System.nanoTime();
+    return afterNanos(nanos, System.nanoTime());
+  }
+
+  /**
+   * A deadline {@code nanos} after {@code now}, a {@link System#nanoTime()} reading the caller has just taken
+   * (transports read the clock once per call and use it for the deadline and the call's duration).
+   */
+  public static Deadline afterNanos(long nanos, long now) {
     long at = now + nanos;
     if (nanos > 0 && at < now) {
       at = Long.MAX_VALUE; // overflow: as good as never

@@ -40,7 +40,7 @@ final class ServerCall implements Runnable {
     this.metrics = metrics;
     this.frame = frame;
     this.requestId = frame.requestId;
-    Deadline deadline = frame.timeoutMillis == 0 ? null : Deadline.afterNanos(frame.timeoutMillis * 1_000_000L);
+    Deadline deadline = frame.timeoutMillis == 0 ? null : Deadline.afterNanos(frame.timeoutMillis * 1_000_000L, startNanos);
     this.context = new ServerContext(def.method(), frame.metadata, deadline, connection.remoteAddress(),
         frame.body().readableBytes(), startNanos);
   }
