@@ -8,7 +8,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.internal.WakeChain;
@@ -31,7 +30,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   private final ClientSlot slot;
   private final Channel channel;
   private final WriteQueue writeQueue;
-  private final IntObjectHashMap<PendingCall<?>> inFlight = new IntObjectHashMap<>();
+  private final CallTable<PendingCall<?>> inFlight = new CallTable<>();
   /**
    * Deadlines at least this far away are enforced by a periodic sweep of {@link #inFlight} instead of a
    * timer per call: a call with the default 30 s deadline then costs no scheduled task (a timer per call was

@@ -9,7 +9,6 @@ import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.ReferenceCountUtil;
-import io.netty.util.collection.IntObjectHashMap;
 import io.petrel.rpc.Marshaller;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Metadata;
@@ -38,7 +37,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter implements Wri
   /** Oneway calls admitted and not yet ended; with {@link #calls}, what maxConcurrentCallsPerConnection counts. */
   private final AtomicInteger onewaysRunning = new AtomicInteger();
   /** Unary calls awaiting their response, for CANCEL; event loop only. */
-  private final IntObjectHashMap<ServerCall> calls = new IntObjectHashMap<>();
+  private final CallTable<ServerCall> calls = new CallTable<>();
   private final TransportMetrics metrics;
   private volatile boolean goawaySent;
   /** Event loop only: inside a read batch, where writes are flushed once, at channelReadComplete. */
