@@ -109,15 +109,16 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     }
     int id = nextRequestId();
     long timeoutMillis = 0;
+    long remainingNanos = Long.MAX_VALUE;
     if (call.deadline != null) {
-      long nanos = call.deadline.remainingNanos();
-      timeoutMillis = Math.max(1, (nanos + 999_999) / 1_000_000);
+      remainingNanos = call.deadline.remainingNanos();
+      timeoutMillis = Math.max(1, (remainingNanos + 999_999) / 1_000_000);
     }
     FrameEncoder.patchRequest(frame, id, timeoutMillis);
     call.requestId = id;
     call.connection = this;
     inFlight.put(id, call);
-    if (call.deadline != null && call.deadline.remainingNanos() < SWEPT_DEADLINE_NANOS) {
+    if (remainingNanos < SWEPT_DEADLINE_NANOS) {
       call.armTimer(channel.eventLoop());
     }
     if (metrics != null) {
