@@ -2,6 +2,7 @@ package io.petrel.rpc.transport.netty;
 
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.buffer.PooledByteBufAllocator;
+import io.netty.buffer.UnpooledByteBufAllocator;
 import io.netty.channel.IoHandlerFactory;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.channel.ServerChannel;
@@ -22,11 +23,22 @@ import io.petrel.rpc.IoMode;
  */
 final class IoSupport {
   /**
-   * The allocator of every Petrel channel and frame: Netty's pooled allocator (thread-local caches on event
-   * loops and business threads). Netty 4.2's default, the adaptive allocator, cost about 1 us more CPU per
-   * call on the client in the BenchmarkMessage runs (docs/benchmarks.md).
+   * The allocator of every Petrel channel, and of the frames written on event loops and business threads:
+   * Netty's pooled allocator (thread-local caches on those threads). Netty 4.2's default, the adaptive
+   * allocator, cost about 1 us more CPU per call on the client in the BenchmarkMessage runs
+   * (docs/benchmarks.md).
    */
   static final ByteBufAllocator ALLOCATOR = PooledByteBufAllocator.DEFAULT;
+
+  /**
+   * The allocator of requests, which are encoded on the callers' own threads: plain heap arrays. The pooled
+   * allocator keeps no cache for threads that are not Netty's (Netty 4.2's default), so every request a caller
+   * allocated there, and the event loop freed after the write, took a lock of one of the few arenas that all
+   * callers share (3.6% of the callers' CPU in a profile at 128 blocking callers). A heap array comes from the
+   * caller's TLAB, protobuf writes it in place with its array encoder, and the channel copies it once into the
+   * event loop's pooled direct memory when it writes it.
+   */
+  static final ByteBufAllocator CALLER_ALLOCATOR = new UnpooledByteBufAllocator(false);
 
   private static final boolean EPOLL = Epoll.isAvailable();
   private static final boolean IO_URING = ioUringAvailable();

@@ -42,7 +42,8 @@ final class NettyRpcClient extends RpcClient {
   private final AtomicInteger pending = new AtomicInteger();
   private final CountDownLatch terminated = new CountDownLatch(1);
   private final AtomicBoolean terminating = new AtomicBoolean();
-  private final ByteBufAllocator alloc = IoSupport.ALLOCATOR;
+  /** Requests are encoded on the callers' threads: see {@link IoSupport#CALLER_ALLOCATOR}. */
+  private final ByteBufAllocator alloc = IoSupport.CALLER_ALLOCATOR;
   private final TransportMetrics metrics;
   private volatile boolean shutdown;
   private int roundRobin;
