@@ -49,7 +49,7 @@ final class TransportMetrics {
     bytesSent = Counter.builder(p + ".bytes.sent").baseUnit("bytes").tags(tags).register(registry);
     connectionsOpened = Counter.builder(p + ".connections.opened").tags(tags).register(registry);
     connectionsClosed = Counter.builder(p + ".connections.closed").tags(tags).register(registry);
-    ByteBufAllocator alloc = ByteBufAllocator.DEFAULT;
+    ByteBufAllocator alloc = IoSupport.ALLOCATOR; // the allocator of Petrel's channels and frames
     if (alloc instanceof ByteBufAllocatorMetricProvider provider) {
       ByteBufAllocatorMetric m = provider.metric();
       Gauge.builder("rpc.netty.memory.used", m, ByteBufAllocatorMetric::usedDirectMemory).baseUnit("bytes")

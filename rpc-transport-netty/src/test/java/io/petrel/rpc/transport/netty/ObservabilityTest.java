@@ -8,6 +8,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import com.google.protobuf.StringValue;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.netty.buffer.PooledByteBufAllocator;
 import io.petrel.rpc.AccessLogInterceptor;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.ClientInterceptor;
@@ -234,6 +235,10 @@ class ObservabilityTest extends TransportFixture {
     assertThat(registry.get("rpc.client.bytes.sent").counter().count())
         .isEqualTo(registry.get("rpc.server.bytes.received").counter().count());
     assertThat(registry.get("rpc.server.executor.completed").functionCounter().count()).isGreaterThan(0);
+    // The memory gauge reports the allocator Petrel's frames come from (not Netty's default allocator).
+    double direct = registry.get("rpc.netty.memory.used").tags("server", "s1", "area", "direct").gauge().value();
+    assertThat(direct).isPositive()
+        .isEqualTo((double) PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory());
   }
 
   @Test
