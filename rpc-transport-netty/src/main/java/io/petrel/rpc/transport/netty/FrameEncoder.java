@@ -60,48 +60,23 @@ final class FrameEncoder {
   }
 
   /**
-   * Encodes a request or oneway frame. The request id and timeout are written as 0 and patched on the event
-   * loop with {@link #patchRequest} when the call is assigned to a connection.
+   * Encodes a request, oneway or response frame into a buffer of its own. A request's id and timeout are
+   * written as 0 and patched on the event loop with {@link #patchRequest} when the call is assigned to a
+   * connection.
    *
    * @param limitHint "RpcClient.builder()" or similar, for the error message
    */
   static <T> ByteBuf encodeMessage(ByteBufAllocator alloc, byte type, int requestId, int methodId, int status,
       Metadata metadata, Marshaller<T> marshaller, T value, int maxFrameSize, int maxMetadataSize,
       String limitHint) throws Exception {
-    int metaLen = metadataSize(metadata);
-    if (metaLen > maxMetadataSize) {
-      throw new FrameTooLargeException(Status.RESOURCE_EXHAUSTED.withDescription("metadata of " + metaLen
-          + " bytes exceeds maxMetadataSize " + maxMetadataSize + " (raise " + limitHint + ".maxMetadataSize)"));
-    }
-    int bodySize = value == null && marshaller == null ? 0 : marshaller.serializedSize(value);
-    if (bodySize >= 0) {
-      long frameSize = (long) HEADER_SIZE + metaLen + bodySize;
-      if (frameSize > maxFrameSize) {
-        throw tooLarge(type, frameSize, maxFrameSize, limitHint);
-      }
-    }
+    int metaLen = checkMetadata(metadata, maxMetadataSize, limitHint);
+    int bodySize = bodySize(type, marshaller, value, metaLen, maxFrameSize, limitHint);
     int initial = HEADER_SIZE + metaLen + Math.max(bodySize, 0);
     ByteBuf buf = alloc.buffer(bodySize >= 0 ? initial : Math.max(initial, 256));
     boolean ok = false;
     try {
-      writeHeader(buf, type, status, requestId, methodId, 0, metaLen, 0);
-      if (metaLen > 0) {
-        writeMetadata(buf, metadata);
-      }
-      int bodyStart = buf.writerIndex();
-      if (marshaller != null) {
-        marshaller.write(value, buf);
-      }
-      int actualBody = buf.writerIndex() - bodyStart;
-      if (bodySize >= 0 && actualBody != bodySize) {
-        throw new IllegalStateException(
-            "marshaller announced " + bodySize + " bytes but wrote " + actualBody + " for " + value.getClass());
-      }
-      if (bodySize < 0 && buf.readableBytes() > maxFrameSize) {
-        throw tooLarge(type, buf.readableBytes(), maxFrameSize, limitHint);
-      }
-      buf.setInt(OFF_LENGTH, buf.readableBytes() - LENGTH_FIELD_SIZE);
-      buf.setInt(OFF_BODY_LENGTH, actualBody);
+      write(buf, type, requestId, methodId, status, metadata, metaLen, marshaller, value, bodySize, maxFrameSize,
+          limitHint);
       ok = true;
       return buf;
     } finally {
@@ -109,6 +84,89 @@ final class FrameEncoder {
         buf.release();
       }
     }
+  }
+
+  /** Where {@link #appendMessage} writes. */
+  interface Output {
+    /**
+     * Returns the buffer to append a frame of {@code frameSize} bytes to (-1 when the marshaller cannot tell
+     * in advance; the buffer then grows as the frame is written).
+     */
+    ByteBuf reserve(int frameSize);
+  }
+
+  /**
+   * Appends a frame after the readable bytes of the buffer {@code output} gives; returns the frame's body
+   * size. If encoding fails, that buffer is left as it was and the exception is thrown.
+   */
+  static <T> int appendMessage(Output output, byte type, int requestId, int methodId, int status,
+      Metadata metadata, Marshaller<T> marshaller, T value, int maxFrameSize, int maxMetadataSize,
+      String limitHint) throws Exception {
+    int metaLen = checkMetadata(metadata, maxMetadataSize, limitHint);
+    int bodySize = bodySize(type, marshaller, value, metaLen, maxFrameSize, limitHint);
+    ByteBuf out = output.reserve(bodySize >= 0 ? HEADER_SIZE + metaLen + bodySize : -1);
+    int start = out.writerIndex();
+    boolean ok = false;
+    try {
+      int body = write(out, type, requestId, methodId, status, metadata, metaLen, marshaller, value, bodySize,
+          maxFrameSize, limitHint);
+      ok = true;
+      return body;
+    } finally {
+      if (!ok) {
+        out.writerIndex(start);
+      }
+    }
+  }
+
+  private static int checkMetadata(Metadata metadata, int maxMetadataSize, String limitHint)
+      throws FrameTooLargeException {
+    int metaLen = metadataSize(metadata);
+    if (metaLen > maxMetadataSize) {
+      throw new FrameTooLargeException(Status.RESOURCE_EXHAUSTED.withDescription("metadata of " + metaLen
+          + " bytes exceeds maxMetadataSize " + maxMetadataSize + " (raise " + limitHint + ".maxMetadataSize)"));
+    }
+    return metaLen;
+  }
+
+  /** The marshaller's announced body size (-1 if it cannot tell), checked against the frame size limit. */
+  private static <T> int bodySize(byte type, Marshaller<T> marshaller, T value, int metaLen, int maxFrameSize,
+      String limitHint) throws FrameTooLargeException {
+    int bodySize = value == null && marshaller == null ? 0 : marshaller.serializedSize(value);
+    if (bodySize >= 0) {
+      long frameSize = (long) HEADER_SIZE + metaLen + bodySize;
+      if (frameSize > maxFrameSize) {
+        throw tooLarge(type, frameSize, maxFrameSize, limitHint);
+      }
+    }
+    return bodySize;
+  }
+
+  /** Writes one whole frame at {@code buf}'s writer index; returns the body size. */
+  private static <T> int write(ByteBuf buf, byte type, int requestId, int methodId, int status, Metadata metadata,
+      int metaLen, Marshaller<T> marshaller, T value, int bodySize, int maxFrameSize, String limitHint)
+      throws Exception {
+    int start = buf.writerIndex();
+    writeHeader(buf, type, status, requestId, methodId, 0, metaLen, 0);
+    if (metaLen > 0) {
+      writeMetadata(buf, metadata);
+    }
+    int bodyStart = buf.writerIndex();
+    if (marshaller != null) {
+      marshaller.write(value, buf);
+    }
+    int actualBody = buf.writerIndex() - bodyStart;
+    if (bodySize >= 0 && actualBody != bodySize) {
+      throw new IllegalStateException(
+          "marshaller announced " + bodySize + " bytes but wrote " + actualBody + " for " + value.getClass());
+    }
+    int frameSize = buf.writerIndex() - start;
+    if (bodySize < 0 && frameSize > maxFrameSize) {
+      throw tooLarge(type, frameSize, maxFrameSize, limitHint);
+    }
+    buf.setInt(start + OFF_LENGTH, frameSize - LENGTH_FIELD_SIZE);
+    buf.setInt(start + OFF_BODY_LENGTH, actualBody);
+    return actualBody;
   }
 
   private static FrameTooLargeException tooLarge(byte type, long size, int max, String limitHint) {

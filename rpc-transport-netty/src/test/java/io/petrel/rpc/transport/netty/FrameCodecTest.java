@@ -166,4 +166,68 @@ class FrameCodecTest {
         .isInstanceOf(FrameEncoder.FrameTooLargeException.class)
         .hasMessageContaining("exceeds maxMetadataSize 8192");
   }
+  @Test
+  void appendedFramesFollowEachOtherAndAFailedAppendLeavesTheBufferAsItWas() throws Exception {
+    ProtobufMarshaller<StringValue> m = ProtobufMarshaller.of(StringValue.getDefaultInstance());
+    ByteBuf batch = Unpooled.buffer(64);
+    try {
+      int[] reserved = new int[2];
+      FrameEncoder.Output out = size -> {
+        reserved[0]++;
+        reserved[1] = size;
+        return batch;
+      };
+      int body = FrameEncoder.appendMessage(out, Protocol.TYPE_RESPONSE, 5, 0, 0, Metadata.EMPTY, m,
+          StringValue.of("one"), 1 << 20, 8192, "test");
+      assertThat(body).isEqualTo(5);
+      assertThat(reserved[1]).isEqualTo(Protocol.HEADER_SIZE + 5); // the size is known before writing
+      int afterFirst = batch.writerIndex();
+      FrameEncoder.appendMessage(out, Protocol.TYPE_RESPONSE, 6, 0, 0, Metadata.of("k", "v"), m,
+          StringValue.of("x".repeat(100)), 1 << 20, 8192, "test"); // grows the buffer
+      int afterSecond = batch.writerIndex();
+      assertThatThrownBy(() -> FrameEncoder.appendMessage(out, Protocol.TYPE_RESPONSE, 7, 0, 0, Metadata.EMPTY,
+          m, StringValue.of("y".repeat(2000)), 1024, 8192, "RpcServer.builder()"))
+          .isInstanceOf(FrameEncoder.FrameTooLargeException.class).hasMessageContaining("exceeds maxFrameSize 1024");
+      io.petrel.rpc.Marshaller<StringValue> liar = new io.petrel.rpc.Marshaller<>() {
+        @Override
+        public int serializedSize(StringValue value) {
+          return 3;
+        }
+
+        @Override
+        public void write(StringValue value, ByteBuf buf) throws Exception {
+          m.write(value, buf);
+        }
+
+        @Override
+        public StringValue read(ByteBuf buf) throws Exception {
+          return m.read(buf);
+        }
+      };
+      assertThatThrownBy(() -> FrameEncoder.appendMessage(out, Protocol.TYPE_RESPONSE, 8, 0, 0, Metadata.EMPTY,
+          liar, StringValue.of("longer than three"), 1 << 20, 8192, "test"))
+          .isInstanceOf(IllegalStateException.class).hasMessageContaining("announced 3 bytes");
+      assertThat(batch.writerIndex()).isEqualTo(afterSecond);
+
+      EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1 << 20, 8192));
+      ch.writeInbound(batch.retain());
+      Frame f1 = ch.readInbound();
+      Frame f2 = ch.readInbound();
+      try {
+        assertThat(f1.requestId).isEqualTo(5);
+        assertThat(m.read(f1.body()).getValue()).isEqualTo("one");
+        assertThat(f2.requestId).isEqualTo(6);
+        assertThat(f2.metadata.get("k")).isEqualTo("v");
+        assertThat(m.read(f2.body()).getValue()).isEqualTo("x".repeat(100));
+      } finally {
+        f1.release();
+        f2.release();
+      }
+      assertThat((Object) ch.readInbound()).isNull();
+      assertFalse(ch.finish());
+      assertThat(afterFirst).isEqualTo(Protocol.HEADER_SIZE + 5);
+    } finally {
+      batch.release();
+    }
+  }
 }
