@@ -314,20 +314,26 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       buf = FrameEncoder.encodeMessage(channel.alloc(), TYPE_RESPONSE, call.requestId, 0, 0, md,
           marshaller, response, server.config().maxFrameSize(), server.config().maxMetadataSize(),
           "RpcServer.builder()");
-    } catch (FrameEncoder.FrameTooLargeException e) {
-      log.warn("{}: {}", m.fullName(), e.status.description());
-      writeError(call.requestId, e.status);
-      return -1;
     } catch (Throwable t) {
-      Status s = Status.INTERNAL.withDescription("server could not encode the response of " + m.fullName() + ": "
-          + Status.describe(t));
-      log.warn("{}", s.description(), t);
-      writeError(call.requestId, s);
+      encodeFailed(call.requestId, m, t);
       return -1;
     }
     int bodySize = buf.getInt(OFF_BODY_LENGTH);
     send(buf);
     return bodySize;
+  }
+
+  /** Answers with an error status in place of a response that could not be encoded. */
+  private void encodeFailed(int requestId, MethodDescriptor<?, ?> m, Throwable t) {
+    if (t instanceof FrameEncoder.FrameTooLargeException e) {
+      log.warn("{}: {}", m.fullName(), e.status.description());
+      writeError(requestId, e.status);
+      return;
+    }
+    Status s = Status.INTERNAL.withDescription("server could not encode the response of " + m.fullName() + ": "
+        + Status.describe(t));
+    log.warn("{}", s.description(), t);
+    writeError(requestId, s);
   }
 
   /** Event loop, in a read batch: encodes the response into {@link #batch}. Same contract as writeResponse. */
@@ -338,15 +344,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       bodySize = FrameEncoder.appendMessage(this, TYPE_RESPONSE, call.requestId, 0, 0,
           call.context.responseMetadata(), marshaller, response, server.config().maxFrameSize(),
           server.config().maxMetadataSize(), "RpcServer.builder()");
-    } catch (FrameEncoder.FrameTooLargeException e) {
-      log.warn("{}: {}", m.fullName(), e.status.description());
-      writeError(call.requestId, e.status);
-      return -1;
     } catch (Throwable t) {
-      Status s = Status.INTERNAL.withDescription("server could not encode the response of " + m.fullName() + ": "
-          + Status.describe(t));
-      log.warn("{}", s.description(), t);
-      writeError(call.requestId, s);
+      encodeFailed(call.requestId, m, t);
       return -1;
     }
     if (!calls.isEmpty()) {
