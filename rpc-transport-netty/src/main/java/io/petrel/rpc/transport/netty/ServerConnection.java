@@ -51,11 +51,20 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
    */
   private ByteBuf batch;
   /**
-   * Size of a {@link #batch} (within the event loop's pooled cache). A frame that does not fit in what is left
-   * starts a new batch, of its own size if larger; a batch that reaches this size is written out (not
-   * flushed).
+   * Largest size a {@link #batch} is allocated with (within the event loop's pooled cache). A frame that does
+   * not fit in what is left starts a new batch, of its own size if larger; a batch that reaches this size is
+   * written out (not flushed).
    */
   static final int BATCH_BYTES = 16 * 1024;
+  /** Smallest size a {@link #batch} is allocated with. */
+  static final int MIN_BATCH_BYTES = 512;
+  /**
+   * Event loop only: the size the next batch is allocated with, two to four times what the last one held
+   * (a power of two, within the bounds above). Sized by what batches actually hold, a batch's capacity stays within
+   * a few times its content: the outbound buffer's high water mark counts content, so a client that does not
+   * read cannot make the server hold 16 KiB per tiny reply.
+   */
+  private int batchHint = MIN_BATCH_BYTES;
 
   ServerConnection(NettyRpcServer server, Channel channel) {
     this.server = server;
@@ -141,8 +150,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       b.release();
       return;
     }
+    int n = b.readableBytes();
+    batchHint = Math.min(BATCH_BYTES, Math.max(MIN_BATCH_BYTES, Integer.highestOneBit(n) << 2));
     if (metrics != null) {
-      metrics.bytesSent.increment(b.readableBytes());
+      metrics.bytesSent.increment(n);
     }
     channel.write(b, channel.voidPromise());
     flushPending = true;
@@ -368,7 +379,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       out = null;
     }
     if (out == null) {
-      out = batch = channel.alloc().directBuffer(Math.max(BATCH_BYTES, need));
+      out = batch = channel.alloc().directBuffer(Math.max(batchHint, need));
     }
     return out;
   }

@@ -22,7 +22,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Frames written in batches: the requests of one write-queue drain share a flush, and a
  * direct-mode server encodes the responses of one read batch into one buffer. Pipelined calls of every size
- * (below, around and far above a batch's 16 KiB), with failures and over-size responses among them, must each
+ * (below, around and far above the largest batch, 16 KiB), with failures and over-size responses among them, must each
  * get their own answer, and the connection must stay usable.
  */
 class BatchedWritesTest extends TransportFixture {
