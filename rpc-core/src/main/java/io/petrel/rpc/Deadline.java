@@ -41,6 +41,11 @@ public final class Deadline implements Comparable<Deadline> {
     return new Deadline(at);
   }
 
+  /** The {@link System#nanoTime()} reading at which this deadline passes. */
+  public long nanoTime() {
+    return deadlineNanos;
+  }
+
   /** Nanoseconds left; zero or negative once passed. */
   public long remainingNanos() {
     return deadlineNanos - System.nanoTime();

@@ -1,5 +1,6 @@
 package io.petrel.rpc;
 
+import io.petrel.rpc.internal.CallDeadline;
 import io.petrel.rpc.internal.ClientChain;
 import io.petrel.rpc.internal.ThreadlessExecutor;
 import io.petrel.rpc.spi.ClientConfig;
@@ -103,10 +104,24 @@ public abstract class RpcClient implements AutoCloseable {
    * decoded, and the call's callbacks run, on the calling thread (see {@link CallOptions#withExecutor}).
    */
   public <Req, Resp> Resp unaryCall(MethodDescriptor<Req, Resp> method, Req request, CallOptions options) {
+    if (isTransportThread()) {
+      throw Status.FAILED_PRECONDITION.withDescription("blocking call to " + method.fullName() + " made on "
+          + Thread.currentThread().getName() + ", an event loop of this client (for example in a callback of an"
+          + " async call, which runs there unless a callbackExecutor is set): it would wait forever for a response"
+          + " that this very thread has to read. Use the async stub and chain with thenCompose, or set"
+          + " RpcClient.builder().callbackExecutor(...) so that callbacks run elsewhere").asException();
+    }
     ThreadlessExecutor executor = new ThreadlessExecutor();
     CompletableFuture<Resp> f = unaryCallAsync(method, request, options.withExecutor(executor));
     try {
-      executor.awaitCompletion(f);
+      // The transport ends the call by its deadline; the caller checks too, a little later, so that a blocking
+      // call never depends on a thread that user code could block.
+      Deadline d = f instanceof CallDeadline cd ? cd.callDeadline() : deadlineOf(method, options);
+      if (!executor.awaitCompletion(f, d.nanoTime() + SELF_DEADLINE_MARGIN_NANOS)) {
+        f.completeExceptionally(Status.DEADLINE_EXCEEDED.withDescription("deadline passed while waiting for "
+            + method.fullName() + ", and the transport had not ended the call (is its event loop blocked?)")
+            .asException());
+      }
       return f.get();
     } catch (InterruptedException e) {
       f.cancel(false);
@@ -120,6 +135,20 @@ public abstract class RpcClient implements AutoCloseable {
       }
       throw Status.fromThrowable(cause).asException();
     }
+  }
+
+  /**
+   * How long after a blocking call's deadline the calling thread ends the call itself if the transport has
+   * not (it normally ends it within a few milliseconds of the deadline).
+   */
+  static final long SELF_DEADLINE_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(15);
+
+  /**
+   * True when the current thread is one of this client's I/O threads, where a blocking call could never be
+   * answered. Transports override it; the default is false.
+   */
+  protected boolean isTransportThread() {
+    return false;
   }
 
   public <Req, Resp> Resp unaryCall(MethodDescriptor<Req, Resp> method, Req request) {

@@ -2,6 +2,7 @@ package io.petrel.rpc;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.petrel.rpc.spi.ServerConfig;
+import io.petrel.rpc.spi.ServerLimits;
 import io.petrel.rpc.spi.Transports;
 import java.net.InetSocketAddress;
 import java.time.Duration;
@@ -34,6 +35,25 @@ public final class RpcServerBuilder {
   public static final int DEFAULT_WRITE_BUFFER_HIGH = 64 * 1024;
   /** Default {@link #shutdownGracePeriod}: 10 s. */
   public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(10);
+  /** Default {@link #handshakeTimeout}: 10 s. */
+  public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+  /** Default {@link #idleTimeout}: 5 minutes. */
+  public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(5);
+  /** Default {@link #keepAlive}: a PING after 60 s of silence, closed after 20 s more. */
+  public static final Duration DEFAULT_KEEP_ALIVE_TIME = Duration.ofSeconds(60);
+  public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = Duration.ofSeconds(20);
+  /** Default {@link #frameReceiveTimeout}: 30 s. */
+  public static final Duration DEFAULT_FRAME_RECEIVE_TIMEOUT = Duration.ofSeconds(30);
+  /** Default {@link #unwritableTimeout}: 30 s. */
+  public static final Duration DEFAULT_UNWRITABLE_TIMEOUT = Duration.ofSeconds(30);
+  /** Default {@link #maxConnectionsPerAddress}: 1000. */
+  public static final int DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 1000;
+  /**
+   * Default {@link #maxBufferedBytes}: a quarter of the JVM's direct memory limit ({@code -XX:MaxDirectMemorySize},
+   * by default the heap's maximum), at least 16 MiB.
+   */
+  public static final long DEFAULT_MAX_BUFFERED_BYTES =
+      Math.max(16L << 20, io.netty.util.internal.PlatformDependent.maxDirectMemory() / 4);
 
   private String host;
   private int port = -1;
@@ -51,6 +71,15 @@ public final class RpcServerBuilder {
   private int writeBufferLow = DEFAULT_WRITE_BUFFER_LOW;
   private int writeBufferHigh = DEFAULT_WRITE_BUFFER_HIGH;
   private Duration shutdownGracePeriod = DEFAULT_SHUTDOWN_GRACE;
+  private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
+  private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
+  private Duration keepAliveTime = DEFAULT_KEEP_ALIVE_TIME;
+  private Duration keepAliveTimeout = DEFAULT_KEEP_ALIVE_TIMEOUT;
+  private Duration frameReceiveTimeout = DEFAULT_FRAME_RECEIVE_TIMEOUT;
+  private Duration maxConnectionAge = Duration.ZERO;
+  private Duration unwritableTimeout = DEFAULT_UNWRITABLE_TIMEOUT;
+  private int maxConnectionsPerAddress = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
+  private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
   private String transport;
   private String name = "petrel-server";
   private final List<ServerInterceptor> interceptors = new ArrayList<>();
@@ -181,6 +210,92 @@ public final class RpcServerBuilder {
   }
 
   /**
+   * How long a new connection may take to deliver its first complete frame before it is closed (default 10 s;
+   * {@code Duration.ZERO} = no limit). Stops peers that connect and send nothing, or half a header.
+   */
+  public RpcServerBuilder handshakeTimeout(Duration timeout) {
+    this.handshakeTimeout = checkTimeout("handshakeTimeout", timeout);
+    return this;
+  }
+
+  /**
+   * How long a connection may stay open with no call in flight and no new call; then the server sends GOAWAY
+   * and closes it (default 5 minutes; {@code Duration.ZERO} = never). Keepalive PINGs do not count as calls.
+   * A Petrel client opens a new connection on its next call.
+   */
+  public RpcServerBuilder idleTimeout(Duration timeout) {
+    this.idleTimeout = checkTimeout("idleTimeout", timeout);
+    return this;
+  }
+
+  /**
+   * Server-side keepalive: after {@code time} without receiving anything from a peer the server sends a PING;
+   * if nothing arrives within {@code timeout} after it the connection is closed and its calls are cancelled
+   * (defaults 60 s and 20 s; {@code time} {@code Duration.ZERO} = off). Finds peers that vanished without
+   * closing.
+   */
+  public RpcServerBuilder keepAlive(Duration time, Duration timeout) {
+    this.keepAliveTime = checkTimeout("keepAlive time", time);
+    Objects.requireNonNull(timeout, "keepAlive timeout");
+    if (timeout.isNegative() || timeout.isZero()) {
+      throw new IllegalArgumentException("keepAlive timeout must be > 0: " + timeout);
+    }
+    this.keepAliveTimeout = timeout;
+    return this;
+  }
+
+  /**
+   * How long one frame may take to arrive once its first bytes have (default 30 s; {@code Duration.ZERO} = no
+   * limit). A peer that trickles a large frame, or sends a frame minus its last byte, is disconnected.
+   */
+  public RpcServerBuilder frameReceiveTimeout(Duration timeout) {
+    this.frameReceiveTimeout = checkTimeout("frameReceiveTimeout", timeout);
+    return this;
+  }
+
+  /**
+   * Maximum age of a connection (default {@code Duration.ZERO}: none). An older connection is sent GOAWAY, so
+   * the client moves its new calls to a new connection, and is closed once its calls have ended or the
+   * {@link #shutdownGracePeriod} has passed. Each connection's age gets +-10% jitter.
+   */
+  public RpcServerBuilder maxConnectionAge(Duration age) {
+    this.maxConnectionAge = checkTimeout("maxConnectionAge", age);
+    return this;
+  }
+
+  /**
+   * How long a peer may keep a connection's unsent responses above the write buffer's high water mark, i.e. not
+   * read them, before it is disconnected (default 30 s; {@code Duration.ZERO} = never).
+   */
+  public RpcServerBuilder unwritableTimeout(Duration timeout) {
+    this.unwritableTimeout = checkTimeout("unwritableTimeout", timeout);
+    return this;
+  }
+
+  /**
+   * Connections open at once from one remote IP address; a further one is closed right after accept
+   * (default 1000).
+   */
+  public RpcServerBuilder maxConnectionsPerAddress(int n) {
+    this.maxConnectionsPerAddress = checkPositive("maxConnectionsPerAddress", n);
+    return this;
+  }
+
+  /**
+   * Server-wide cap on the memory held for partially received frames and for responses encoded by business
+   * threads that the event loops have not yet handed to the socket (default: a quarter of the JVM's direct
+   * memory limit, at least 16 MiB). A frame that would go over it is skipped unread and answered with
+   * RESOURCE_EXHAUSTED; a response that would go over it is replaced by RESOURCE_EXHAUSTED.
+   */
+  public RpcServerBuilder maxBufferedBytes(long bytes) {
+    if (bytes < 64 * 1024) {
+      throw new IllegalArgumentException("maxBufferedBytes must be >= 65536: " + bytes);
+    }
+    this.maxBufferedBytes = bytes;
+    return this;
+  }
+
+  /**
    * Adds interceptors that see every call, in the order added (the first added runs first, outermost).
    */
   public RpcServerBuilder intercept(ServerInterceptor... interceptors) {
@@ -236,7 +351,10 @@ public final class RpcServerBuilder {
     ServerConfig config = new ServerConfig(addr, List.copyOf(services), List.copyOf(interceptors), ioMode,
         workerThreads, businessThreads, businessQueueSize, executor, direct, maxFrameSize, maxMetadataSize,
         maxConcurrentCallsPerConnection, maxConnections, writeBufferLow, writeBufferHigh,
-        shutdownGracePeriod.toNanos(), meterRegistry, percentileHistograms, name);
+        shutdownGracePeriod.toNanos(), new ServerLimits(handshakeTimeout.toNanos(), idleTimeout.toNanos(),
+            keepAliveTime.toNanos(), keepAliveTimeout.toNanos(), frameReceiveTimeout.toNanos(),
+            maxConnectionAge.toNanos(), unwritableTimeout.toNanos(), maxConnectionsPerAddress, maxBufferedBytes),
+        meterRegistry, percentileHistograms, name);
     return Transports.find(transport).newServer(config);
   }
 
@@ -249,6 +367,14 @@ public final class RpcServerBuilder {
     if (port < 0 || port > 65535) {
       throw new IllegalArgumentException("port must be 0..65535: " + port);
     }
+  }
+
+  static Duration checkTimeout(String what, Duration d) {
+    Objects.requireNonNull(d, what);
+    if (d.isNegative()) {
+      throw new IllegalArgumentException(what + " must be >= 0 (0 = off): " + d);
+    }
+    return d;
   }
 
   static int checkPositive(String what, int n) {

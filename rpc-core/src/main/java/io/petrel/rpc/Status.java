@@ -28,6 +28,11 @@ public final class Status {
     NOT_FOUND(5),
     /** A limit was hit: frame size, business pool and queue, calls per connection, pending calls. */
     RESOURCE_EXHAUSTED(8),
+    /**
+     * The call was made in a state where it cannot work, e.g. a blocking call on the client's own event loop;
+     * the message says what to change. Retrying as is fails again.
+     */
+    FAILED_PRECONDITION(9),
     /** The service or method is not registered on the server. */
     UNIMPLEMENTED(12),
     /** A bug: a broken invariant, an encoding failure of a response, a protocol violation by the peer. */
@@ -83,6 +88,7 @@ public final class Status {
   public static final Status DEADLINE_EXCEEDED = Code.DEADLINE_EXCEEDED.toStatus();
   public static final Status NOT_FOUND = Code.NOT_FOUND.toStatus();
   public static final Status RESOURCE_EXHAUSTED = Code.RESOURCE_EXHAUSTED.toStatus();
+  public static final Status FAILED_PRECONDITION = Code.FAILED_PRECONDITION.toStatus();
   public static final Status UNIMPLEMENTED = Code.UNIMPLEMENTED.toStatus();
   public static final Status INTERNAL = Code.INTERNAL.toStatus();
   public static final Status UNAVAILABLE = Code.UNAVAILABLE.toStatus();

@@ -71,6 +71,14 @@ public final class ThreadlessExecutor implements Executor {
    * @throws InterruptedException if the thread is interrupted before the future is done
    */
   public void awaitCompletion(CompletableFuture<?> future) throws InterruptedException {
+    awaitCompletion(future, Long.MAX_VALUE);
+  }
+
+  /**
+   * As {@link #awaitCompletion(CompletableFuture)}, but stops waiting at {@code untilNanoTime} (a
+   * {@link System#nanoTime()} reading; {@code Long.MAX_VALUE} for no limit). Returns whether the future is done.
+   */
+  public boolean awaitCompletion(CompletableFuture<?> future, long untilNanoTime) throws InterruptedException {
     if (Thread.currentThread() != waiter) {
       throw new IllegalStateException("awaitCompletion on " + Thread.currentThread() + ", created on " + waiter);
     }
@@ -88,7 +96,15 @@ public final class ThreadlessExecutor implements Executor {
           runSafely(task);
           continue;
         }
-        LockSupport.park(this);
+        if (untilNanoTime == Long.MAX_VALUE) {
+          LockSupport.park(this);
+        } else {
+          long left = untilNanoTime - System.nanoTime();
+          if (left <= 0) {
+            return false;
+          }
+          LockSupport.parkNanos(this, left);
+        }
         WakeChain c = chain;
         if (c != null) {
           c.propagate(); // first wake the next callers, then do this one's work
@@ -97,6 +113,7 @@ public final class ThreadlessExecutor implements Executor {
           throw new InterruptedException();
         }
       }
+      return true;
     } finally {
       closed = true;
       WakeChain c = chain;

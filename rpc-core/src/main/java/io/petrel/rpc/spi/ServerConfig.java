@@ -14,6 +14,7 @@ import java.util.concurrent.Executor;
  * @param executor the user's business executor, or null for the built-in bounded pool (unless {@code direct})
  * @param direct run handlers on the event loop (for non-blocking services)
  * @param meterRegistry where metrics go, or null for none
+ * @param limits timeouts and limits that protect the server from peers
  */
 public record ServerConfig(
     InetSocketAddress bindAddress,
@@ -32,6 +33,7 @@ public record ServerConfig(
     int writeBufferLowWaterMark,
     int writeBufferHighWaterMark,
     long shutdownGracePeriodNanos,
+    ServerLimits limits,
     MeterRegistry meterRegistry,
     boolean percentileHistograms,
     String name) {}

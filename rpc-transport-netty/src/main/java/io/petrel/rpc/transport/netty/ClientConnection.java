@@ -32,14 +32,29 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   private final WriteQueue writeQueue;
   private final CallTable<PendingCall<?>> inFlight = new CallTable<>();
   /**
-   * Deadlines at least this far away are enforced by a periodic sweep of {@link #inFlight} instead of a
-   * timer per call: a call with the default 30 s deadline then costs no scheduled task (a timer per call was
-   * ~10% of client CPU in the benchmarks). Nearer deadlines get their own timer, to the millisecond.
+   * Deadlines at least this far away are enforced by a sweep of {@link #inFlight} instead of a timer per call:
+   * a call with the default 30 s deadline then costs no scheduled task (a timer per call was ~10% of client
+   * CPU in the benchmarks). Nearer deadlines get their own timer, to the millisecond.
    */
   static final long SWEPT_DEADLINE_NANOS = TimeUnit.SECONDS.toNanos(1);
-  /** How often the sweep runs: a swept deadline fires at most this late. */
-  static final long SWEEP_PERIOD_MILLIS = 50;
-  private ScheduledFuture<?> sweeper;
+  /**
+   * How often the sweep looks, while calls are in flight: a swept deadline fires at most this late (plus the
+   * event loop's own delay). A look costs one clock reading; the calls are walked only once the earliest swept
+   * deadline seen so far is due.
+   */
+  static final long SWEEP_PERIOD_MILLIS = 10;
+  /** Event loop only: a sweep is scheduled. */
+  private boolean sweepScheduled;
+  /** Event loop only: no swept deadline of a call in {@link #inFlight} or {@link #waiting} is before this. */
+  private long earliestSwept = Long.MAX_VALUE;
+  /**
+   * Event loop only: calls held back while the channel is above its high water mark (the server is not
+   * reading). They keep their request in heap memory; they are written in order once the channel drains, and
+   * the sweep ends those whose deadline passes meanwhile. Bounded by maxPendingCalls.
+   */
+  private final java.util.ArrayDeque<PendingCall<?>> waiting = new java.util.ArrayDeque<>();
+  /** Event loop only: a frame has been received on this connection. */
+  private boolean answered;
   private int nextRequestId = 1;
   private volatile boolean goaway;
   /** A keepalive PING is unanswered; event loop only. */
@@ -73,9 +88,11 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   /** Event loop: register and write one queued call. */
   @Override
   public void write(Object item) {
-    TransportMetrics metrics = client.metrics();
     if (item instanceof ByteBuf control) { // ping, pong, cancel
       if (channel.isActive()) {
+        if (client.metrics() != null) {
+          client.metrics().bytesSent.increment(control.readableBytes());
+        }
         channel.write(control, channel.voidPromise());
       } else {
         control.release();
@@ -93,6 +110,55 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
           + " closed before " + call.method.fullName() + " could be sent; retry"));
       return;
     }
+    if (!channel.isWritable() || !waiting.isEmpty()) {
+      hold(call);
+      return;
+    }
+    writeCall(call);
+  }
+
+  /** Event loop: the server is not reading; keep the call (and its heap-encoded request) until it does. */
+  private void hold(PendingCall<?> call) {
+    waiting.add(call);
+    if (call.deadline != null) {
+      long at = call.deadline.nanoTime();
+      if (at - System.nanoTime() < SWEPT_DEADLINE_NANOS) {
+        call.armTimer(channel.eventLoop());
+      } else if (at < earliestSwept) {
+        earliestSwept = at;
+      }
+    }
+    scheduleSweep();
+  }
+
+  /** Event loop: writes held calls while the channel takes them. */
+  private void releaseWaiting() {
+    PendingCall<?> call;
+    boolean wrote = false;
+    while (channel.isWritable() && (call = waiting.poll()) != null) {
+      if (call.isFinished()) {
+        call.releaseFrame();
+      } else {
+        writeCall(call);
+        wrote = true;
+      }
+    }
+    if (wrote) {
+      channel.flush();
+    }
+  }
+
+  @Override
+  public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+    if (channel.isWritable() && !waiting.isEmpty()) {
+      releaseWaiting();
+    }
+    super.channelWritabilityChanged(ctx);
+  }
+
+  /** Event loop: registers the call under a new request id and writes its request (not flushed). */
+  private void writeCall(PendingCall<?> call) {
+    TransportMetrics metrics = client.metrics();
     ByteBuf frame = call.frame;
     call.frame = null;
     if (call.oneway) {
@@ -120,6 +186,14 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     inFlight.put(id, call);
     if (remainingNanos < SWEPT_DEADLINE_NANOS) {
       call.armTimer(channel.eventLoop());
+    } else if (remainingNanos != Long.MAX_VALUE) {
+      long at = call.deadline.nanoTime();
+      if (at < earliestSwept) {
+        earliestSwept = at;
+      }
+    }
+    if (!sweepScheduled) {
+      scheduleSweep();
     }
     if (metrics != null) {
       metrics.bytesSent.increment(frame.readableBytes());
@@ -159,7 +233,11 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
 
   /** Any thread: the caller cancelled or completed the future itself. */
   void cancelled(PendingCall<?> call) {
-    channel.eventLoop().execute(() -> forget(call));
+    try {
+      channel.eventLoop().execute(() -> forget(call));
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // The client is shutting down: the connection closes and forgets every call anyway.
+    }
   }
 
   @Override
@@ -168,6 +246,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       if (pingOutstanding) {
         log.warn("closing connection to {}: silent for two keepalive periods, a PING went unanswered; {} calls"
             + " in flight fail with UNAVAILABLE, reconnecting", client.target(), inFlight.size());
+        closed = true; // no new calls here while it closes
         failAll("connection to " + client.target() + " closed: no answer to keepalive PING");
         ctx.close();
       } else {
@@ -182,6 +261,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     pingOutstanding = false;
+    if (!answered) {
+      answered = true;
+      slot.onAnswered();
+    }
     if (msg instanceof Frame frame) {
       try {
         onFrame(frame);
@@ -256,33 +339,92 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     super.channelReadComplete(ctx);
   }
 
+  /**
+   * Sends a PING as soon as the connection opens: its PONG shows the server is really there (see
+   * {@link #answered()}), which is what resets the reconnect backoff.
+   */
   @Override
   public void channelActive(ChannelHandlerContext ctx) throws Exception {
-    sweeper = channel.eventLoop().scheduleAtFixedRate(this::sweepDeadlines, SWEEP_PERIOD_MILLIS,
-        SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+    if (client.metrics() != null) {
+      client.metrics().bytesSent.increment(HEADER_SIZE);
+    }
+    ctx.writeAndFlush(FrameEncoder.encodeControl(channel.alloc(), TYPE_PING, 0), ctx.voidPromise());
     super.channelActive(ctx);
   }
 
-  /** Event loop: fails the calls whose (far) deadline has passed. */
-  private void sweepDeadlines() {
+  /** Event loop: whether a frame has been received on this connection. */
+  boolean answered() {
+    return answered;
+  }
+
+  /** Event loop: makes sure a sweep runs within {@link #SWEEP_PERIOD_MILLIS}. */
+  private void scheduleSweep() {
+    if (sweepScheduled || closed) {
+      return;
+    }
+    sweepScheduled = true;
+    channel.eventLoop().schedule(this::sweep, SWEEP_PERIOD_MILLIS, TimeUnit.MILLISECONDS);
+  }
+
+  /**
+   * Event loop: fails the calls whose (far) deadline has passed, and drops held calls that have ended. Runs
+   * every {@link #SWEEP_PERIOD_MILLIS} while calls are in flight, and walks them only when the earliest swept
+   * deadline is due.
+   */
+  private void sweep() {
+    sweepScheduled = false;
     if (!wakeChain.isEmpty()) {
       wakeChain.kick(); // a safety net only: every read batch ends with a kick
     }
-    if (inFlight.isEmpty()) {
+    if (closed) {
       return;
     }
-    List<PendingCall<?>> expired = null;
-    for (PendingCall<?> c : inFlight.values()) {
-      if (c.deadline != null && c.deadline.remainingNanos() <= 0) {
-        if (expired == null) {
-          expired = new ArrayList<>();
+    long now = System.nanoTime();
+    if (!waiting.isEmpty()) {
+      sweepWaiting(now);
+    }
+    if (now - earliestSwept >= 0 && !inFlight.isEmpty()) {
+      long earliest = Long.MAX_VALUE;
+      List<PendingCall<?>> expired = null;
+      for (PendingCall<?> c : inFlight.values()) {
+        if (c.deadline == null) {
+          continue;
         }
-        expired.add(c);
+        long at = c.deadline.nanoTime();
+        if (now - at >= 0) {
+          if (expired == null) {
+            expired = new ArrayList<>();
+          }
+          expired.add(c);
+        } else if (at < earliest) {
+          earliest = at;
+        }
+      }
+      earliestSwept = earliest;
+      if (expired != null) {
+        for (PendingCall<?> c : expired) {
+          c.run(); // forgets the call, sends CANCEL, fails it with DEADLINE_EXCEEDED
+        }
       }
     }
-    if (expired != null) {
-      for (PendingCall<?> c : expired) {
-        c.run(); // forgets the call, sends CANCEL, fails it with DEADLINE_EXCEEDED
+    if (!inFlight.isEmpty() || !waiting.isEmpty() || !wakeChain.isEmpty()) {
+      scheduleSweep();
+    } else {
+      earliestSwept = Long.MAX_VALUE;
+    }
+  }
+
+  /** Event loop: held calls that ended (deadline, cancel) give back their memory; due ones are failed. */
+  private void sweepWaiting(long now) {
+    java.util.Iterator<PendingCall<?>> it = waiting.iterator();
+    while (it.hasNext()) {
+      PendingCall<?> c = it.next();
+      if (!c.isFinished() && c.deadline != null && now - c.deadline.nanoTime() >= 0) {
+        c.run(); // not sent: fails with DEADLINE_EXCEEDED "(the request was not sent yet)"
+      }
+      if (c.isFinished()) {
+        it.remove();
+        c.releaseFrame();
       }
     }
   }
@@ -290,12 +432,17 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
     closed = true;
-    if (sweeper != null) {
-      sweeper.cancel(false);
+    // The slot first: a caller that retries when its call fails below must find the slot reconnecting (or
+    // backing off), not this dead connection's place still empty of any plan.
+    slot.onClosed(this);
+    PendingCall<?> held;
+    while ((held = waiting.poll()) != null) {
+      held.releaseFrame();
+      held.fail(Status.UNAVAILABLE.withDescription("connection to " + client.target() + " closed before "
+          + held.method.fullName() + " could be sent (the server was not reading); retry"));
     }
     failAll("connection to " + client.target() + " closed");
     wakeChain.kick();
-    slot.onClosed(this);
     super.channelInactive(ctx);
   }
 
@@ -311,16 +458,23 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     }
   }
 
+  @Override
+  public String toString() {
+    return "ClientConnection{" + channel + ", closed=" + closed + ", goaway=" + goaway + ", inFlight="
+        + inFlight.size() + ", waiting=" + waiting.size() + ", " + writeQueue + ", active=" + channel.isActive()
+        + ", writable=" + channel.isWritable() + "}";
+  }
+
   int inFlightCount() {
     return inFlight.size();
   }
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-    ConnectionErrors.close(log, channel, cause, "to " + client.target());
+    ConnectionErrors.close(client.limitLog(), channel, cause, "to " + client.target());
   }
 
   private void protocolViolation(String what) {
-    ConnectionErrors.protocolViolation(log, channel, what, "to " + client.target());
+    ConnectionErrors.protocolViolation(client.limitLog(), channel, what, "to " + client.target());
   }
 }

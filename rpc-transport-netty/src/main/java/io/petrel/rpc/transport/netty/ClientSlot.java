@@ -11,6 +11,8 @@ import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
 import io.petrel.rpc.spi.ClientConfig;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -35,6 +37,13 @@ final class ClientSlot {
   private Promise<ClientConnection> connecting;
   private long backoffNanos;
   private ScheduledFuture<?> reconnectTimer;
+  /** When {@link #reconnectTimer} fires (nanoTime). */
+  private long nextAttemptAt;
+  /**
+   * Why the last attempt failed, while the slot backs off after it; null otherwise. Calls made meanwhile fail at
+   * once with UNAVAILABLE naming it, instead of each starting an attempt of its own.
+   */
+  private String lastFailure;
   private boolean closed;
 
   ClientSlot(NettyRpcClient client, EventLoop loop, IoSupport io, ClientConfig config) {
@@ -79,19 +88,39 @@ final class ClientSlot {
     return c != null && c.isUsable() ? c : null;
   }
 
-  /** A usable connection now, or the attempt to make one (started now if none is under way). */
+  /**
+   * A usable connection now, or the attempt to make one: the one under way, or one started now. While the slot
+   * backs off after a failed attempt (see {@link #lastFailure}) the future has failed with UNAVAILABLE saying
+   * when the next attempt is due.
+   */
   synchronized Future<ClientConnection> acquire() {
     ClientConnection c = current();
     if (c != null) {
       return loop.newSucceededFuture(c);
     }
-    if (closed) {
-      return loop.newFailedFuture(new IllegalStateException("client is shut down"));
+    if (closed || loop.isShuttingDown()) {
+      return loop.newFailedFuture(shutDown());
     }
-    if (connecting == null) {
-      startConnect();
+    if (connecting != null) {
+      return connecting;
     }
+    if (connection != null) {
+      // Closed a moment ago, and its event loop has not yet said why (onClosed): whether to reconnect at once or
+      // back off depends on that, so no attempt is started from here.
+      return loop.newFailedFuture(Status.UNAVAILABLE.withDescription("the connection to " + client.target()
+          + " has just closed; retry").asException());
+    }
+    if (reconnectTimer != null && lastFailure != null) {
+      long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextAttemptAt - System.nanoTime()));
+      return loop.newFailedFuture(Status.UNAVAILABLE.withDescription("cannot connect to " + client.target() + ": "
+          + lastFailure + "; next attempt in " + left + " ms (RpcClient.builder().reconnectBackoff)").asException());
+    }
+    startConnect();
     return connecting;
+  }
+
+  private StatusException shutDown() {
+    return Status.UNAVAILABLE.withDescription("client is shut down").asException();
   }
 
   // Holding the lock.
@@ -106,7 +135,9 @@ final class ClientSlot {
     cf.addListener(f -> {
       ClientConnection conn = null;
       synchronized (this) {
-        connecting = null;
+        if (connecting == promise) {
+          connecting = null;
+        }
         if (f.isSuccess()) {
           conn = cf.channel().pipeline().get(ClientConnection.class);
           if (closed) {
@@ -114,9 +145,10 @@ final class ClientSlot {
             conn = null;
           } else {
             connection = conn;
-            backoffNanos = config.reconnectInitialBackoffNanos();
+            lastFailure = null;
           }
         } else {
+          lastFailure = String.valueOf(f.cause());
           scheduleReconnect();
         }
       }
@@ -125,13 +157,18 @@ final class ClientSlot {
           client.metrics().connectionsOpened.increment();
         }
         log.debug("connected to {} from {}", client.target(), cf.channel().localAddress());
-        promise.setSuccess(conn);
+        promise.trySuccess(conn);
       } else {
-        Throwable cause = f.cause() != null ? f.cause() : new IllegalStateException("client is shut down");
+        Throwable cause = f.cause() != null ? f.cause() : shutDown();
         log.debug("cannot connect to {}: {}", client.target(), cause.toString());
-        promise.setFailure(cause);
+        promise.tryFailure(cause);
       }
     });
+  }
+
+  /** The connection has received its first frame: the server is really there, so backoff starts over. */
+  synchronized void onAnswered() {
+    backoffNanos = config.reconnectInitialBackoffNanos();
   }
 
   // Holding the lock.
@@ -141,14 +178,19 @@ final class ClientSlot {
     }
     long jittered = (long) (backoffNanos * (0.8 + 0.4 * ThreadLocalRandom.current().nextDouble()));
     backoffNanos = Math.min(backoffNanos * 2, config.reconnectMaxBackoffNanos());
-    reconnectTimer = loop.schedule(() -> {
-      synchronized (this) {
-        reconnectTimer = null;
-        if (!closed && current() == null && connecting == null) {
-          startConnect();
+    try {
+      reconnectTimer = loop.schedule(() -> {
+        synchronized (this) {
+          reconnectTimer = null;
+          if (!closed && current() == null && connecting == null) {
+            startConnect();
+          }
         }
-      }
-    }, jittered, TimeUnit.NANOSECONDS);
+      }, jittered, TimeUnit.NANOSECONDS);
+      nextAttemptAt = System.nanoTime() + jittered;
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      closed = true; // the event loop is gone: the client is shutting down
+    }
   }
 
   void onClosed(ClientConnection c) {
@@ -159,6 +201,10 @@ final class ClientSlot {
       if (connection == c) {
         connection = null;
         if (!closed) {
+          if (!c.answered()) {
+            // Accepted, then closed before the server said anything: as good as a failed attempt.
+            lastFailure = "the connection was closed before the server answered anything";
+          }
           log.debug("connection to {} lost; reconnecting with backoff", client.target());
           scheduleReconnect();
         }
@@ -185,7 +231,17 @@ final class ClientSlot {
       }
       c = connection;
       connection = null;
+      if (connecting != null) {
+        connecting.tryFailure(shutDown()); // its waiters must not wait for a loop that is about to stop
+        connecting = null;
+      }
     }
     return c == null ? loop.newSucceededFuture(null) : c.channel().close();
+  }
+
+  @Override
+  public synchronized String toString() {
+    return "ClientSlot{connection=" + connection + ", connecting=" + connecting + ", reconnectTimer="
+        + reconnectTimer + ", lastFailure=" + lastFailure + ", closed=" + closed + "}";
   }
 }

@@ -17,18 +17,55 @@ import java.util.List;
  * A protocol violation throws {@link ProtocolException}; the decoder then discards everything that follows.
  */
 final class FrameDecoder extends ByteToMessageDecoder {
+  /**
+   * Frames at least this large reserve their size from the {@link BufferBudget} while their bytes arrive;
+   * smaller ones are not counted (a connection holds at most one partial frame).
+   */
+  static final int RESERVE_THRESHOLD = 8 * 1024;
+
   private final int maxFrameSize;
   private final int maxMetadataSize;
+  private final BufferBudget budget;
   private long discardRemaining;
   private boolean failed;
+  /** Bytes of the frame being received taken from {@link #budget}; 0 if none. */
+  private long reserved;
+  /** nanoTime when the bytes of the frame now arriving started to arrive; 0 between frames. */
+  private long partialSince;
 
   FrameDecoder(int maxFrameSize, int maxMetadataSize) {
+    this(maxFrameSize, maxMetadataSize, null);
+  }
+
+  /**
+   * @param budget the server's cap on buffered bytes, or null for none (the client)
+   */
+  FrameDecoder(int maxFrameSize, int maxMetadataSize, BufferBudget budget) {
     this.maxFrameSize = maxFrameSize;
     this.maxMetadataSize = maxMetadataSize;
+    this.budget = budget;
+  }
+
+  /**
+   * The {@link System#nanoTime()} at which the frame now arriving started to arrive, or 0 if no frame is
+   * partly received (event loop only).
+   */
+  long partialSince() {
+    return partialSince;
   }
 
   @Override
   protected void decode(ChannelHandlerContext ctx, ByteBuf in, List<Object> out) {
+    int before = out.size();
+    decodeFrame(in, out);
+    if (out.size() != before) {
+      partialSince = 0; // a frame (or an over-size announcement) came out; the next one has its own time
+    } else if (partialSince == 0 && (in.isReadable() || discardRemaining > 0)) {
+      partialSince = System.nanoTime(); // waiting for the rest: once per frame, not per read
+    }
+  }
+
+  private void decodeFrame(ByteBuf in, List<Object> out) {
     if (failed) {
       in.skipBytes(in.readableBytes());
       return;
@@ -40,6 +77,7 @@ final class FrameDecoder extends ByteToMessageDecoder {
       if (discardRemaining > 0) {
         return;
       }
+      partialSince = 0; // the skipped frame is over; the next one has its own time
     }
     int r = in.readerIndex();
     int readable = in.readableBytes();
@@ -83,8 +121,18 @@ final class FrameDecoder extends ByteToMessageDecoder {
       return;
     }
     if (readable < frameSize) {
+      if (budget != null && reserved == 0 && frameSize >= RESERVE_THRESHOLD) {
+        if (!budget.tryReserve(frameSize)) {
+          in.skipBytes(HEADER_SIZE);
+          discardRemaining = length - MIN_LENGTH;
+          out.add(new OversizeFrame(type, requestId, methodId, frameSize, budget.max(), "buffer"));
+          return;
+        }
+        reserved = frameSize;
+      }
       return;
     }
+    releaseReserved();
     Metadata metadata = metaLen == 0 ? Metadata.EMPTY : decodeMetadata(in, r + HEADER_SIZE, (int) metaLen);
     int bodyStart = r + HEADER_SIZE + (int) metaLen;
     ByteBuf body = in.retainedSlice(bodyStart, (int) bodyLen);
@@ -93,7 +141,20 @@ final class FrameDecoder extends ByteToMessageDecoder {
         in.getUnsignedInt(r + OFF_TIMEOUT), metadata, body));
   }
 
+  private void releaseReserved() {
+    if (reserved != 0) {
+      budget.release(reserved);
+      reserved = 0;
+    }
+  }
+
+  @Override
+  protected void handlerRemoved0(ChannelHandlerContext ctx) {
+    releaseReserved();
+  }
+
   private ProtocolException fail(ByteBuf in, String message) {
+    releaseReserved();
     failed = true;
     in.skipBytes(in.readableBytes());
     return new ProtocolException(message);

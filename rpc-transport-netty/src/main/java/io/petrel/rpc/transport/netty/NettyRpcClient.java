@@ -47,6 +47,9 @@ final class NettyRpcClient extends RpcClient {
   private final TransportMetrics metrics;
   private volatile boolean shutdown;
   private int roundRobin;
+  private final RateLimitedLog limitLog = new RateLimitedLog(log);
+  /** The client's event loops, to refuse blocking calls made on them. */
+  private final io.netty.util.concurrent.EventExecutor[] loops;
 
   NettyRpcClient(ClientConfig config) {
     super(config);
@@ -60,6 +63,9 @@ final class NettyRpcClient extends RpcClient {
     this.metrics = config.meterRegistry() == null ? null
         : new TransportMetrics(config.meterRegistry(), "client",
             Tags.of("client", config.name(), "target", target), config.percentileHistograms());
+    List<io.netty.util.concurrent.EventExecutor> executors = new ArrayList<>();
+    group.forEach(executors::add);
+    this.loops = executors.toArray(new io.netty.util.concurrent.EventExecutor[0]);
     this.slots = new ClientSlot[config.connectionsPerEndpoint()];
     for (int i = 0; i < slots.length; i++) {
       slots[i] = new ClientSlot(this, group.next(), io, config);
@@ -81,6 +87,24 @@ final class NettyRpcClient extends RpcClient {
 
   String target() {
     return target;
+  }
+
+  String name() {
+    return config.name();
+  }
+
+  RateLimitedLog limitLog() {
+    return limitLog;
+  }
+
+  @Override
+  protected boolean isTransportThread() {
+    for (io.netty.util.concurrent.EventExecutor e : loops) {
+      if (e.inEventLoop()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** The client's meters, or null when no registry was given. */
@@ -109,6 +133,7 @@ final class NettyRpcClient extends RpcClient {
   }
 
   @Override
+  @SuppressWarnings("unchecked")
   protected <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
       CallOptions options, Deadline deadline, Consumer<Metadata> responseMetadata) {
     boolean oneway = method.type() == MethodType.ONEWAY;
@@ -157,19 +182,32 @@ final class NettyRpcClient extends RpcClient {
       c.send(call);
       return call;
     }
-    // Slow path: no usable connection; wait for one (bounded by the deadline).
-    call.armTimer(slot.loop());
-    slot.acquire().addListener(f -> {
-      if (f.isSuccess()) {
-        ((ClientConnection) f.getNow()).send(call);
-      } else {
-        call.releaseFrame();
-        Throwable cause = f.cause();
-        call.fail(Status.UNAVAILABLE.withDescription("cannot connect to " + target + ": " + cause)
-            .withCause(cause));
-      }
-    });
+    // Slow path: no usable connection. Wait for the attempt under way (bounded by the deadline); while the
+    // slot backs off after a failed attempt, fail at once (no attempt per call: see ClientSlot).
+    Future<ClientConnection> attempt = slot.acquire();
+    if (attempt.isDone()) {
+      onConnection(call, attempt);
+      return call;
+    }
+    if (!call.armTimer(slot.loop())) {
+      return call; // the client's event loop is gone: the call has failed with UNAVAILABLE
+    }
+    attempt.addListener(f -> onConnection(call, (Future<ClientConnection>) f));
     return call;
+  }
+
+  private void onConnection(PendingCall<?> call, Future<ClientConnection> f) {
+    if (f.isSuccess()) {
+      f.getNow().send(call);
+      return;
+    }
+    call.releaseFrame();
+    Throwable cause = f.cause();
+    if (cause instanceof StatusException se) {
+      call.fail(se.status());
+    } else {
+      call.fail(Status.UNAVAILABLE.withDescription("cannot connect to " + target + ": " + cause).withCause(cause));
+    }
   }
 
   private ClientSlot nextSlot() {
@@ -238,6 +276,7 @@ final class NettyRpcClient extends RpcClient {
 
   @Override
   public String toString() {
-    return "NettyRpcClient{" + target + ", pending=" + pending.get() + "}";
+    return "NettyRpcClient{" + target + ", pending=" + pending.get() + ", slots="
+        + java.util.Arrays.toString(slots) + "}";
   }
 }

@@ -20,6 +20,7 @@ import io.petrel.rpc.ServerMethodDefinition;
 import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.spi.ServerConfig;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,6 +50,13 @@ final class NettyRpcServer extends RpcServer {
   private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
   private final AtomicInteger connectionCount = new AtomicInteger();
   private final AtomicLong rejected = new AtomicLong();
+  /** Open connections per remote IP address, for maxConnectionsPerAddress. */
+  private final ConcurrentHashMap<InetAddress, AtomicInteger> perAddress = new ConcurrentHashMap<>();
+  private final BufferBudget budget;
+  private final RateLimitedLog limitLog = new RateLimitedLog(log);
+  private final long housekeepingPeriodNanos;
+  /** maxConnections, lowered at start if the process may not open that many files. */
+  private int maxConnections;
   private final CountDownLatch terminated = new CountDownLatch(1);
   private final AtomicBoolean closing = new AtomicBoolean();
   private volatile State state = State.NEW;
@@ -64,6 +72,9 @@ final class NettyRpcServer extends RpcServer {
 
   NettyRpcServer(ServerConfig config) {
     this.config = config;
+    this.budget = new BufferBudget(config.limits().maxBufferedBytes());
+    this.housekeepingPeriodNanos = housekeepingPeriod(config.limits());
+    this.maxConnections = config.maxConnections();
     this.metrics = config.meterRegistry() == null ? null
         : new TransportMetrics(config.meterRegistry(), "server", Tags.of("server", config.name()),
             config.percentileHistograms());
@@ -74,6 +85,40 @@ final class NettyRpcServer extends RpcServer {
         methodMetrics.put(m.method().id(), metrics == null ? CallMetrics.NOOP : metrics.forMethod(m.method()));
       }
     }
+  }
+
+  /**
+   * How often each connection checks its timeouts: a quarter of the shortest one, within 10 ms and 1 s, so a
+   * timeout fires at most a quarter (at most 1 s) late. 0 when every timeout is off.
+   */
+  static long housekeepingPeriod(io.petrel.rpc.spi.ServerLimits l) {
+    long min = Long.MAX_VALUE;
+    for (long t : new long[] {l.handshakeTimeoutNanos(), l.idleTimeoutNanos(), l.keepAliveTimeNanos(),
+        l.frameReceiveTimeoutNanos(), l.maxConnectionAgeNanos(), l.unwritableTimeoutNanos()}) {
+      if (t > 0) {
+        min = Math.min(min, t);
+      }
+    }
+    if (l.keepAliveTimeNanos() > 0) {
+      min = Math.min(min, l.keepAliveTimeoutNanos());
+    }
+    if (min == Long.MAX_VALUE) {
+      return 0;
+    }
+    return Math.max(TimeUnit.MILLISECONDS.toNanos(10), Math.min(TimeUnit.SECONDS.toNanos(1), min / 4));
+  }
+
+  BufferBudget budget() {
+    return budget;
+  }
+
+  /** The server's rate-limited WARN log: one line per cause per 10 s, with counts. */
+  RateLimitedLog limitLog() {
+    return limitLog;
+  }
+
+  long housekeepingPeriodNanos() {
+    return housekeepingPeriodNanos;
   }
 
   /** The server's meters, or null when no registry was given. */
@@ -131,6 +176,7 @@ final class NettyRpcServer extends RpcServer {
       throw new IllegalStateException("server already started");
     }
     io = IoSupport.select(config.ioMode());
+    maxConnections = fitToFileLimit(config.maxConnections());
     int workerThreads = config.workerThreads() == 0 ? Runtime.getRuntime().availableProcessors()
         : config.workerThreads();
     boss = io.newGroup(1, config.name() + "-boss");
@@ -163,9 +209,9 @@ final class NettyRpcServer extends RpcServer {
             if (metrics != null) {
               ch.pipeline().addLast("petrel-bytes-in", metrics.bytesIn());
             }
-            ch.pipeline().addLast("petrel-frame-decoder",
-                new FrameDecoder(config.maxFrameSize(), config.maxMetadataSize()));
-            ch.pipeline().addLast("petrel-server", new ServerConnection(NettyRpcServer.this, ch));
+            FrameDecoder decoder = new FrameDecoder(config.maxFrameSize(), config.maxMetadataSize(), budget);
+            ch.pipeline().addLast("petrel-frame-decoder", decoder);
+            ch.pipeline().addLast("petrel-server", new ServerConnection(NettyRpcServer.this, ch, decoder));
           }
         });
     try {
@@ -199,12 +245,45 @@ final class NettyRpcServer extends RpcServer {
     return localAddress;
   }
 
+  /**
+   * Lowers maxConnections below the process's open-file limit (ulimit -n) if needed: past that limit accept
+   * fails with EMFILE and new clients wait in the backlog instead of being refused.
+   */
+  private int fitToFileLimit(int configured) {
+    long maxFiles = -1;
+    java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
+    if (os instanceof com.sun.management.UnixOperatingSystemMXBean unix) {
+      maxFiles = unix.getMaxFileDescriptorCount();
+    }
+    // Room for the JVM's own files, the listener, and the server's outgoing clients.
+    long room = maxFiles - Math.max(64, maxFiles / 10);
+    if (maxFiles <= 0 || configured <= room) {
+      return configured;
+    }
+    int fitted = (int) Math.max(1, room);
+    log.warn("maxConnections {} is more than this process may open (open-file limit, ulimit -n, is {}); the server"
+        + " '{}' accepts at most {} (raise the limit to allow more)", configured, maxFiles, config.name(), fitted);
+    return fitted;
+  }
+
   boolean connectionOpened(ServerConnection c) {
-    if (connectionCount.incrementAndGet() > config.maxConnections()) {
+    if (connectionCount.incrementAndGet() > maxConnections) {
       connectionCount.decrementAndGet();
-      log.warn("refusing connection from {}: {} connections open, the limit maxConnections (raise"
-          + " RpcServer.builder().maxConnections)", c.remoteAddress(), config.maxConnections());
+      limitLog.warn("maxConnections", "refusing connection from " + c.remoteAddress() + ": " + maxConnections
+          + " connections open, the limit maxConnections (raise RpcServer.builder().maxConnections)");
       return false;
+    }
+    InetAddress ip = c.remoteIp();
+    if (ip != null) {
+      AtomicInteger n = perAddress.computeIfAbsent(ip, k -> new AtomicInteger());
+      if (n.incrementAndGet() > config.limits().maxConnectionsPerAddress()) {
+        releaseAddress(ip);
+        connectionCount.decrementAndGet();
+        limitLog.warn("maxConnectionsPerAddress", "refusing connection from " + c.remoteAddress() + ": "
+            + config.limits().maxConnectionsPerAddress() + " connections open from " + ip.getHostAddress()
+            + ", the limit maxConnectionsPerAddress (raise RpcServer.builder().maxConnectionsPerAddress)");
+        return false;
+      }
     }
     connections.add(c);
     if (metrics != null) {
@@ -216,9 +295,17 @@ final class NettyRpcServer extends RpcServer {
     return true;
   }
 
+  private void releaseAddress(InetAddress ip) {
+    perAddress.computeIfPresent(ip, (k, n) -> n.decrementAndGet() <= 0 ? null : n);
+  }
+
   void connectionClosed(ServerConnection c) {
     if (connections.remove(c)) {
       connectionCount.decrementAndGet();
+      InetAddress ip = c.remoteIp();
+      if (ip != null) {
+        releaseAddress(ip);
+      }
       if (metrics != null) {
         metrics.connectionsClosed.increment();
       }
@@ -319,7 +406,11 @@ final class NettyRpcServer extends RpcServer {
     }
     if (ownPool != null) {
       if (force) {
-        ownPool.shutdownNow();
+        for (Runnable never : ownPool.shutdownNow()) {
+          if (never instanceof ServerCall call) {
+            call.abandon(); // queued, never run: release its request and end it
+          }
+        }
       } else {
         ownPool.shutdown();
       }

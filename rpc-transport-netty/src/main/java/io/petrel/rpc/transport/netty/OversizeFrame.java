@@ -5,4 +5,4 @@ package io.petrel.rpc.transport.netty;
  * read, the rest of the frame is skipped without being buffered, and the handler answers the call with
  * RESOURCE_EXHAUSTED: the connection stays usable.
  */
-record OversizeFrame(byte type, int requestId, int methodId, long frameSize, int limit, String what) {}
+record OversizeFrame(byte type, int requestId, int methodId, long frameSize, long limit, String what) {}

@@ -7,6 +7,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.internal.CallDeadline;
 import io.petrel.rpc.internal.CallMetrics;
 import io.petrel.rpc.internal.ThreadlessExecutor;
 import io.petrel.rpc.internal.WakeChain;
@@ -23,7 +24,7 @@ import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
  * a status, or cancellation by the caller; {@link #tryFinish()} decides which, and the loser does nothing.
  * Derived stages ({@code thenApply} etc.) are plain CompletableFutures.
  */
-final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnable {
+final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnable, CallDeadline {
   private static final AtomicIntegerFieldUpdater<PendingCall> FINISHED =
       AtomicIntegerFieldUpdater.newUpdater(PendingCall.class, "finished");
 
@@ -56,6 +57,20 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
     this.deadline = deadline;
     this.oneway = oneway;
     this.startNanos = System.nanoTime();
+  }
+
+  @Override
+  public Deadline callDeadline() {
+    return deadline;
+  }
+
+  /** Runs {@code task} on the call's executor, or here if that executor refuses it (shut down). */
+  private static void complete(Executor e, Runnable task) {
+    try {
+      e.execute(task);
+    } catch (RejectedExecutionException rejected) {
+      task.run(); // complete here rather than never
+    }
   }
 
   /**
@@ -108,7 +123,7 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
       if (e == null) {
         super.complete(value);
       } else {
-        e.execute(() -> super.complete(value));
+        complete(e, () -> super.complete(value));
       }
     }
   }
@@ -141,11 +156,7 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
       wakeChain.post(waiter, task); // a blocking caller: woken by the chain, see WakeChain
       return;
     }
-    try {
-      e.execute(task);
-    } catch (RejectedExecutionException rejected) {
-      task.run(); // the executor is shut down: complete here rather than never
-    }
+    complete(e, task);
   }
 
   @SuppressWarnings("unchecked")
@@ -177,7 +188,7 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
       if (e == null) {
         super.completeExceptionally(status.asException());
       } else {
-        e.execute(() -> super.completeExceptionally(status.asException()));
+        complete(e, () -> super.completeExceptionally(status.asException()));
       }
     }
   }
@@ -194,11 +205,22 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
         + method.fullName() + " from " + client.target() + (c == null ? " (the request was not sent yet)" : "")));
   }
 
-  /** Arms the deadline timer on {@code loop} unless already armed. Call on that loop or before queuing. */
-  void armTimer(io.netty.channel.EventLoop loop) {
+  /**
+   * Arms the deadline timer on {@code loop} unless already armed. Call on that loop or before queuing. Returns
+   * false, having failed the call with UNAVAILABLE, if the loop is shut down (the client is shutting down).
+   */
+  boolean armTimer(io.netty.channel.EventLoop loop) {
     if (deadline != null && timer == null && !isFinished()) {
-      timer = loop.schedule(this, Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS);
+      try {
+        timer = loop.schedule(this, Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException e) {
+        releaseFrame();
+        fail(Status.UNAVAILABLE.withDescription("client '" + client.name() + "' is shut down; " + method.fullName()
+            + " not sent"));
+        return false;
+      }
     }
+    return true;
   }
 
   @Override

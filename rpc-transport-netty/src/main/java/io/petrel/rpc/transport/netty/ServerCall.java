@@ -108,24 +108,48 @@ final class ServerCall implements Runnable {
           // A status, or a checked exception the service declares: an answer, not a server fault.
           log.debug("{} failed with {}", def.method().fullName(), status);
         } else {
-          log.warn("{} threw; the caller gets {}", def.method().fullName(), status.code(), t);
+          connection.server().limitLog().warn("handler threw: " + def.method().fullName(),
+              def.method().fullName() + " threw; the caller gets " + status.code(), t);
         }
         if (!isOneway()) {
           connection.writeError(requestId, status, context.responseMetadata());
         }
       } else if (!isOneway()) {
         responseBytes = connection.writeResponse(this, def.method().responseMarshaller(), response, def.method());
+        if (responseBytes == ServerConnection.DEFERRED) {
+          return; // the response waits for the peer to read; deferredDone ends the call
+        }
         if (responseBytes < 0) {
           code = Status.Code.RESOURCE_EXHAUSTED; // or INTERNAL: the encoder failed and an error was sent
         }
       }
+    } catch (RuntimeException | Error e) {
+      code = Status.Code.INTERNAL;
+      throw e;
     } finally {
-      metrics.record(code, System.nanoTime() - context.startNanos(), context.requestSize(), responseBytes);
-      if (isOneway()) {
-        connection.onewayDone();
+      if (responseBytes != ServerConnection.DEFERRED) {
+        ended(code, responseBytes);
       }
-      connection.callDone();
     }
+  }
+
+  /** The server stopped before this queued call ran: release the request and end the call (CANCELLED). */
+  void abandon() {
+    discard();
+    ended(Status.Code.CANCELLED, -1);
+  }
+
+  /** A response that waited for the peer to read was written ({@code OK}) or dropped. */
+  void deferredDone(Status.Code code, int responseBytes) {
+    ended(code, responseBytes);
+  }
+
+  private void ended(Status.Code code, int responseBytes) {
+    metrics.record(code, System.nanoTime() - context.startNanos(), context.requestSize(), responseBytes);
+    if (isOneway()) {
+      connection.onewayDone();
+    }
+    connection.callDone();
   }
 
   private static Throwable unwrap(Throwable t) {

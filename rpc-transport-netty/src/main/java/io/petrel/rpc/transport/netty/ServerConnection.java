@@ -14,10 +14,15 @@ import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.ServerMethodDefinition;
 import io.petrel.rpc.Status;
+import io.netty.util.concurrent.ScheduledFuture;
 import java.net.SocketAddress;
+import java.util.ArrayDeque;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,7 +45,36 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   /** Unary calls awaiting their response, for CANCEL; event loop only. */
   private final CallTable<ServerCall> calls = new CallTable<>();
   private final TransportMetrics metrics;
+  private final FrameDecoder decoder;
+  private final BufferBudget budget;
   private volatile boolean goawaySent;
+  /**
+   * Event loop only: responses that waited because the peer was not reading (the channel above its high water
+   * mark). They hold no encoded bytes and no thread; they are encoded and written, in order, once the channel
+   * drains, dropped when their deadline has passed by then, and released when the connection closes.
+   */
+  private final ArrayDeque<Deferred> parked = new ArrayDeque<>();
+  /** Event loop only: the housekeeping task enforcing the server's timeouts on this connection. */
+  private ScheduledFuture<?> housekeeping;
+  private final long openedAt = System.nanoTime();
+  /** Event loop only: state of the timeouts, see {@link #tick()}. */
+  private boolean framesSeen;
+  private boolean readSinceTick;
+  private boolean activeSinceTick;
+  private long lastRead = openedAt;
+  private long lastActive = openedAt;
+  private boolean pingOutstanding;
+  private long pingSentAt;
+  private long unwritableSince;
+  private long agedGoawayAt;
+  private final long maxAgeNanos;
+  /**
+   * Bytes of responses encoded by business threads and queued for the event loop, not yet in the channel's
+   * outbound buffer: with that buffer's own count (Netty's writability), what a business thread checks before
+   * encoding another response. Without it a burst of calls could all find the channel writable and encode
+   * their responses before the event loop wrote the first.
+   */
+  private final AtomicLong queuedBytes = new AtomicLong();
   /** Event loop only: inside a read batch, where writes are flushed once, at channelReadComplete. */
   private boolean reading;
   private boolean flushPending;
@@ -66,12 +100,23 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
    */
   private int batchHint = MIN_BATCH_BYTES;
 
-  ServerConnection(NettyRpcServer server, Channel channel) {
+  ServerConnection(NettyRpcServer server, Channel channel, FrameDecoder decoder) {
     this.server = server;
     this.channel = channel;
+    this.decoder = decoder;
     this.writeQueue = new WriteQueue(channel, this);
     this.metrics = server.metrics();
+    this.budget = server.budget();
+    long age = server.config().limits().maxConnectionAgeNanos();
+    this.maxAgeNanos = age <= 0 ? 0 : (long) (age * (0.9 + 0.2 * ThreadLocalRandom.current().nextDouble()));
   }
+
+  /** A response that waits for the peer to read (see {@link #parked}). */
+  private record Deferred(ServerCall call, Marshaller<Object> marshaller, Object response,
+      MethodDescriptor<?, ?> method) {}
+
+  /** What {@link #writeResponse} returns when the response waits for the peer to read; the call is not over. */
+  static final int DEFERRED = Integer.MIN_VALUE;
 
   NettyRpcServer server() {
     return server;
@@ -79,6 +124,11 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
 
   SocketAddress remoteAddress() {
     return channel.remoteAddress();
+  }
+
+  /** The peer's IP address, or null if it has none (not a TCP connection). */
+  java.net.InetAddress remoteIp() {
+    return channel.remoteAddress() instanceof java.net.InetSocketAddress a ? a.getAddress() : null;
   }
 
   int inFlight() {
@@ -95,6 +145,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       ctx.close();
       return;
     }
+    long tick = server.housekeepingPeriodNanos();
+    if (tick > 0) {
+      housekeeping = channel.eventLoop().scheduleAtFixedRate(this::tick, tick, tick, TimeUnit.NANOSECONDS);
+    }
     log.debug("connection from {} opened", channel.remoteAddress());
     super.channelActive(ctx);
   }
@@ -102,6 +156,13 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
     releaseBatch();
+    if (housekeeping != null) {
+      housekeeping.cancel(false);
+    }
+    Deferred d;
+    while ((d = parked.poll()) != null) {
+      d.call().deferredDone(Status.Code.CANCELLED, -1); // the peer is gone: nobody to answer
+    }
     server.connectionClosed(this);
     if (!calls.isEmpty()) {
       for (ServerCall c : calls.values()) {
@@ -116,6 +177,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     reading = true;
+    framesSeen = true;
+    readSinceTick = true;
+    pingOutstanding = false;
     if (msg instanceof Frame frame) {
       onFrame(frame);
     } else if (msg instanceof OversizeFrame big) {
@@ -157,6 +221,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     }
     channel.write(b, channel.voidPromise());
     flushPending = true;
+    activeSinceTick = true;
   }
 
   @Override
@@ -178,9 +243,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   private void send(ByteBuf frame) {
     if (reading && channel.eventLoop().inEventLoop()) {
       writeBatch(); // keeps the order of frames
-      write(frame);
+      writeFrame(frame);
       flushPending = true;
     } else {
+      budget.forceReserve(frame.readableBytes());
       writeQueue.enqueue(frame);
     }
   }
@@ -203,7 +269,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
         }
         return;
       }
-      case TYPE_PONG:
+      case TYPE_PONG: // an answer to our keepalive PING: reading it was enough
       case TYPE_GOAWAY:
         frame.release();
         return;
@@ -247,11 +313,20 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     }
     long start = System.nanoTime();
     ServerCall call = new ServerCall(this, def, server.callMetrics(frame.methodId), frame, start);
+    if (!oneway) {
+      ServerCall previous = calls.put(frame.requestId, call);
+      if (previous != null) {
+        calls.put(frame.requestId, previous);
+        call.discard();
+        protocolViolation("request id " + Integer.toUnsignedString(frame.requestId) + " is already in flight on"
+            + " this connection (a client must not reuse the id of a call that has not been answered)");
+        return;
+      }
+    }
     inFlight.incrementAndGet();
+    activeSinceTick = true;
     if (oneway) {
       onewaysRunning.incrementAndGet();
-    } else {
-      calls.put(frame.requestId, call);
     }
     Executor executor = server.executor();
     if (executor == null) {
@@ -284,12 +359,23 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   }
 
   private void onOversize(OversizeFrame big) {
+    if ("buffer".equals(big.what())) {
+      Status status = Status.RESOURCE_EXHAUSTED.withDescription("request of " + big.frameSize() + " bytes refused"
+          + " unread: the server holds " + big.limit() + " bytes of partly received frames and unsent responses,"
+          + " its maxBufferedBytes (retry later, or raise RpcServer.builder().maxBufferedBytes)");
+      server.limitLog().warn("maxBufferedBytes", status.description() + " from " + channel.remoteAddress());
+      if (big.type() == TYPE_REQUEST) {
+        writeError(big.requestId(), status);
+      }
+      return;
+    }
     String side = "the server's";
     Status status = Status.RESOURCE_EXHAUSTED.withDescription(("frame".equals(big.what()) ? "request" : "metadata")
         + " of " + big.frameSize() + " bytes exceeds " + side + " max" + ("frame".equals(big.what())
         ? "FrameSize " : "MetadataSize ") + big.limit() + " (raise RpcServer.builder().max"
         + ("frame".equals(big.what()) ? "FrameSize" : "MetadataSize") + ")");
-    log.warn("{} from {}: refused without reading it", status.description(), channel.remoteAddress());
+    server.limitLog().warn("max" + big.what(), status.description() + " from " + channel.remoteAddress()
+        + ": refused without reading it");
     if (big.type() == TYPE_REQUEST) {
       writeError(big.requestId(), status);
     }
@@ -314,10 +400,24 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     send(FrameEncoder.encodeError(channel.alloc(), requestId, status, metadata, server.config().maxFrameSize()));
   }
 
-  /** Queues the response; returns its body size, or -1 if it could not be encoded (an error was sent). */
+  /**
+   * Queues the response; returns its body size, -1 if it could not be encoded (an error was sent), or
+   * {@link #DEFERRED} if it waits for the peer to read, in which case the call ends later, through
+   * {@link ServerCall#deferredDone}.
+   */
   int writeResponse(ServerCall call, Marshaller<Object> marshaller, Object response, MethodDescriptor<?, ?> m) {
-    if (reading && channel.eventLoop().inEventLoop()) {
+    boolean onLoop = channel.eventLoop().inEventLoop();
+    if (reading && onLoop) {
+      if (!channel.isWritable() || !parked.isEmpty()) {
+        parked.add(new Deferred(call, marshaller, response, m));
+        return DEFERRED;
+      }
       return appendResponse(call, marshaller, response, m);
+    }
+    if (!channel.isWritable() || queuedBytes.get() >= channel.bytesBeforeUnwritable()) {
+      // The peer is not reading: encode nothing now; the event loop encodes it once the channel drains.
+      writeQueue.enqueue(new Deferred(call, marshaller, response, m));
+      return DEFERRED;
     }
     ByteBuf buf;
     Metadata md = call.context.responseMetadata();
@@ -330,15 +430,70 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       return -1;
     }
     int bodySize = buf.getInt(OFF_BODY_LENGTH);
-    send(buf);
+    int size = buf.readableBytes();
+    if (!budget.tryReserve(size)) {
+      buf.release();
+      Status s = Status.RESOURCE_EXHAUSTED.withDescription("response of " + m.fullName() + " (" + size
+          + " bytes) dropped: the server already holds " + budget.max() + " bytes of unsent responses and partly"
+          + " received frames, its maxBufferedBytes (raise RpcServer.builder().maxBufferedBytes, or add servers)");
+      server.limitLog().warn("maxBufferedBytes", s.description());
+      writeError(call.requestId, s);
+      return -1;
+    }
+    queuedBytes.addAndGet(size);
+    writeQueue.enqueue(buf);
     return bodySize;
+  }
+
+  /** Event loop: a deferred response whose turn has come (the channel drained) or that can go at once. */
+  private void writeDeferred(Deferred d) {
+    ServerCall call = d.call();
+    if (!channel.isActive()) {
+      call.deferredDone(Status.Code.CANCELLED, -1);
+      return;
+    }
+    if (call.context.deadline() != null && call.context.deadline().isExpired()) {
+      // The caller has failed the call by now; sending the response would only fill the socket again.
+      calls.remove(call.requestId);
+      call.deferredDone(Status.Code.DEADLINE_EXCEEDED, -1);
+      return;
+    }
+    ByteBuf buf;
+    try {
+      buf = FrameEncoder.encodeMessage(channel.alloc(), TYPE_RESPONSE, call.requestId, 0, 0,
+          call.context.responseMetadata(), d.marshaller(), d.response(), server.config().maxFrameSize(),
+          server.config().maxMetadataSize(), "RpcServer.builder()");
+    } catch (Throwable t) {
+      encodeFailed(call.requestId, d.method(), t);
+      call.deferredDone(Status.Code.INTERNAL, -1);
+      return;
+    }
+    int bodySize = buf.getInt(OFF_BODY_LENGTH);
+    writeFrame(buf);
+    flushPending = true;
+    call.deferredDone(Status.Code.OK, bodySize);
+  }
+
+  /** Event loop: writes parked responses while the channel takes them. */
+  private void drainParked() {
+    Deferred d;
+    while (channel.isWritable() && (d = parked.poll()) != null) {
+      writeDeferred(d);
+    }
   }
 
   /** Answers with an error status in place of a response that could not be encoded. */
   private void encodeFailed(int requestId, MethodDescriptor<?, ?> m, Throwable t) {
     if (t instanceof FrameEncoder.FrameTooLargeException e) {
-      log.warn("{}: {}", m.fullName(), e.status.description());
+      server.limitLog().warn("response too large: " + m.fullName(), m.fullName() + ": " + e.status.description());
       writeError(requestId, e.status);
+      return;
+    }
+    if (t instanceof OutOfMemoryError) {
+      // No memory for this response: shed this connection (its calls fail), not every connection of the loop.
+      server.limitLog().warn("out of memory", "closing connection from " + channel.remoteAddress() + ": no memory"
+          + " to encode the response of " + m.fullName() + " (" + t + ")");
+      channel.close();
       return;
     }
     Status s = Status.INTERNAL.withDescription("server could not encode the response of " + m.fullName() + ": "
@@ -388,7 +543,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   void sendGoaway() {
     if (!goawaySent) {
       goawaySent = true;
-      writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_GOAWAY, 0));
+      ByteBuf goaway = FrameEncoder.encodeControl(channel.alloc(), TYPE_GOAWAY, 0);
+      budget.forceReserve(goaway.readableBytes());
+      writeQueue.enqueue(goaway);
     }
   }
 
@@ -402,7 +559,26 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
 
   @Override
   public void write(Object item) {
+    if (item instanceof Deferred d) {
+      if (channel.isWritable() && parked.isEmpty()) {
+        writeDeferred(d);
+      } else {
+        parked.add(d);
+      }
+      return;
+    }
     ByteBuf buf = (ByteBuf) item;
+    int size = buf.readableBytes();
+    budget.release(size); // reserved when queued
+    if (buf.getByte(OFF_TYPE) == TYPE_RESPONSE && buf.getByte(OFF_STATUS) == 0) {
+      queuedBytes.addAndGet(-size);
+    }
+    writeFrame(buf);
+  }
+
+  /** Event loop: writes one frame (not flushed); a response's call stops counting against the call limit. */
+  private void writeFrame(ByteBuf buf) {
+    activeSinceTick = true;
     if (buf.getByte(OFF_TYPE) == TYPE_RESPONSE && !calls.isEmpty()) {
       calls.remove(buf.getInt(OFF_REQUEST_ID));
     }
@@ -418,7 +594,16 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
 
   @Override
   public void drop(Object item) {
-    ReferenceCountUtil.release(item);
+    if (item instanceof Deferred d) {
+      d.call().deferredDone(Status.Code.CANCELLED, -1);
+      return;
+    }
+    ByteBuf buf = (ByteBuf) item;
+    budget.release(buf.readableBytes());
+    if (buf.getByte(OFF_TYPE) == TYPE_RESPONSE && buf.getByte(OFF_STATUS) == 0) {
+      queuedBytes.addAndGet(-buf.readableBytes());
+    }
+    buf.release();
   }
 
   @Override
@@ -428,16 +613,103 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     channel.config().setAutoRead(writable);
     if (!writable) {
       log.debug("pausing reads from {}: write buffer above high water mark", channel.remoteAddress());
+    } else if (!parked.isEmpty()) {
+      drainParked();
+      if (flushPending && !reading) {
+        flushPending = false;
+        ctx.flush();
+      }
     }
     super.channelWritabilityChanged(ctx);
   }
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
-    ConnectionErrors.close(log, channel, cause, "from " + channel.remoteAddress());
+    ConnectionErrors.close(server.limitLog(), channel, cause, "from " + channel.remoteAddress());
   }
 
   private void protocolViolation(String what) {
-    ConnectionErrors.protocolViolation(log, channel, what, "from " + channel.remoteAddress());
+    ConnectionErrors.protocolViolation(server.limitLog(), channel, what, "from " + channel.remoteAddress());
+  }
+
+  /**
+   * Event loop, every {@link NettyRpcServer#housekeepingPeriodNanos()}: enforces the server's timeouts on this
+   * connection (ServerLimits). Per-call work only sets flags; the clock is read here.
+   */
+  private void tick() {
+    if (!channel.isActive()) {
+      return;
+    }
+    long now = System.nanoTime();
+    io.petrel.rpc.spi.ServerLimits l = server.config().limits();
+    if (readSinceTick) {
+      readSinceTick = false;
+      lastRead = now;
+    }
+    if (activeSinceTick) {
+      activeSinceTick = false;
+      lastActive = now;
+    }
+    if (!framesSeen && l.handshakeTimeoutNanos() > 0 && now - openedAt > l.handshakeTimeoutNanos()) {
+      timeout("handshakeTimeout", "it sent no complete frame within " + ms(l.handshakeTimeoutNanos()));
+      return;
+    }
+    long partial = decoder.partialSince();
+    if (partial != 0 && l.frameReceiveTimeoutNanos() > 0 && now - partial > l.frameReceiveTimeoutNanos()) {
+      timeout("frameReceiveTimeout", "one frame took longer than " + ms(l.frameReceiveTimeoutNanos())
+          + " to arrive");
+      return;
+    }
+    if (channel.isWritable()) {
+      unwritableSince = 0;
+    } else if (unwritableSince == 0) {
+      unwritableSince = now;
+    } else if (l.unwritableTimeoutNanos() > 0 && now - unwritableSince > l.unwritableTimeoutNanos()) {
+      timeout("unwritableTimeout", "it has not read its responses for " + ms(now - unwritableSince) + " ("
+          + parked.size() + " more responses waiting, the write buffer above its high water mark of "
+          + channel.config().getWriteBufferHighWaterMark() + " bytes)");
+      return;
+    }
+    if (l.keepAliveTimeNanos() > 0) {
+      if (pingOutstanding) {
+        if (now - pingSentAt > l.keepAliveTimeoutNanos()) {
+          timeout("keepAlive", "nothing received for " + ms(now - lastRead) + ", a keepalive PING went unanswered");
+          return;
+        }
+      } else if (now - lastRead > l.keepAliveTimeNanos()) {
+        pingOutstanding = true;
+        pingSentAt = now;
+        channel.writeAndFlush(FrameEncoder.encodeControl(channel.alloc(), TYPE_PING, 0), channel.voidPromise());
+      }
+    }
+    if (goawaySent) {
+      if (agedGoawayAt != 0 && (inFlight.get() == 0 || now - agedGoawayAt > server.config().shutdownGracePeriodNanos())) {
+        log.debug("closing connection from {}: older than maxConnectionAge", channel.remoteAddress());
+        closeAfterWrites();
+        agedGoawayAt = 0;
+      }
+      return;
+    }
+    if (l.idleTimeoutNanos() > 0 && inFlight.get() == 0 && parked.isEmpty() && now - lastActive > l.idleTimeoutNanos()) {
+      log.debug("closing connection from {}: no call for {} (idleTimeout)", channel.remoteAddress(),
+          ms(now - lastActive));
+      sendGoaway();
+      closeAfterWrites();
+      return;
+    }
+    if (maxAgeNanos > 0 && now - openedAt > maxAgeNanos) {
+      agedGoawayAt = now;
+      sendGoaway();
+    }
+  }
+
+  private void timeout(String option, String why) {
+    server.limitLog().warn(option, "closing connection from " + channel.remoteAddress() + ": " + why + " (the"
+        + " server's " + option + "; see RpcServer.builder()." + option + ")");
+    channel.close();
+  }
+
+  private static String ms(long nanos) {
+    return TimeUnit.NANOSECONDS.toMillis(nanos) + " ms";
   }
 }

@@ -28,6 +28,8 @@ final class WriteQueue implements Runnable {
   private final Sink sink;
   private final Queue<Object> queue = PlatformDependent.newMpscQueue();
   private final AtomicBoolean scheduled = new AtomicBoolean();
+  /** The event loop refused the drain task: it is shut down, and every item from now on is dropped. */
+  private volatile boolean dead;
 
   WriteQueue(Channel channel, Sink sink) {
     this.channel = channel;
@@ -35,17 +37,30 @@ final class WriteQueue implements Runnable {
   }
 
   void enqueue(Object item) {
+    if (dead) {
+      sink.drop(item);
+      return;
+    }
     queue.add(item);
     if (scheduled.compareAndSet(false, true)) {
       try {
         channel.eventLoop().execute(this);
       } catch (RejectedExecutionException e) {
-        // The event loop is shutting down: nothing will ever drain this queue.
-        Object o;
-        while ((o = queue.poll()) != null) {
-          sink.drop(o);
-        }
+        // The event loop is shut down: nothing will ever drain this queue. (scheduled stays true, so from here
+        // on only the dead flag routes items, never a drain task.)
+        dead = true;
+        dropAll();
       }
+    } else if (dead) {
+      dropAll(); // raced with the refusal: the item may have landed after its drop
+    }
+  }
+
+  /** Drops every queued item; one thread at a time, since the queue has a single consumer. */
+  private synchronized void dropAll() {
+    Object o;
+    while ((o = queue.poll()) != null) {
+      sink.drop(o);
     }
   }
 
@@ -70,5 +85,10 @@ final class WriteQueue implements Runnable {
     if (writes > 0) {
       channel.flush();
     }
+  }
+
+  @Override
+  public String toString() {
+    return "WriteQueue{scheduled=" + scheduled.get() + ", queued=" + queue.size() + ", dead=" + dead + "}";
   }
 }

@@ -164,6 +164,8 @@ class FailureTest extends TransportFixture {
     try (TcpProxy proxy = new TcpProxy(server.port())) {
       RpcClient viaProxy = client(proxy.port());
       RpcClient direct = client(server.port());
+      // An established connection (a connection cut before the server ever answered counts as a failed attempt).
+      assertThat(viaProxy.unaryCall(TestService.ECHO, StringValue.of("up")).getValue()).isEqualTo("up");
       CompletableFuture<StringValue> doomed =
           viaProxy.unaryCallAsync(TestService.BLOCK, StringValue.of("doomed"), CallOptions.DEFAULT);
       CompletableFuture<StringValue> survivor =

@@ -135,6 +135,33 @@ class FrameCodecTest {
   }
 
   @Test
+  void partialFramesReserveFromTheBudgetAndAFrameThatDoesNotFitIsSkipped() {
+    BufferBudget budget = new BufferBudget(100_000);
+    EmbeddedChannel a = new EmbeddedChannel(new FrameDecoder(1 << 20, 8192, budget));
+    EmbeddedChannel b = new EmbeddedChannel(new FrameDecoder(1 << 20, 8192, budget));
+    a.writeInbound(Unpooled.wrappedBuffer(RawPeer.header(Protocol.TYPE_REQUEST, 1, 5, 60_000), new byte[10]));
+    assertThat((Object) a.readInbound()).isNull();
+    assertThat(budget.used()).isEqualTo(60_032);
+    b.writeInbound(Unpooled.wrappedBuffer(RawPeer.header(Protocol.TYPE_REQUEST, 2, 5, 60_000), new byte[10]));
+    OversizeFrame refused = b.readInbound();
+    assertThat(refused.what()).isEqualTo("buffer");
+    assertThat(refused.requestId()).isEqualTo(2);
+    assertThat(budget.used()).isEqualTo(60_032);
+    // The rest of a's frame arrives: the frame comes out and its reservation is returned.
+    a.writeInbound(Unpooled.wrappedBuffer(new byte[59_990]));
+    Frame f = a.readInbound();
+    assertThat(f.body().readableBytes()).isEqualTo(60_000);
+    f.release();
+    assertThat(budget.used()).isZero();
+    // A partial frame's reservation is returned when its connection closes.
+    a.writeInbound(Unpooled.wrappedBuffer(RawPeer.header(Protocol.TYPE_REQUEST, 3, 5, 60_000)));
+    assertThat(budget.used()).isEqualTo(60_032);
+    a.finishAndReleaseAll();
+    b.finishAndReleaseAll();
+    assertThat(budget.used()).isZero();
+  }
+
+  @Test
   void badMagicIsAProtocolViolation() {
     EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1024, 8192));
     assertThatThrownBy(() -> ch.writeInbound(Unpooled.wrappedBuffer(new byte[] {0, 0, 0, 28, 'G', 'E', 1, 1})))

@@ -1,0 +1,260 @@
+package io.petrel.rpc.transport.netty;
+
+import static io.petrel.rpc.transport.netty.Protocol.*;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import com.google.protobuf.StringValue;
+import io.netty.buffer.PooledByteBufAllocator;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.Status;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The server against peers that misbehave: they do not read, send half a frame, hold connections open doing
+ * nothing, reuse request ids, or flood connections. Each test is one weakness of issue 13 (numbered as there).
+ */
+class HostilePeerTest extends TransportFixture {
+  private static final int MIB = 1024 * 1024;
+
+  private static long directUsed() {
+    return PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory();
+  }
+
+  /** Weakness 1: peers that send requests for large responses and never read them. */
+  @Test
+  void peersThatDoNotReadCannotGrowServerMemoryAndOthersAreStillServed() throws Exception {
+    RpcServer server = startServer(b -> b.unwritableTimeout(Duration.ofSeconds(2)));
+    RpcClient good = client(server.port());
+    assertThat(good.unaryCall(TestService.ECHO, StringValue.of("warm")).getValue()).isEqualTo("warm");
+    long before = directUsed();
+    List<RawPeer> attackers = new ArrayList<>();
+    byte[] oneRequest = RawPeer.request(TestService.BIG_RESPONSE, 1, 0, new Object[] {64 * 1024});
+    for (int c = 0; c < 3; c++) {
+      RawPeer p = new RawPeer(server.port(), 4096);
+      attackers.add(p);
+      // 400 requests of 36 bytes for 64 KiB each (25 MiB of responses per connection), never read.
+      byte[] all = new byte[oneRequest.length * 400];
+      for (int i = 0; i < 400; i++) {
+        byte[] r = RawPeer.request(TestService.BIG_RESPONSE, i + 1, 0, new Object[] {64 * 1024});
+        System.arraycopy(r, 0, all, i * r.length, r.length);
+      }
+      p.send(all);
+    }
+    // While the peers sit on their responses, a well-behaved client keeps calling.
+    long maxDirect = 0;
+    long worstNanos = 0;
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+    int calls = 0;
+    while (calls < 300 && System.nanoTime() < until) {
+      long t0 = System.nanoTime();
+      assertThat(good.unaryCall(TestService.ECHO, StringValue.of("during " + calls)).getValue())
+          .isEqualTo("during " + calls);
+      worstNanos = Math.max(worstNanos, System.nanoTime() - t0);
+      maxDirect = Math.max(maxDirect, directUsed());
+      calls++;
+    }
+    long grown = maxDirect - before;
+    System.out.printf("non-reading peers: direct memory %d MiB before, up to %d MiB during (+%d MiB); second"
+        + " client: %d calls, slowest %.1f ms%n", before / MIB, maxDirect / MIB, grown / MIB, calls,
+        worstNanos / 1e6);
+    assertThat(grown).as("direct memory grown under attack (bytes)").isLessThan(24L * MIB);
+    assertThat(worstNanos).as("slowest call of the well-behaved client").isLessThan(TimeUnit.SECONDS.toNanos(1));
+    // After unwritableTimeout the server lets go of the peers (which still read nothing) and all they held.
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (server.inFlightCalls() > 0 && System.nanoTime() < deadline) {
+      Thread.onSpinWait();
+    }
+    assertThat(server.inFlightCalls()).isZero();
+    for (RawPeer p : attackers) {
+      p.readUntilClosed(); // what the kernel still held for them, then the end
+      p.close();
+    }
+    assertThat(good.unaryCall(TestService.ECHO, StringValue.of("after")).getValue()).isEqualTo("after");
+  }
+
+  /** Weakness 3: a connection that sends nothing, or half a header, is closed after handshakeTimeout. */
+  @Test
+  void silentAndHalfHeaderConnectionsAreClosedAfterTheHandshakeTimeout() throws Exception {
+    RpcServer server = startServer(b -> b.handshakeTimeout(Duration.ofMillis(300)));
+    long start = System.nanoTime();
+    try (RawPeer silent = new RawPeer(server.port()); RawPeer half = new RawPeer(server.port())) {
+      half.send(new byte[] {0, 0, 0, 28, 0x50, 0x52, 1});
+      assertThat(silent.readUntilClosed()).isEmpty();
+      assertThat(half.readUntilClosed()).isEmpty();
+    }
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(250L, 5_000L);
+  }
+
+  /** Weakness 3: a frame that never completes (8 MiB minus one byte) is cut off after frameReceiveTimeout. */
+  @Test
+  void aFrameThatNeverCompletesIsCutOffAfterTheFrameReceiveTimeout() throws Exception {
+    RpcServer server = startServer(b -> b.frameReceiveTimeout(Duration.ofMillis(300)));
+    RpcClient good = client(server.port());
+    try (RawPeer p = new RawPeer(server.port())) {
+      p.send(RawPeer.control(TYPE_PING, 1)); // a first whole frame: past the handshake
+      assertThat(p.read().type()).isEqualTo(TYPE_PONG);
+      p.send(RawPeer.header(TYPE_REQUEST, 7, TestService.BYTES.id(), 1024 * 1024));
+      p.send(new byte[1000]);
+      long start = System.nanoTime();
+      assertThat(p.readUntilClosed()).isEmpty();
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(200L, 5_000L);
+    }
+    assertThat(good.unaryCall(TestService.ECHO, StringValue.of("ok")).getValue()).isEqualTo("ok");
+  }
+
+  /** Weakness 3: partial frames cannot take more than maxBufferedBytes; the frame over it is refused. */
+  @Test
+  void partialFramesBeyondMaxBufferedBytesAreRefusedWithResourceExhausted() throws Exception {
+    RpcServer server = startServer(b -> b.maxBufferedBytes(2 * MIB));
+    BufferBudget budget = ((NettyRpcServer) server).budget();
+    List<RawPeer> holders = new ArrayList<>();
+    try {
+      for (int i = 0; i < 3; i++) { // 3 x 768 KiB partly sent: the third does not fit in 2 MiB
+        RawPeer p = new RawPeer(server.port());
+        holders.add(p);
+        p.send(RawPeer.header(TYPE_REQUEST, 10 + i, TestService.BYTES.id(), 768 * 1024));
+        p.send(new byte[100]);
+        if (i < 2) {
+          long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+          while (budget.used() < (i + 1) * (768L * 1024 + HEADER_SIZE) && System.nanoTime() < until) {
+            Thread.onSpinWait(); // until the server has seen this header and reserved the frame
+          }
+        }
+      }
+      RawPeer.RawFrame refused = holders.get(2).read();
+      assertThat(refused.type()).isEqualTo(TYPE_RESPONSE);
+      assertThat(refused.requestId()).isEqualTo(12);
+      assertThat(refused.status()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
+      assertThat(refused.text()).contains("maxBufferedBytes");
+      // Others are still served, on new connections too.
+      RpcClient good = client(server.port());
+      assertThat(good.unaryCall(TestService.ECHO, StringValue.of("ok")).getValue()).isEqualTo("ok");
+    } finally {
+      for (RawPeer p : holders) {
+        p.close();
+      }
+    }
+  }
+
+  /** Weakness 3: one address cannot hold every connection; another address still gets in. */
+  @Test
+  void oneAddressIsLimitedToMaxConnectionsPerAddress() throws Exception {
+    RpcServer server = startServer(b -> b.maxConnectionsPerAddress(3));
+    List<RawPeer> held = new ArrayList<>();
+    try {
+      for (int i = 0; i < 3; i++) {
+        RawPeer p = new RawPeer(server.port());
+        held.add(p);
+        p.send(RawPeer.control(TYPE_PING, i));
+        assertThat(p.read().type()).isEqualTo(TYPE_PONG); // accepted and served
+      }
+      try (RawPeer fourth = new RawPeer(server.port())) {
+        assertThat(fourth.readUntilClosed()).isEmpty();
+      }
+      try (RawPeer other = new RawPeer(server.port(), 0, InetAddress.getByName("127.0.0.2"))) {
+        other.send(RawPeer.request(TestService.ECHO, 5, 0, StringValue.of("from 127.0.0.2")));
+        RawPeer.RawFrame r = other.read();
+        assertThat(r.status()).isZero();
+        assertThat(r.requestId()).isEqualTo(5);
+      }
+    } finally {
+      for (RawPeer p : held) {
+        p.close();
+      }
+    }
+  }
+
+  /** Weakness 3: an idle connection gets GOAWAY and is closed; keepalive closes a peer that stops answering. */
+  @Test
+  void idleConnectionsGetGoawayAndSilentPeersAreFoundByServerKeepalive() throws Exception {
+    RpcServer server = startServer(b -> b.idleTimeout(Duration.ofMillis(300))
+        .keepAlive(Duration.ofMillis(200), Duration.ofMillis(200)));
+    try (RawPeer idle = new RawPeer(server.port())) {
+      idle.send(RawPeer.request(TestService.ECHO, 1, 0, StringValue.of("one call")));
+      assertThat(idle.read().requestId()).isEqualTo(1);
+      // Nothing more: a PING comes (keepalive), then GOAWAY (idle) or the close; the peer answers nothing.
+      List<Integer> seen = idle.readUntilClosed();
+      assertThat(seen).isNotEmpty().containsAnyOf((int) TYPE_PING, (int) TYPE_GOAWAY);
+    }
+    RpcClient client = client(server.port());
+    assertThat(client.unaryCall(TestService.ECHO, StringValue.of("a")).getValue()).isEqualTo("a");
+  }
+
+  /** Weakness 3: a connection older than maxConnectionAge is sent GOAWAY; the client moves on seamlessly. */
+  @Test
+  void connectionsOlderThanMaxConnectionAgeAreDrainedAndClientsMoveOn() throws Exception {
+    RpcServer server = startServer(b -> b.maxConnectionAge(Duration.ofMillis(200)));
+    try (RawPeer p = new RawPeer(server.port())) {
+      p.send(RawPeer.control(TYPE_PING, 1));
+      List<Integer> seen = p.readUntilClosed();
+      assertThat(seen).contains((int) TYPE_PONG, (int) TYPE_GOAWAY);
+    }
+    RpcClient client = client(server.port());
+    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1200);
+    int n = 0;
+    while (System.nanoTime() < until && n < 100_000) { // across several connection lifetimes
+      assertThat(client.unaryCall(TestService.ECHO, StringValue.of("x" + n)).getValue()).isEqualTo("x" + n);
+      n++;
+    }
+  }
+
+  /** Weakness 4: a request id already in flight is a protocol violation; the connection is closed. */
+  @Test
+  void reusedRequestIdClosesTheConnection() throws Exception {
+    RpcServer server = startServer(b -> b.maxConcurrentCallsPerConnection(10));
+    RpcClient good = client(server.port());
+    try (RawPeer p = new RawPeer(server.port())) {
+      byte[] block = RawPeer.request(TestService.BLOCK, 42, 0, StringValue.of("b"));
+      p.send(block);
+      assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isEqualTo("b");
+      byte[] again = new byte[block.length * 99]; // the same id again while the first is in flight
+      for (int i = 0; i < 99; i++) {
+        System.arraycopy(block, 0, again, i * block.length, block.length);
+      }
+      try {
+        p.send(again);
+      } catch (java.net.SocketException closedMeanwhile) {
+        // the server may close before it has read them all
+      }
+      assertThat(p.readUntilClosed()).isEmpty();
+    }
+    assertThat(service.blockStarted).isEmpty(); // only the first one ran
+    assertThat(good.unaryCall(TestService.ECHO, StringValue.of("ok")).getValue()).isEqualTo("ok");
+  }
+
+  /** Weakness 7: a flood of refused connections logs a line, not a line each. */
+  @Test
+  void aFloodOfRefusedConnectionsLogsOneLinePerCause() throws Exception {
+    Logger logger = (Logger) LoggerFactory.getLogger(NettyRpcServer.class);
+    ListAppender<ILoggingEvent> appender = new ListAppender<>();
+    appender.start();
+    logger.addAppender(appender);
+    try {
+      RpcServer server = startServer(b -> b.maxConnections(1));
+      try (RawPeer first = new RawPeer(server.port())) {
+        first.send(RawPeer.control(TYPE_PING, 1));
+        assertThat(first.read().type()).isEqualTo(TYPE_PONG);
+        for (int i = 0; i < 50; i++) {
+          try (RawPeer refused = new RawPeer(server.port())) {
+            assertThat(refused.readUntilClosed()).isEmpty();
+          }
+        }
+      }
+      long lines = appender.list.stream().filter(e -> e.getFormattedMessage().contains("refusing connection"))
+          .count();
+      assertThat(lines).isEqualTo(1);
+    } finally {
+      logger.detachAppender(appender);
+    }
+  }
+}

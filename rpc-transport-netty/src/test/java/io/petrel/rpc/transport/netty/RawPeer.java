@@ -1,0 +1,141 @@
+package io.petrel.rpc.transport.netty;
+
+import static io.petrel.rpc.transport.netty.Protocol.*;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.petrel.rpc.Metadata;
+import io.petrel.rpc.MethodDescriptor;
+import java.io.DataInputStream;
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * A hand-driven Petrel peer on a plain socket, for tests that play a client (or server) that misbehaves:
+ * it writes exactly the bytes it is told to and reads frames only when asked.
+ */
+final class RawPeer implements AutoCloseable {
+  final Socket socket;
+  private final OutputStream out;
+  private final DataInputStream in;
+
+  /** A frame as read off the wire. */
+  record RawFrame(int type, int status, int requestId, byte[] body) {
+    String text() {
+      return new String(body, StandardCharsets.UTF_8);
+    }
+  }
+
+  /** Connects to 127.0.0.1:{@code port}; {@code receiveBuffer} > 0 sets SO_RCVBUF before connecting. */
+  RawPeer(int port, int receiveBuffer) throws IOException {
+    this(port, receiveBuffer, null);
+  }
+
+  RawPeer(int port, int receiveBuffer, InetAddress from) throws IOException {
+    socket = new Socket();
+    if (receiveBuffer > 0) {
+      socket.setReceiveBufferSize(receiveBuffer);
+    }
+    if (from != null) {
+      socket.bind(new InetSocketAddress(from, 0));
+    }
+    socket.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 5000);
+    socket.setSoTimeout(15_000);
+    out = socket.getOutputStream();
+    in = new DataInputStream(socket.getInputStream());
+  }
+
+  RawPeer(int port) throws IOException {
+    this(port, 0);
+  }
+
+  /** The encoded request frame of {@code method} with the given id and timeout (0 = none). */
+  static <T> byte[] request(MethodDescriptor<T, ?> method, int requestId, long timeoutMillis, T value) {
+    try {
+      ByteBuf b = FrameEncoder.encodeMessage(io.netty.buffer.UnpooledByteBufAllocator.DEFAULT, TYPE_REQUEST, 0, method.id(), 0, Metadata.EMPTY,
+          method.requestMarshaller(), value, Integer.MAX_VALUE, Integer.MAX_VALUE, "test");
+      try {
+        FrameEncoder.patchRequest(b, requestId, timeoutMillis);
+        byte[] bytes = new byte[b.readableBytes()];
+        b.readBytes(bytes);
+        return bytes;
+      } finally {
+        b.release();
+      }
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  /** The 32-byte header of a frame that declares {@code bodyLength} body bytes (which are not included). */
+  static byte[] header(byte type, int requestId, int methodId, int bodyLength) {
+    ByteBuf b = Unpooled.buffer(HEADER_SIZE);
+    b.writeInt(MIN_LENGTH + bodyLength);
+    b.writeShort(MAGIC);
+    b.writeByte(VERSION);
+    b.writeByte(type);
+    b.writeByte(0);
+    b.writeByte(0);
+    b.writeShort(0);
+    b.writeInt(requestId);
+    b.writeInt(methodId);
+    b.writeInt(0);
+    b.writeInt(0);
+    b.writeInt(bodyLength);
+    byte[] bytes = new byte[HEADER_SIZE];
+    b.readBytes(bytes);
+    b.release();
+    return bytes;
+  }
+
+  static byte[] control(byte type, int requestId) {
+    return header(type, requestId, 0, 0);
+  }
+
+  void send(byte[] bytes) throws IOException {
+    out.write(bytes);
+    out.flush();
+  }
+
+  /** Reads the next frame; throws EOFException if the peer closed the connection. */
+  RawFrame read() throws IOException {
+    int length = in.readInt();
+    byte[] rest = new byte[length];
+    in.readFully(rest);
+    ByteBuf b = Unpooled.wrappedBuffer(rest);
+    int type = b.getByte(OFF_TYPE - 4);
+    int status = b.getUnsignedByte(OFF_STATUS - 4);
+    int requestId = b.getInt(OFF_REQUEST_ID - 4);
+    int metaLen = b.getInt(OFF_METADATA_LENGTH - 4);
+    int bodyLen = b.getInt(OFF_BODY_LENGTH - 4);
+    byte[] body = new byte[bodyLen];
+    b.getBytes(MIN_LENGTH + metaLen, body);
+    return new RawFrame(type, status, requestId, body);
+  }
+
+  /**
+   * Reads frames until the peer closes the connection (or resets it); returns the types seen. Fails with
+   * SocketTimeoutException if it is still open after the socket's timeout.
+   */
+  java.util.List<Integer> readUntilClosed() throws IOException {
+    java.util.List<Integer> types = new java.util.ArrayList<>();
+    try {
+      for (;;) {
+        types.add(read().type());
+      }
+    } catch (EOFException | SocketException closed) {
+      return types;
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    socket.close();
+  }
+}
