@@ -319,7 +319,7 @@ public final class FieldCodecs {
           }
         }
         in.popLimit(limit);
-        map.put(k, v == null ? value.absentValue() : value.finish(v));
+        map.put(k, v == null ? defaultValue(value) : value.finish(v));
         return map;
       }
 
@@ -331,6 +331,22 @@ public final class FieldCodecs {
         return m == null ? Map.of() : Collections.unmodifiableMap(m);
       }
     };
+  }
+
+  /**
+   * The value of a map entry that has none: protobuf's default of the type ("", 0, false, no bytes, the first
+   * enum constant, an empty message, an empty list), which is what an encoder that leaves out default values
+   * means. Never null: a map value cannot be null in Petrel.
+   */
+  private static <V> V defaultValue(FieldCodec<V> codec) throws IOException {
+    V absent = codec.absentValue();
+    if (absent != null) {
+      return absent;
+    }
+    int wireType = codec.wireType();
+    // A zero of the wire type: varint 0, length 0, or 4 or 8 zero bytes.
+    byte[] zero = new byte[wireType == FIXED64 ? 8 : wireType == FIXED32 ? 4 : 1];
+    return codec.finish(codec.read(CodedInputStream.newInstance(zero), wireType, null));
   }
 
   /** Copies a {@link ByteString} to an array (helper for generated code). */

@@ -105,6 +105,34 @@ class FieldCodecsTest {
         .isEqualTo(StringValue.of("p"));
   }
 
+  /** Found by MarshallerFuzzTest: such an entry used to read as a null value, which no handler expects. */
+  @Test
+  void mapEntryWithoutAValueReadsAsTheDefaultOfTheValueType() throws Exception {
+    byte[] entryWithKeyOnly = {0x0a, 0x03, 0x0a, 0x01, 'k'}; // field 1: one entry {1: "k"}, no field 2
+    assertThat(readValue(FieldCodecs.mapOf(FieldCodecs.INT64), entryWithKeyOnly)).isEqualTo(Map.of("k", 0L));
+    assertThat(readValue(FieldCodecs.mapOf(FieldCodecs.STRING), entryWithKeyOnly)).isEqualTo(Map.of("k", ""));
+    assertThat(readValue(FieldCodecs.mapOf(FieldCodecs.BOOL), entryWithKeyOnly)).isEqualTo(Map.of("k", false));
+    assertThat(readValue(FieldCodecs.mapOf(FieldCodecs.DOUBLE), entryWithKeyOnly)).isEqualTo(Map.of("k", 0d));
+    assertThat(readValue(FieldCodecs.mapOf(FieldCodecs.FLOAT), entryWithKeyOnly)).isEqualTo(Map.of("k", 0f));
+    assertThat(readValue(FieldCodecs.mapOf(FieldCodecs.BYTES), entryWithKeyOnly).get("k")).isEmpty();
+    assertThat(readValue(FieldCodecs.mapOf(FieldCodecs.enumOf(Color.class)), entryWithKeyOnly))
+        .isEqualTo(Map.of("k", Color.RED));
+    assertThat(readValue(FieldCodecs.mapOf(FieldCodecs.message(StringValue.getDefaultInstance())), entryWithKeyOnly))
+        .isEqualTo(Map.of("k", StringValue.getDefaultInstance()));
+    // An entry without a key has the key "": protobuf's default as well.
+    assertThat(readValue(FieldCodecs.mapOf(FieldCodecs.INT64), new byte[] {0x0a, 0x02, 0x10, 0x05}))
+        .isEqualTo(Map.of("", 5L));
+  }
+
+  private static <T> T readValue(FieldCodec<T> codec, byte[] body) throws Exception {
+    ByteBuf buf = Unpooled.wrappedBuffer(body);
+    try {
+      return ValueMarshaller.of(codec).read(buf);
+    } finally {
+      buf.release();
+    }
+  }
+
   @Test
   void unknownEnumOrdinalFailsNamingTheEnum() throws Exception {
     ValueMarshaller<Integer> asInt = ValueMarshaller.of(FieldCodecs.INT32);
