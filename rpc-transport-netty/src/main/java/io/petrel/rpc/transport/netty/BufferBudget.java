@@ -5,8 +5,10 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * A server's cap on the memory it holds for peers: partially received frames (reserved by {@link FrameDecoder}
  * when a frame's header says how large it is and its bytes are still arriving) and responses encoded by business
- * threads that the event loop has not yet handed to the socket. Each connection's socket buffer is bounded
- * separately, by its write buffer's high water mark. Thread-safe.
+ * threads that the event loop has not yet handed to the socket. Only frames of at least
+ * {@link FrameDecoder#RESERVE_THRESHOLD} bytes are counted: smaller ones are bounded per connection (one partial
+ * frame; queued responses up to the high water mark), and counting them would put a shared atomic on every call.
+ * Each connection's socket buffer is bounded separately, by its write buffer's high water mark. Thread-safe.
  */
 final class BufferBudget {
   private final long max;
@@ -28,11 +30,6 @@ final class BufferBudget {
         return true;
       }
     }
-  }
-
-  /** Takes {@code bytes} whether or not they fit (memory that already exists). */
-  void forceReserve(long bytes) {
-    used.addAndGet(bytes);
   }
 
   void release(long bytes) {

@@ -104,10 +104,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       call.releaseFrame(); // cancelled, or its deadline passed, while queued
       return;
     }
-    if (closed || !channel.isActive()) {
-      call.releaseFrame();
-      call.fail(Status.UNAVAILABLE.withDescription("connection to " + client.target()
-          + " closed before " + call.method.fullName() + " could be sent; retry"));
+    if (goaway || closed || !channel.isActive()) {
+      // Not sent: the slot finds it another connection (or fails it if there is none to be had).
+      client.route(call, slot);
       return;
     }
     if (!channel.isWritable() || !waiting.isEmpty()) {
@@ -228,6 +227,21 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         // Tell the server it may stop working on it.
         writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_CANCEL, call.requestId));
       }
+      if (goaway) {
+        closeIfDrained();
+      }
+    }
+  }
+
+  /**
+   * Event loop: after GOAWAY the connection takes no new calls; once its last call has ended the client closes
+   * it (the server would too, but a server that went away mid-shutdown might not).
+   */
+  private void closeIfDrained() {
+    if (inFlight.isEmpty() && waiting.isEmpty() && !closed) {
+      log.debug("closing connection to {} after GOAWAY: no call left on it", client.target());
+      channel.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(
+          io.netty.channel.ChannelFutureListener.CLOSE);
     }
   }
 
@@ -300,6 +314,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         log.debug("server {} sent GOAWAY; {} calls still in flight on this connection", client.target(),
             inFlight.size());
         slot.onGoaway(this);
+        closeIfDrained();
         return;
       default:
         protocolViolation("the server sent a " + typeName(frame.type) + " frame, which only clients send");
@@ -309,6 +324,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   @SuppressWarnings({"unchecked", "rawtypes"})
   private void onResponse(Frame frame) {
     PendingCall call = inFlight.remove(frame.requestId);
+    if (goaway) {
+      closeIfDrained();
+    }
     if (call == null) {
       log.debug("response for request {} that is no longer waiting (deadline passed or cancelled)",
           Integer.toUnsignedString(frame.requestId));

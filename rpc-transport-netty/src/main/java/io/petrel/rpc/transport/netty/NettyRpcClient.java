@@ -133,7 +133,6 @@ final class NettyRpcClient extends RpcClient {
   }
 
   @Override
-  @SuppressWarnings("unchecked")
   protected <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
       CallOptions options, Deadline deadline, Consumer<Metadata> responseMetadata) {
     boolean oneway = method.type() == MethodType.ONEWAY;
@@ -176,24 +175,32 @@ final class NettyRpcClient extends RpcClient {
           + Status.describe(t)).withCause(t));
       return call;
     }
-    ClientSlot slot = nextSlot();
+    route(call, nextSlot());
+    return call;
+  }
+
+  /**
+   * Hands an encoded, unsent call to a usable connection of {@code slot}, or waits for the slot's connection
+   * attempt (bounded by the call's deadline); while the slot backs off after a failed attempt, the call fails at
+   * once (no attempt per call: see ClientSlot). Also used for a call whose connection closed or received GOAWAY
+   * before the call could be written: it was not sent, so sending it elsewhere is safe.
+   */
+  @SuppressWarnings("unchecked")
+  void route(PendingCall<?> call, ClientSlot slot) {
     ClientConnection c = slot.current();
     if (c != null) {
       c.send(call);
-      return call;
+      return;
     }
-    // Slow path: no usable connection. Wait for the attempt under way (bounded by the deadline); while the
-    // slot backs off after a failed attempt, fail at once (no attempt per call: see ClientSlot).
     Future<ClientConnection> attempt = slot.acquire();
     if (attempt.isDone()) {
       onConnection(call, attempt);
-      return call;
+      return;
     }
     if (!call.armTimer(slot.loop())) {
-      return call; // the client's event loop is gone: the call has failed with UNAVAILABLE
+      return; // the client's event loop is gone: the call has failed with UNAVAILABLE
     }
     attempt.addListener(f -> onConnection(call, (Future<ClientConnection>) f));
-    return call;
   }
 
   private void onConnection(PendingCall<?> call, Future<ClientConnection> f) {

@@ -290,7 +290,10 @@ final class NettyRpcServer extends RpcServer {
       metrics.connectionsOpened.increment();
     }
     if (draining) {
+      // Accepted while shutting down (the listener closes asynchronously): no call can have started here, so
+      // say GOAWAY and close at once rather than leave it to the event loops' end.
       c.sendGoaway();
+      c.closeAfterWrites();
     }
     return true;
   }

@@ -22,7 +22,6 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -74,7 +73,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
    * encoding another response. Without it a burst of calls could all find the channel writable and encode
    * their responses before the event loop wrote the first.
    */
-  private final AtomicLong queuedBytes = new AtomicLong();
+  private final java.util.concurrent.atomic.LongAdder queuedBytes = new java.util.concurrent.atomic.LongAdder();
   /** Event loop only: inside a read batch, where writes are flushed once, at channelReadComplete. */
   private boolean reading;
   private boolean flushPending;
@@ -246,7 +245,6 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       writeFrame(frame);
       flushPending = true;
     } else {
-      budget.forceReserve(frame.readableBytes());
       writeQueue.enqueue(frame);
     }
   }
@@ -414,7 +412,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       }
       return appendResponse(call, marshaller, response, m);
     }
-    if (!channel.isWritable() || queuedBytes.get() >= channel.bytesBeforeUnwritable()) {
+    if (!channel.isWritable() || queuedBytes.sum() >= channel.bytesBeforeUnwritable()) {
       // The peer is not reading: encode nothing now; the event loop encodes it once the channel drains.
       writeQueue.enqueue(new Deferred(call, marshaller, response, m));
       return DEFERRED;
@@ -431,7 +429,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     }
     int bodySize = buf.getInt(OFF_BODY_LENGTH);
     int size = buf.readableBytes();
-    if (!budget.tryReserve(size)) {
+    if (size >= FrameDecoder.RESERVE_THRESHOLD && !budget.tryReserve(size)) {
       buf.release();
       Status s = Status.RESOURCE_EXHAUSTED.withDescription("response of " + m.fullName() + " (" + size
           + " bytes) dropped: the server already holds " + budget.max() + " bytes of unsent responses and partly"
@@ -440,7 +438,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       writeError(call.requestId, s);
       return -1;
     }
-    queuedBytes.addAndGet(size);
+    queuedBytes.add(size);
     writeQueue.enqueue(buf);
     return bodySize;
   }
@@ -543,24 +541,28 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   void sendGoaway() {
     if (!goawaySent) {
       goawaySent = true;
-      ByteBuf goaway = FrameEncoder.encodeControl(channel.alloc(), TYPE_GOAWAY, 0);
-      budget.forceReserve(goaway.readableBytes());
-      writeQueue.enqueue(goaway);
+      writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_GOAWAY, 0));
     }
   }
 
   /** Closes once everything queued so far has been written. */
   void closeAfterWrites() {
-    channel.eventLoop().execute(() -> {
-      writeQueue.run();
-      channel.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
-    });
+    try {
+      channel.eventLoop().execute(() -> {
+        writeQueue.run();
+        channel.writeAndFlush(Unpooled.EMPTY_BUFFER).addListener(ChannelFutureListener.CLOSE);
+      });
+    } catch (RejectedExecutionException e) {
+      channel.close(); // the event loop is gone; its end closes the channel anyway
+    }
   }
 
   @Override
   public void write(Object item) {
     if (item instanceof Deferred d) {
-      if (channel.isWritable() && parked.isEmpty()) {
+      if (!channel.isActive()) {
+        d.call().deferredDone(Status.Code.CANCELLED, -1); // closed meanwhile: nobody to answer
+      } else if (channel.isWritable() && parked.isEmpty()) {
         writeDeferred(d);
       } else {
         parked.add(d);
@@ -568,12 +570,22 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       return;
     }
     ByteBuf buf = (ByteBuf) item;
-    int size = buf.readableBytes();
-    budget.release(size); // reserved when queued
-    if (buf.getByte(OFF_TYPE) == TYPE_RESPONSE && buf.getByte(OFF_STATUS) == 0) {
-      queuedBytes.addAndGet(-size);
-    }
+    unqueued(buf);
     writeFrame(buf);
+  }
+
+  /**
+   * A frame leaves the write queue: a response encoded by a business thread stops counting in
+   * {@link #queuedBytes}, and in the server's budget if it was large enough to be counted there.
+   */
+  private void unqueued(ByteBuf buf) {
+    if (buf.getByte(OFF_TYPE) == TYPE_RESPONSE && buf.getByte(OFF_STATUS) == 0) {
+      int size = buf.readableBytes();
+      queuedBytes.add(-size);
+      if (size >= FrameDecoder.RESERVE_THRESHOLD) {
+        budget.release(size);
+      }
+    }
   }
 
   /** Event loop: writes one frame (not flushed); a response's call stops counting against the call limit. */
@@ -599,10 +611,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       return;
     }
     ByteBuf buf = (ByteBuf) item;
-    budget.release(buf.readableBytes());
-    if (buf.getByte(OFF_TYPE) == TYPE_RESPONSE && buf.getByte(OFF_STATUS) == 0) {
-      queuedBytes.addAndGet(-buf.readableBytes());
-    }
+    unqueued(buf);
     buf.release();
   }
 

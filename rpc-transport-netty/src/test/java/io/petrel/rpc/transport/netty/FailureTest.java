@@ -9,6 +9,7 @@ import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
+import io.petrel.rpc.testing.FaultProxy;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -161,7 +162,7 @@ class FailureTest extends TransportFixture {
   @Test
   void killedConnectionFailsOnlyItsOwnPendingCallsPromptly() throws Exception {
     RpcServer server = startServer();
-    try (TcpProxy proxy = new TcpProxy(server.port())) {
+    try (FaultProxy proxy = new FaultProxy(server.port())) {
       RpcClient viaProxy = client(proxy.port());
       RpcClient direct = client(server.port());
       // An established connection (a connection cut before the server ever answered counts as a failed attempt).
@@ -173,7 +174,7 @@ class FailureTest extends TransportFixture {
       assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isNotNull();
       assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isNotNull();
       long start = System.nanoTime();
-      proxy.cutAll();
+      proxy.resetAll();
       StatusException e = statusOf(doomed, 10);
       assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(5_000);
       assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
