@@ -117,6 +117,8 @@ class ClientResilienceTest extends TransportFixture {
           failures++;
         }
       }
+      System.out.printf("server down: %d connection attempts in 1 s while %d calls failed%n", attempts.get(),
+          failures);
       // Backoff 100 ms doubling (+-20%): about 4 attempts in a second, whatever the number of calls.
       assertThat(attempts.get()).as("connection attempts in 1 s (%d calls failed)", failures).isBetween(1, 8);
       assertThat(lastMessage).contains("reconnectBackoff");
