@@ -38,7 +38,7 @@ public interface ClientInterceptor {
     /**
      * True when the call goes over TLS (the client was built with {@code RpcClient.builder().tls(...)}), so an
      * interceptor can refuse to put secrets in the metadata of a plaintext call (see
-     * {@code BearerTokenClientInterceptor}). Same as {@link RpcClient#isSecure()} of the calling client.
+     * {@link BearerTokenClientInterceptor}). Same as {@link RpcClient#isSecure()} of the calling client.
      */
     default boolean isSecure() {
       return false;

@@ -102,7 +102,7 @@ public final class ServerContext {
 
   /**
    * Who is calling, as far as the server has verified it: the principal an interceptor set with
-   * {@link #setPrincipal} (for example {@code BearerTokenServerInterceptor}, from the token), else the subject
+   * {@link #setPrincipal} (for example {@link BearerTokenServerInterceptor}, from the token), else the subject
    * of the client's TLS certificate (an {@link javax.security.auth.x500.X500Principal}, mutual TLS), else null.
    */
   public Principal principal() {
