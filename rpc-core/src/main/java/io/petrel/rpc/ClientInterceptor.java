@@ -34,5 +34,14 @@ public interface ClientInterceptor {
 
     /** Metadata the server sent with its response; empty until the response arrives. */
     Metadata responseMetadata();
+
+    /**
+     * True when the call goes over TLS (the client was built with {@code RpcClient.builder().tls(...)}), so an
+     * interceptor can refuse to put secrets in the metadata of a plaintext call (see
+     * {@link BearerTokenClientInterceptor}). Same as {@link RpcClient#isSecure()} of the calling client.
+     */
+    default boolean isSecure() {
+      return false;
+    }
   }
 }

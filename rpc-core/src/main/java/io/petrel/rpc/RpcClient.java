@@ -22,11 +22,17 @@ import java.util.function.Consumer;
 public abstract class RpcClient implements AutoCloseable {
   private final List<ClientInterceptor> interceptors;
   private final long defaultTimeoutNanos;
+  private final boolean secure;
   private final ClientChain.Terminal terminal = new ClientChain.Terminal() {
     @Override
     public <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
         CallOptions options, Consumer<Metadata> responseMetadata) {
       return RpcClient.this.send(method, request, options, deadlineOf(method, options), responseMetadata);
+    }
+
+    @Override
+    public boolean isSecure() {
+      return secure;
     }
   };
 
@@ -34,6 +40,7 @@ public abstract class RpcClient implements AutoCloseable {
   protected RpcClient(ClientConfig config) {
     this.interceptors = config.interceptors();
     this.defaultTimeoutNanos = config.defaultTimeoutNanos();
+    this.secure = config.tls() != null;
   }
 
   public static RpcClientBuilder builder() {
@@ -153,6 +160,28 @@ public abstract class RpcClient implements AutoCloseable {
 
   public <Req, Resp> Resp unaryCall(MethodDescriptor<Req, Resp> method, Req request) {
     return unaryCall(method, request, CallOptions.DEFAULT);
+  }
+
+  /**
+   * True when this client was built with {@code RpcClientBuilder.tls(...)}: every connection it makes is TLS,
+   * so nothing it sends (metadata such as tokens, requests) travels in plaintext. Interceptors see the same
+   * through {@link ClientInterceptor.Chain#isSecure()}.
+   */
+  public final boolean isSecure() {
+    return secure;
+  }
+
+  /**
+   * Loads the TLS material of this client's {@link TlsConfig} again (its files, or its key stores' current
+   * entries); connections made from now on use it, open ones keep theirs. If the new material cannot be loaded
+   * the client keeps the previous one.
+   *
+   * @throws IllegalStateException if the client has no TLS
+   * @throws java.io.IOException naming the file and the problem, if the material cannot be loaded
+   */
+  public void reloadTls() throws java.io.IOException {
+    throw new IllegalStateException(secure ? "transport " + getClass().getName() + " cannot reload TLS"
+        : "client has no TLS to reload; configure it with RpcClient.builder().tls(...)");
   }
 
   /** Stops accepting new calls and closes connections once pending calls have ended. Returns at once. */

@@ -50,6 +50,7 @@ public final class RpcClientBuilder {
   private final List<ClientInterceptor> interceptors = new ArrayList<>();
   private MeterRegistry meterRegistry;
   private boolean percentileHistograms;
+  private TlsConfig tls;
 
   RpcClientBuilder() {}
 
@@ -184,6 +185,24 @@ public final class RpcClientBuilder {
     return this;
   }
 
+  /**
+   * Connects over TLS (default: plaintext). The server's certificate must be trusted (by default: by the
+   * JDK's CAs) and, unless {@code insecureSkipHostnameVerification()}, name the host given to
+   * {@link #address}, which is also sent as SNI. For mutual TLS give the client a certificate and key. A failed
+   * handshake fails calls with UNAVAILABLE saying why (untrusted, expired, host name mismatch, no client
+   * certificate). The files are read by {@link #build()}, which throws {@link IllegalArgumentException} if they
+   * cannot be loaded. {@link RpcClient#isSecure()} is then true. See docs/security.md.
+   */
+  public RpcClientBuilder tls(TlsConfig tls) {
+    Objects.requireNonNull(tls, "tls");
+    if (tls.clientAuth() != TlsConfig.ClientAuth.NONE) {
+      throw new IllegalArgumentException("clientAuth(" + tls.clientAuth() + ") is a server option; a client"
+          + " sends its certificate when its TlsConfig has one (keyPair or keyStore)");
+    }
+    this.tls = tls;
+    return this;
+  }
+
   public RpcClientBuilder transport(String name) {
     this.transport = Objects.requireNonNull(name, "transport");
     return this;
@@ -202,7 +221,7 @@ public final class RpcClientBuilder {
         List.copyOf(interceptors), connectionsPerEndpoint, ioMode, ioThreads, defaultDeadline.toNanos(),
         connectTimeout.toNanos(), keepAliveTime.toNanos(), maxFrameSize, maxMetadataSize, maxPendingCalls, reconnectInitial.toNanos(),
         reconnectMax.toNanos(), writeBufferLow, writeBufferHigh, callbackExecutor, meterRegistry,
-        percentileHistograms, name);
+        percentileHistograms, name, tls);
     return Transports.find(transport).newClient(config);
   }
 }

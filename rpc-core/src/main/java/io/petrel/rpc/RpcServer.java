@@ -29,6 +29,19 @@ public abstract class RpcServer implements AutoCloseable {
     return localAddress().getPort();
   }
 
+  /**
+   * Loads the server's TLS certificate, key and trust material again (from its {@link TlsConfig}'s files, or
+   * its key stores' current entries), for example after the certificate was renewed: connections accepted from
+   * now on use the new material, connections already open keep theirs. If the new material cannot be loaded
+   * (missing file, key not matching the certificate) the server keeps the previous one and this throws.
+   *
+   * @throws IllegalStateException if the server has no TLS or is not started
+   * @throws IOException naming the file and the problem, if the material cannot be loaded
+   */
+  public void reloadTls() throws IOException {
+    throw new IllegalStateException("transport " + getClass().getName() + " cannot reload TLS");
+  }
+
   /** Graceful shutdown; returns at once. New calls are refused with UNAVAILABLE. */
   public abstract RpcServer shutdown();
 

@@ -85,6 +85,7 @@ public final class RpcServerBuilder {
   private final List<ServerInterceptor> interceptors = new ArrayList<>();
   private MeterRegistry meterRegistry;
   private boolean percentileHistograms;
+  private TlsConfig tls;
 
   RpcServerBuilder() {}
 
@@ -320,6 +321,27 @@ public final class RpcServerBuilder {
     return this;
   }
 
+  /**
+   * Serves over TLS (default: plaintext): every connection must complete a TLS 1.3 or 1.2 handshake before its
+   * first frame, within {@link #handshakeTimeout}. The config needs the server's certificate and key
+   * ({@code keyPair} or {@code keyStore}); with {@code clientAuth} the server asks clients for certificates
+   * (mutual TLS). The files are read at {@link RpcServer#start()}, which throws {@link java.io.IOException} if
+   * they cannot be loaded. See docs/security.md.
+   */
+  public RpcServerBuilder tls(TlsConfig tls) {
+    Objects.requireNonNull(tls, "tls");
+    if (!tls.hasOwnCertificate()) {
+      throw new IllegalArgumentException("a server's TlsConfig needs the server's certificate and key: set"
+          + " TlsConfig.builder().keyPair(certificateChainPem, privateKeyPem) or keyStore(...)");
+    }
+    if (!tls.hostnameVerification()) {
+      throw new IllegalArgumentException("insecureSkipHostnameVerification() is a client option: a server does"
+          + " not check the host names of its clients; remove it from the server's TlsConfig");
+    }
+    this.tls = tls;
+    return this;
+  }
+
   /** Selects a transport by name (default: the highest-priority one on the class path). */
   public RpcServerBuilder transport(String name) {
     this.transport = Objects.requireNonNull(name, "transport");
@@ -354,7 +376,7 @@ public final class RpcServerBuilder {
         shutdownGracePeriod.toNanos(), new ServerLimits(handshakeTimeout.toNanos(), idleTimeout.toNanos(),
             keepAliveTime.toNanos(), keepAliveTimeout.toNanos(), frameReceiveTimeout.toNanos(),
             maxConnectionAge.toNanos(), unwritableTimeout.toNanos(), maxConnectionsPerAddress, maxBufferedBytes),
-        meterRegistry, percentileHistograms, name);
+        meterRegistry, percentileHistograms, name, tls);
     return Transports.find(transport).newServer(config);
   }
 

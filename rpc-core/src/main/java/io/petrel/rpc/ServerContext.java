@@ -2,6 +2,8 @@ package io.petrel.rpc;
 
 import io.netty.util.concurrent.FastThreadLocal;
 import java.net.SocketAddress;
+import java.security.Principal;
+import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
@@ -27,19 +29,31 @@ public final class ServerContext {
   private final SocketAddress peer;
   private final int requestSize;
   private final long startNanos;
+  private final List<X509Certificate> peerCertificates;
+  private volatile Principal principal;
   private volatile boolean cancelled;
   private volatile Metadata responseMetadata = Metadata.EMPTY;
   private List<Runnable> cancelListeners; // guarded by this
 
-  /** Created by transports for each incoming call. */
+  /** Created by transports for each incoming call on a plaintext connection. */
   public ServerContext(MethodDescriptor<?, ?> method, Metadata metadata, Deadline deadline, SocketAddress peer,
       int requestSize, long startNanos) {
+    this(method, metadata, deadline, peer, requestSize, startNanos, List.of());
+  }
+
+  /**
+   * Created by transports for each incoming call; {@code peerCertificates} is the client's verified TLS
+   * certificate chain (client certificate first), empty when there is none.
+   */
+  public ServerContext(MethodDescriptor<?, ?> method, Metadata metadata, Deadline deadline, SocketAddress peer,
+      int requestSize, long startNanos, List<X509Certificate> peerCertificates) {
     this.method = method;
     this.metadata = metadata;
     this.deadline = deadline;
     this.peer = peer;
     this.requestSize = requestSize;
     this.startNanos = startNanos;
+    this.peerCertificates = peerCertificates;
   }
 
   /** The context of the call being served on this thread, or null outside a handler. */
@@ -75,6 +89,36 @@ public final class ServerContext {
 
   public SocketAddress peer() {
     return peer;
+  }
+
+  /**
+   * The certificate chain the client presented in the TLS handshake and the server verified (mutual TLS, see
+   * {@code TlsConfig.Builder.clientAuth}), the client's own certificate first. Empty on a plaintext connection
+   * and when the client sent no certificate. Unmodifiable.
+   */
+  public List<X509Certificate> peerCertificates() {
+    return peerCertificates;
+  }
+
+  /**
+   * Who is calling, as far as the server has verified it: the principal an interceptor set with
+   * {@link #setPrincipal} (for example {@link BearerTokenServerInterceptor}, from the token), else the subject
+   * of the client's TLS certificate (an {@link javax.security.auth.x500.X500Principal}, mutual TLS), else null.
+   */
+  public Principal principal() {
+    Principal p = principal;
+    if (p == null && !peerCertificates.isEmpty()) {
+      p = peerCertificates.get(0).getSubjectX500Principal();
+    }
+    return p;
+  }
+
+  /**
+   * Records who is calling, once an interceptor has authenticated the caller; handlers and later interceptors
+   * read it with {@link #principal()}.
+   */
+  public void setPrincipal(Principal principal) {
+    this.principal = java.util.Objects.requireNonNull(principal, "principal");
   }
 
   /** Bytes of the request body. */

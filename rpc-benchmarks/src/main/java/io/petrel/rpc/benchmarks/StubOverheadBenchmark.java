@@ -89,7 +89,7 @@ public class StubOverheadBenchmark {
     AnsweringClient(Object reply) {
       super(new ClientConfig(InetSocketAddress.createUnresolved("in-process", 1), List.of(), 1, IoMode.NIO, 1,
           TimeUnit.SECONDS.toNanos(30), 0, 0, 1 << 20, 8192, 1 << 20, 1, 1, 1, 1, null, null, false,
-          "in-process"));
+          "in-process", null));
       this.reply = reply;
     }
 

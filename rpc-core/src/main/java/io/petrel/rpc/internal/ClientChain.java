@@ -29,6 +29,11 @@ public final class ClientChain<Req, Resp> implements ClientInterceptor.Chain<Req
   public interface Terminal {
     <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request, CallOptions options,
         Consumer<Metadata> responseMetadata);
+
+    /** Whether calls go over TLS; see {@link ClientInterceptor.Chain#isSecure()}. */
+    default boolean isSecure() {
+      return false;
+    }
   }
 
   /** What all links of one call share. */
@@ -111,6 +116,11 @@ public final class ClientChain<Req, Resp> implements ClientInterceptor.Chain<Req
   @Override
   public Metadata responseMetadata() {
     return shared.responseMetadata;
+  }
+
+  @Override
+  public boolean isSecure() {
+    return shared.client.isSecure();
   }
 
   @Override

@@ -3,6 +3,7 @@ package io.petrel.rpc.spi;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.petrel.rpc.ClientInterceptor;
 import io.petrel.rpc.IoMode;
+import io.petrel.rpc.TlsConfig;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.Executor;
@@ -14,6 +15,7 @@ import java.util.concurrent.Executor;
  * @param meterRegistry where metrics go, or null for none
  * @param keepAliveTimeNanos silence after which a PING is sent, and then the connection closed if the
  *     silence lasts as long again; 0 disables keepalive
+ * @param tls TLS settings, or null for plaintext
  */
 public record ClientConfig(
     InetSocketAddress address,
@@ -34,4 +36,5 @@ public record ClientConfig(
     Executor callbackExecutor,
     MeterRegistry meterRegistry,
     boolean percentileHistograms,
-    String name) {}
+    String name,
+    TlsConfig tls) {}

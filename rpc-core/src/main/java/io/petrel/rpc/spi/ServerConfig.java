@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.petrel.rpc.IoMode;
 import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.TlsConfig;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.Executor;
@@ -15,6 +16,7 @@ import java.util.concurrent.Executor;
  * @param direct run handlers on the event loop (for non-blocking services)
  * @param meterRegistry where metrics go, or null for none
  * @param limits timeouts and limits that protect the server from peers
+ * @param tls TLS settings, or null for plaintext
  */
 public record ServerConfig(
     InetSocketAddress bindAddress,
@@ -36,4 +38,5 @@ public record ServerConfig(
     ServerLimits limits,
     MeterRegistry meterRegistry,
     boolean percentileHistograms,
-    String name) {}
+    String name,
+    TlsConfig tls) {}

@@ -6,6 +6,8 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -64,6 +66,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   private final WakeChain wakeChain = new WakeChain();
   /** Event loop only: a response was posted to a blocking caller since the last kick. */
   private boolean posted;
+  /** Event loop only: why the connection failed, when it was TLS (e.g. the server refused the client's certificate). */
+  private String closeReason;
 
   ClientConnection(NettyRpcClient client, ClientSlot slot, Channel channel) {
     this.client = client;
@@ -256,6 +260,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
 
   @Override
   public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+    if (evt instanceof SslHandshakeCompletionEvent done && done.isSuccess()) {
+      sendFirstPing(ctx);
+    }
     if (evt instanceof IdleStateEvent) {
       if (pingOutstanding) {
         log.warn("closing connection to {}: silent for two keepalive periods, a PING went unanswered; {} calls"
@@ -358,16 +365,23 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   }
 
   /**
-   * Sends a PING as soon as the connection opens: its PONG shows the server is really there (see
-   * {@link #answered()}), which is what resets the reconnect backoff.
+   * Sends a PING as soon as the connection opens (with TLS: once the handshake is done, so that nothing waits
+   * in the TLS handler meanwhile): its PONG shows the server is really there (see {@link #answered()}), which is
+   * what resets the reconnect backoff.
    */
   @Override
   public void channelActive(ChannelHandlerContext ctx) throws Exception {
+    if (ctx.pipeline().get(SslHandler.class) == null) {
+      sendFirstPing(ctx);
+    }
+    super.channelActive(ctx);
+  }
+
+  private void sendFirstPing(ChannelHandlerContext ctx) {
     if (client.metrics() != null) {
       client.metrics().bytesSent.increment(HEADER_SIZE);
     }
     ctx.writeAndFlush(FrameEncoder.encodeControl(channel.alloc(), TYPE_PING, 0), ctx.voidPromise());
-    super.channelActive(ctx);
   }
 
   /** Event loop: whether a frame has been received on this connection. */
@@ -459,7 +473,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       held.fail(Status.UNAVAILABLE.withDescription("connection to " + client.target() + " closed before "
           + held.method.fullName() + " could be sent (the server was not reading); retry"));
     }
-    failAll("connection to " + client.target() + " closed");
+    failAll("connection to " + client.target() + " closed" + reasonSuffix());
     wakeChain.kick();
     super.channelInactive(ctx);
   }
@@ -487,8 +501,27 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     return inFlight.size();
   }
 
+  /** Event loop: why the connection failed, if it was a TLS error; else null. */
+  String closeReason() {
+    return closeReason;
+  }
+
+  private String reasonSuffix() {
+    return closeReason == null ? "" : " (" + closeReason + ")";
+  }
+
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    if (TlsErrors.isTls(cause)) {
+      // E.g. TLS 1.3: the handshake is done for the client before the server has checked its certificate.
+      if (closeReason == null) {
+        closeReason = "TLS: " + TlsErrors.describe(cause, true, slot.host(), slot.hasOwnCertificate(),
+            TlsErrors.sentCertificate(ctx.pipeline()));
+      }
+      log.debug("connection to {} failed: {}", client.target(), closeReason, cause);
+      channel.close();
+      return;
+    }
     ConnectionErrors.close(client.limitLog(), channel, cause, "to " + client.target());
   }
 

@@ -7,6 +7,7 @@ import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoop;
 import io.netty.channel.WriteBufferWaterMark;
+import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
@@ -44,6 +45,8 @@ final class ClientSlot {
    * once with UNAVAILABLE naming it, instead of each starting an attempt of its own.
    */
   private String lastFailure;
+  /** The channel of the attempt under way (TCP connect or TLS handshake), closed if the slot closes meanwhile. */
+  private Channel connectingChannel;
   private boolean closed;
 
   ClientSlot(NettyRpcClient client, EventLoop loop, IoSupport io, ClientConfig config) {
@@ -64,6 +67,14 @@ final class ClientSlot {
         .handler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(Channel ch) {
+            TlsSource tls = client.tls();
+            if (tls != null) {
+              // The target host is the SNI name and the name the server's certificate must match.
+              SslHandler ssl = tls.context().newHandler(ch.alloc(), config.address().getHostString(),
+                  config.address().getPort());
+              ssl.setHandshakeTimeout(config.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
+              ch.pipeline().addLast("petrel-tls", ssl);
+            }
             if (client.metrics() != null) {
               ch.pipeline().addLast("petrel-bytes-in", client.metrics().bytesIn());
             }
@@ -80,6 +91,16 @@ final class ClientSlot {
 
   EventLoop loop() {
     return loop;
+  }
+
+  /** The host the client connects to, as given to the builder. */
+  String host() {
+    return config.address().getHostString();
+  }
+
+  /** Whether the client has a TLS certificate to show a server that asks for one. */
+  boolean hasOwnCertificate() {
+    return config.tls() != null && config.tls().hasOwnCertificate();
   }
 
   /** The usable connection, or null. Lock-free: the per-call fast path. */
@@ -132,38 +153,66 @@ final class ClientSlot {
     Promise<ClientConnection> promise = loop.newPromise();
     connecting = promise;
     ChannelFuture cf = bootstrap.connect(config.address());
+    connectingChannel = cf.channel();
     cf.addListener(f -> {
-      ClientConnection conn = null;
-      synchronized (this) {
-        if (connecting == promise) {
-          connecting = null;
-        }
-        if (f.isSuccess()) {
-          conn = cf.channel().pipeline().get(ClientConnection.class);
-          if (closed) {
-            cf.channel().close();
-            conn = null;
-          } else {
-            connection = conn;
-            lastFailure = null;
-          }
+      if (!f.isSuccess()) {
+        connected(promise, cf.channel(), f.cause(), String.valueOf(f.cause()));
+        return;
+      }
+      if (client.metrics() != null) {
+        client.metrics().connectionsOpened.increment(); // a TCP connection, closed once (onClosed) either way
+      }
+      SslHandler ssl = client.tls() == null ? null : cf.channel().pipeline().get(SslHandler.class);
+      if (ssl == null) {
+        connected(promise, cf.channel(), null, null);
+        return;
+      }
+      // Usable once the TLS handshake is done; if it fails, say why (untrusted, expired, host name...).
+      ssl.handshakeFuture().addListener(h -> {
+        if (h.isSuccess()) {
+          connected(promise, cf.channel(), null, null);
         } else {
-          lastFailure = String.valueOf(f.cause());
-          scheduleReconnect();
+          String why = "TLS handshake failed: " + TlsErrors.describe(h.cause(), true, host(), hasOwnCertificate(),
+              TlsErrors.sentCertificate(cf.channel().pipeline()));
+          connected(promise, cf.channel(), Status.UNAVAILABLE.withDescription("cannot connect to "
+              + client.target() + ": " + why).withCause(h.cause()).asException(), why);
         }
-      }
-      if (conn != null) {
-        if (client.metrics() != null) {
-          client.metrics().connectionsOpened.increment();
-        }
-        log.debug("connected to {} from {}", client.target(), cf.channel().localAddress());
-        promise.trySuccess(conn);
-      } else {
-        Throwable cause = f.cause() != null ? f.cause() : shutDown();
-        log.debug("cannot connect to {}: {}", client.target(), cause.toString());
-        promise.tryFailure(cause);
-      }
+      });
     });
+  }
+
+  /** Ends a connect attempt: with the new connection, or with {@code cause} ({@code why} in words). */
+  private void connected(Promise<ClientConnection> promise, Channel channel, Throwable cause, String why) {
+    ClientConnection conn = null;
+    synchronized (this) {
+      if (connecting == promise) {
+        connecting = null;
+      }
+      if (connectingChannel == channel) {
+        connectingChannel = null;
+      }
+      if (cause == null) {
+        conn = channel.pipeline().get(ClientConnection.class);
+        if (closed || conn == null) {
+          channel.close();
+          conn = null;
+        } else {
+          connection = conn;
+          lastFailure = null;
+        }
+      } else {
+        lastFailure = why;
+        scheduleReconnect();
+      }
+    }
+    if (conn != null) {
+      log.debug("connected to {} from {}", client.target(), channel.localAddress());
+      promise.trySuccess(conn);
+    } else {
+      Throwable failure = cause != null ? cause : shutDown();
+      log.debug("cannot connect to {}: {}", client.target(), failure.toString());
+      promise.tryFailure(failure);
+    }
   }
 
   /** The connection has received its first frame: the server is really there, so backoff starts over. */
@@ -203,7 +252,8 @@ final class ClientSlot {
         if (!closed) {
           if (!c.answered()) {
             // Accepted, then closed before the server said anything: as good as a failed attempt.
-            lastFailure = "the connection was closed before the server answered anything";
+            lastFailure = c.closeReason() != null ? c.closeReason()
+                : "the connection was closed before the server answered anything";
           }
           log.debug("connection to {} lost; reconnecting with backoff", client.target());
           scheduleReconnect();
@@ -223,6 +273,7 @@ final class ClientSlot {
   /** Stops reconnecting and closes the connection (pending calls on it fail with UNAVAILABLE). */
   Future<?> close() {
     ClientConnection c;
+    Channel attempt;
     synchronized (this) {
       closed = true;
       if (reconnectTimer != null) {
@@ -235,8 +286,15 @@ final class ClientSlot {
         connecting.tryFailure(shutDown()); // its waiters must not wait for a loop that is about to stop
         connecting = null;
       }
+      attempt = connectingChannel;
+      connectingChannel = null;
     }
-    return c == null ? loop.newSucceededFuture(null) : c.channel().close();
+    // An attempt under way (a TLS handshake may hold buffers) is closed too, before the event loop stops.
+    Future<?> attemptClosed = attempt == null ? null : attempt.close();
+    if (c == null) {
+      return attemptClosed != null ? attemptClosed : loop.newSucceededFuture(null);
+    }
+    return c.channel().close();
   }
 
   @Override

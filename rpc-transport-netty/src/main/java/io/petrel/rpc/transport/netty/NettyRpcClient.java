@@ -50,11 +50,23 @@ final class NettyRpcClient extends RpcClient {
   private final RateLimitedLog limitLog = new RateLimitedLog(log);
   /** The client's event loops, to refuse blocking calls made on them. */
   private final io.netty.util.concurrent.EventExecutor[] loops;
+  /** The TLS contexts of new connections, or null for plaintext. */
+  private final TlsSource tls;
 
   NettyRpcClient(ClientConfig config) {
     super(config);
     this.config = config;
     this.target = config.address().getHostString() + ":" + config.address().getPort();
+    if (config.tls() != null) {
+      try {
+        this.tls = new TlsSource(config.tls(), false, "client '" + config.name() + "'", limitLog);
+      } catch (java.io.IOException e) {
+        throw new IllegalArgumentException("client '" + config.name() + "' for " + target + ": " + e.getMessage(),
+            e);
+      }
+    } else {
+      this.tls = null;
+    }
     this.io = IoSupport.select(config.ioMode());
     int threads = config.ioThreads() == 0
         ? Math.min(Runtime.getRuntime().availableProcessors(), config.connectionsPerEndpoint())
@@ -81,8 +93,22 @@ final class NettyRpcClient extends RpcClient {
       });
       metrics.eventLoops(group);
     }
-    log.debug("Petrel client '{}' for {} (io {}, {} connections, {} io threads)", config.name(), target, io.name,
-        slots.length, threads);
+    log.debug("Petrel client '{}' for {} (io {}, {} connections, {} io threads, {})", config.name(), target, io.name,
+        slots.length, threads, tls == null ? "plaintext" : tls.describe());
+  }
+
+  /** The TLS contexts of new connections, or null for plaintext. */
+  TlsSource tls() {
+    return tls;
+  }
+
+  @Override
+  public void reloadTls() throws java.io.IOException {
+    if (tls == null) {
+      super.reloadTls(); // throws: no TLS
+      return;
+    }
+    tls.reload();
   }
 
   String target() {
@@ -125,6 +151,9 @@ final class NettyRpcClient extends RpcClient {
             .asException();
       }
       if (!f.isSuccess()) {
+        if (f.cause() instanceof StatusException se) {
+          throw new StatusException(se.status()); // e.g. a failed TLS handshake, described; the caller's stack
+        }
         throw Status.UNAVAILABLE.withDescription("cannot connect to " + target + ": " + f.cause())
             .withCause(f.cause()).asException();
       }

@@ -69,6 +69,8 @@ final class NettyRpcServer extends RpcServer {
   private Executor executor;
   private Channel serverChannel;
   private InetSocketAddress localAddress;
+  /** The TLS contexts of new connections, or null for plaintext; set by start(). */
+  private volatile TlsSource tls;
 
   NettyRpcServer(ServerConfig config) {
     this.config = config;
@@ -175,6 +177,15 @@ final class NettyRpcServer extends RpcServer {
     if (state != State.NEW) {
       throw new IllegalStateException("server already started");
     }
+    if (config.tls() != null) {
+      try {
+        tls = new TlsSource(config.tls(), true, "server '" + config.name() + "'", limitLog);
+      } catch (IOException e) {
+        state = State.TERMINATED;
+        terminated.countDown();
+        throw new IOException("server '" + config.name() + "' cannot start: " + e.getMessage(), e);
+      }
+    }
     io = IoSupport.select(config.ioMode());
     maxConnections = fitToFileLimit(config.maxConnections());
     int workerThreads = config.workerThreads() == 0 ? Runtime.getRuntime().availableProcessors()
@@ -206,6 +217,10 @@ final class NettyRpcServer extends RpcServer {
         .childHandler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(Channel ch) {
+            TlsSource t = tls;
+            if (t != null) {
+              ServerTlsHandler.install(ch, t.context(), config.limits().handshakeTimeoutNanos(), limitLog);
+            }
             if (metrics != null) {
               ch.pipeline().addLast("petrel-bytes-in", metrics.bytesIn());
             }
@@ -232,9 +247,26 @@ final class NettyRpcServer extends RpcServer {
       }
     }
     state = State.STARTED;
-    log.info("Petrel server '{}' listening on {} (io {}, {} worker threads, {}, maxFrameSize {}, services {})",
-        config.name(), localAddress, io.name, workerThreads, executorDesc, config.maxFrameSize(), serviceNames);
+    log.info("Petrel server '{}' listening on {} (io {}, {} worker threads, {}, maxFrameSize {}, services {}, {})",
+        config.name(), localAddress, io.name, workerThreads, executorDesc, config.maxFrameSize(), serviceNames,
+        tls == null ? "plaintext" : tls.describe());
     return this;
+  }
+
+  @Override
+  public void reloadTls() throws IOException {
+    TlsSource t = tls;
+    if (t == null) {
+      throw new IllegalStateException(config.tls() == null ? "server '" + config.name() + "' has no TLS to"
+          + " reload; configure it with RpcServer.builder().tls(...)" : "server '" + config.name()
+          + "' is not started");
+    }
+    t.reload();
+  }
+
+  /** True when connections are TLS (the server was built with a TlsConfig). */
+  boolean isTls() {
+    return config.tls() != null;
   }
 
   @Override

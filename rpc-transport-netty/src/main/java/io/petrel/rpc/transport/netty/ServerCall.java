@@ -42,7 +42,8 @@ final class ServerCall implements Runnable {
     this.requestId = frame.requestId;
     Deadline deadline = frame.timeoutMillis == 0 ? null : Deadline.afterNanos(frame.timeoutMillis * 1_000_000L, startNanos);
     this.context = new ServerContext(def.method(), frame.metadata, deadline, connection.remoteAddress(),
-        frame.body().readableBytes(), startNanos);
+        frame.body().readableBytes(), startNanos, connection.server().isTls()
+            ? ServerTlsHandler.peerCertificates(connection.channel()) : List.of());
   }
 
   boolean isOneway() {
