@@ -16,6 +16,7 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import io.petrel.rpc.testing.SeedCorpus;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -135,12 +136,6 @@ final class MarshallerFuzzTest {
   void seedCorpusIsCommittedWhereJazzerReplaysIt() throws IOException {
     Map<String, byte[]> seeds = MarshallerSeeds.all();
     assertThat(seeds).hasSizeGreaterThanOrEqualTo(20);
-    for (Map.Entry<String, byte[]> seed : seeds.entrySet()) {
-      String resource = MarshallerSeeds.CORPUS + "/" + seed.getKey();
-      try (InputStream committed = MarshallerFuzzTest.class.getResourceAsStream(resource)) {
-        assertThat(committed).as("%s (run MarshallerSeeds.main to write it)", resource).isNotNull();
-        assertThat(committed.readAllBytes()).as(resource).isEqualTo(seed.getValue());
-      }
-    }
+    SeedCorpus.assertCommitted(MarshallerFuzzTest.class, MarshallerSeeds.CORPUS, seeds, MarshallerSeeds.class);
   }
 }

@@ -1,5 +1,6 @@
 package io.petrel.rpc.marshal;
 
+
 import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.ListValue;
@@ -12,11 +13,10 @@ import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
 import io.petrel.rpc.Marshaller;
 import io.petrel.rpc.marshal.MarshallerFuzzTest.Color;
+import io.petrel.rpc.testing.SeedCorpus;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -48,7 +48,7 @@ public final class MarshallerSeeds {
   private static Map<String, byte[]> build() throws Exception {
     Map<String, byte[]> seeds = new LinkedHashMap<>();
     // Malformed for every marshaller (field 1 is a string, a list or a map in each of them).
-    seeds.put("length-prefix-huge", concat(bytes(0x0a, 0xff, 0xff, 0xff, 0xff, 0x07), bytes('a', 'b', 'c')));
+    seeds.put("length-prefix-huge", SeedCorpus.concat(bytes(0x0a, 0xff, 0xff, 0xff, 0xff, 0x07), bytes('a', 'b', 'c')));
     seeds.put("length-prefix-negative", bytes(0x0a, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01));
     seeds.put("length-past-end", bytes(0x0a, 0x10, 'a', 'b'));
     seeds.put("varint-too-long", bytes(0x10, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff));
@@ -114,8 +114,8 @@ public final class MarshallerSeeds {
 
     String protobuf = "protobuf/";
     seeds.put(protobuf + "valid", StringValue.of("hello wörld").toByteArray());
-    seeds.put(protobuf + "value-with-unknown-field", concat(StringValue.of("hi").toByteArray(), bytes(0x10, 0x01)));
-    seeds.put(protobuf + "value-twice", concat(StringValue.of("a").toByteArray(), StringValue.of("b").toByteArray()));
+    seeds.put(protobuf + "value-with-unknown-field", SeedCorpus.concat(StringValue.of("hi").toByteArray(), bytes(0x10, 0x01)));
+    seeds.put(protobuf + "value-twice", SeedCorpus.concat(StringValue.of("a").toByteArray(), StringValue.of("b").toByteArray()));
     seeds.put(protobuf + "value-as-varint", bytes(0x08, 0x01));
     return seeds;
   }
@@ -163,23 +163,9 @@ public final class MarshallerSeeds {
     return b;
   }
 
-  private static byte[] concat(byte[]... parts) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    for (byte[] p : parts) {
-      out.writeBytes(p);
-    }
-    return out.toByteArray();
-  }
 
   /** Writes the corpus under src/test/resources of the module (the working directory, or args[0]). */
   public static void main(String[] args) throws IOException {
-    Path dir = Paths.get(args.length > 0 ? args[0] : ".").resolve("src/test/resources")
-        .resolve(MarshallerSeeds.class.getPackageName().replace('.', '/')).resolve(CORPUS);
-    for (Map.Entry<String, byte[]> seed : all().entrySet()) {
-      Path file = dir.resolve(seed.getKey());
-      Files.createDirectories(file.getParent());
-      Files.write(file, seed.getValue());
-    }
-    System.out.println("wrote " + all().size() + " seeds to " + dir);
+    SeedCorpus.write(MarshallerSeeds.class, CORPUS, all(), args.length > 0 ? args[0] : ".");
   }
 }

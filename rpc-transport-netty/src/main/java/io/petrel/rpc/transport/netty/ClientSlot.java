@@ -193,6 +193,17 @@ final class ClientSlot {
       }
       if (cause == null) {
         conn = channel.pipeline().get(ClientConnection.class);
+        if (!closed && (conn == null || !channel.isActive())) {
+          // Closed between connect (or handshake) and now, e.g. by a TLS alert: a failed attempt, not a shutdown.
+          String reason = conn != null && conn.closeReason() != null ? conn.closeReason()
+              : "the connection closed as soon as it opened";
+          why = reason;
+          cause = Status.UNAVAILABLE.withDescription("cannot connect to " + client.target() + ": " + reason)
+              .asException();
+          conn = null;
+        }
+      }
+      if (cause == null) {
         if (closed || conn == null) {
           channel.close();
           conn = null;

@@ -344,7 +344,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       server.recordRejected(def.method());
       server.callMetrics(frame.methodId).record(Status.Code.RESOURCE_EXHAUSTED, System.nanoTime() - start,
           call.context.requestSize(), -1);
-      reject(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription(server.rejectionMessage(e)));
+      reject(oneway, frame.requestId, server.isShutdown()
+          ? Status.UNAVAILABLE.withDescription("server '" + server.name() + "' is shutting down and takes no new"
+              + " calls; retry on another server")
+          : Status.RESOURCE_EXHAUSTED.withDescription(server.rejectionMessage(e)));
     }
   }
 

@@ -14,6 +14,7 @@ import java.io.InputStream;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import io.petrel.rpc.testing.SeedCorpus;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -141,12 +142,9 @@ final class FrameDecoderFuzzTest {
   void seedCorpusIsCommittedWhereJazzerReplaysIt() throws IOException {
     Map<String, byte[]> seeds = FrameDecoderSeeds.all();
     assertThat(seeds).hasSizeGreaterThanOrEqualTo(20);
+    SeedCorpus.assertCommitted(FrameDecoderFuzzTest.class, FrameDecoderSeeds.CORPUS, seeds,
+        FrameDecoderSeeds.class);
     for (Map.Entry<String, byte[]> seed : seeds.entrySet()) {
-      String resource = FrameDecoderSeeds.CORPUS + "/" + seed.getKey();
-      try (InputStream committed = FrameDecoderFuzzTest.class.getResourceAsStream(resource)) {
-        assertThat(committed).as("%s (run FrameDecoderSeeds.main to write it)", resource).isNotNull();
-        assertThat(committed.readAllBytes()).as(resource).isEqualTo(seed.getValue());
-      }
       // Every seed passes the checks (a seed that fails would fail the regression run, but name it here).
       run(ChunkedStream.parse(seed.getValue()));
     }

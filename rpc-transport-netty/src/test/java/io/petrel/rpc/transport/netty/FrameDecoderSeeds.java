@@ -1,5 +1,6 @@
 package io.petrel.rpc.transport.netty;
 
+
 import static io.petrel.rpc.transport.netty.Protocol.*;
 
 import com.google.protobuf.StringValue;
@@ -10,12 +11,10 @@ import io.petrel.rpc.Metadata;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.marshal.Marshallers;
 import io.petrel.rpc.marshal.ProtobufMarshaller;
+import io.petrel.rpc.testing.SeedCorpus;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -66,7 +65,7 @@ public final class FrameDecoderSeeds {
     seeds.put("pong", ChunkedStream.encode(header(TYPE_PONG, 0, 11, 0, 0, 0, 0)));
     seeds.put("goaway", ChunkedStream.encode(header(TYPE_GOAWAY, 0, 0, 0, 0, 0, 0)));
     seeds.put("cancel", ChunkedStream.encode(cancel));
-    byte[] several = concat(request, ping, response, cancel, request(8, Metadata.EMPTY, ""));
+    byte[] several = SeedCorpus.concat(request, ping, response, cancel, request(8, Metadata.EMPTY, ""));
     seeds.put("several-frames", ChunkedStream.encode(several));
     seeds.put("several-frames-cut", ChunkedStream.encode(several, 1, 2, 30, 33, request.length,
         request.length + 1, request.length + 32, request.length + 40, several.length - 5));
@@ -74,23 +73,23 @@ public final class FrameDecoderSeeds {
     byte[] largest = frame(TYPE_REQUEST, 0, 1, 2, 3, new byte[0], new byte[MAX_FRAME - HEADER_SIZE]);
     seeds.put("frame-at-the-size-limit", ChunkedStream.encode(largest, 32, 2000));
     byte[] tooLarge = frame(TYPE_REQUEST, 0, 5, 2, 0, new byte[0], new byte[MAX_FRAME - HEADER_SIZE + 1]);
-    seeds.put("oversize-frame-then-ping", ChunkedStream.encode(concat(tooLarge, ping), 32, 1000, tooLarge.length));
+    seeds.put("oversize-frame-then-ping", ChunkedStream.encode(SeedCorpus.concat(tooLarge, ping), 32, 1000, tooLarge.length));
     byte[] metadataAtLimit = metadata("k", new byte[MAX_METADATA - 8]);
     seeds.put("metadata-at-the-limit",
         ChunkedStream.encode(frame(TYPE_REQUEST, 0, 3, 4, 0, metadataAtLimit, new byte[] {42})));
     byte[] metadataTooLarge = metadata("k", new byte[MAX_METADATA - 7]);
     seeds.put("oversize-metadata-then-ping", ChunkedStream.encode(
-        concat(frame(TYPE_REQUEST, 0, 6, 4, 0, metadataTooLarge, new byte[0]), ping), 100));
+        SeedCorpus.concat(frame(TYPE_REQUEST, 0, 6, 4, 0, metadataTooLarge, new byte[0]), ping), 100));
 
     seeds.put("truncated-header", ChunkedStream.encode(Arrays.copyOf(request, 20)));
     seeds.put("truncated-body", ChunkedStream.encode(Arrays.copyOf(request, request.length - 3), 32));
 
     seeds.put("bad-magic-http", ChunkedStream.encode(
         "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n".getBytes(StandardCharsets.US_ASCII)));
-    seeds.put("bad-magic-then-ping", ChunkedStream.encode(concat(new byte[] {0, 0, 0, 28, 'G', 'E', 1, 1}, ping), 8));
+    seeds.put("bad-magic-then-ping", ChunkedStream.encode(SeedCorpus.concat(new byte[] {0, 0, 0, 28, 'G', 'E', 1, 1}, ping), 8));
     byte[] badVersion = ping.clone();
     badVersion[OFF_VERSION] = 2;
-    seeds.put("bad-version-after-ping", ChunkedStream.encode(concat(ping, badVersion), 32, 38));
+    seeds.put("bad-version-after-ping", ChunkedStream.encode(SeedCorpus.concat(ping, badVersion), 32, 38));
     seeds.put("unknown-type-0", ChunkedStream.encode(header((byte) 0, 0, 1, 0, 0, 0, 0)));
     seeds.put("unknown-type-8", ChunkedStream.encode(header((byte) 8, 0, 1, 0, 0, 0, 0)));
     byte[] badLength = ping.clone();
@@ -108,7 +107,7 @@ public final class FrameDecoderSeeds {
     byte[] unknownKind = metadata("k", new byte[] {1});
     unknownKind[3] = 2;
     seeds.put("metadata-unknown-kind", badMetadata(unknownKind));
-    seeds.put("metadata-truncated-key-length", badMetadata(concat(metadata("k", new byte[0]), new byte[] {0})));
+    seeds.put("metadata-truncated-key-length", badMetadata(SeedCorpus.concat(metadata("k", new byte[0]), new byte[] {0})));
     return seeds;
   }
 
@@ -163,23 +162,9 @@ public final class FrameDecoderSeeds {
     return ChunkedStream.encode(frame(TYPE_REQUEST, 0, 1, 1, 0, metadata, new byte[] {1, 2}));
   }
 
-  private static byte[] concat(byte[]... parts) {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    for (byte[] p : parts) {
-      out.writeBytes(p);
-    }
-    return out.toByteArray();
-  }
 
   /** Writes the corpus under src/test/resources of the module (the working directory, or args[0]). */
   public static void main(String[] args) throws IOException {
-    Path base = Paths.get(args.length > 0 ? args[0] : ".");
-    Path dir = base.resolve("src/test/resources")
-        .resolve(FrameDecoderSeeds.class.getPackageName().replace('.', '/')).resolve(CORPUS);
-    Files.createDirectories(dir);
-    for (Map.Entry<String, byte[]> seed : all().entrySet()) {
-      Files.write(dir.resolve(seed.getKey()), seed.getValue());
-    }
-    System.out.println("wrote " + all().size() + " seeds to " + dir);
+    SeedCorpus.write(FrameDecoderSeeds.class, CORPUS, all(), args.length > 0 ? args[0] : ".");
   }
 }
