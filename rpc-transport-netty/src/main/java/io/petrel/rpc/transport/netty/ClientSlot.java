@@ -9,6 +9,7 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 import io.netty.util.concurrent.ScheduledFuture;
@@ -28,6 +29,7 @@ import org.slf4j.LoggerFactory;
  */
 final class ClientSlot {
   private static final Logger log = LoggerFactory.getLogger(ClientSlot.class);
+  private static final AttributeKey<SslHandler> TLS_HANDLER = AttributeKey.valueOf("petrel-client-tls");
 
   private final NettyRpcClient client;
   private final EventLoop loop;
@@ -74,6 +76,7 @@ final class ClientSlot {
                   config.address().getPort());
               ssl.setHandshakeTimeout(config.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
               ch.pipeline().addLast("petrel-tls", ssl);
+              ch.attr(TLS_HANDLER).set(ssl);
             }
             if (client.metrics() != null) {
               ch.pipeline().addLast("petrel-bytes-in", client.metrics().bytesIn());
@@ -162,7 +165,9 @@ final class ClientSlot {
       if (client.metrics() != null) {
         client.metrics().connectionsOpened.increment(); // a TCP connection, closed once (onClosed) either way
       }
-      SslHandler ssl = client.tls() == null ? null : cf.channel().pipeline().get(SslHandler.class);
+      // From the attribute, not the pipeline: a peer that closes at once (a plaintext server) may have emptied the
+      // pipeline before this listener runs, and that is a failed handshake, not a connection that just closed.
+      SslHandler ssl = cf.channel().attr(TLS_HANDLER).get();
       if (ssl == null) {
         connected(promise, cf.channel(), null, null);
         return;
@@ -173,7 +178,7 @@ final class ClientSlot {
           connected(promise, cf.channel(), null, null);
         } else {
           String why = "TLS handshake failed: " + TlsErrors.describe(h.cause(), true, host(), hasOwnCertificate(),
-              TlsErrors.sentCertificate(cf.channel().pipeline()));
+              TlsErrors.sentCertificate(ssl));
           connected(promise, cf.channel(), Status.UNAVAILABLE.withDescription("cannot connect to "
               + client.target() + ": " + why).withCause(h.cause()).asException(), why);
         }

@@ -146,7 +146,10 @@ final class TlsErrors {
 
   /** Whether this side sent its certificate in the handshake of the connection with this pipeline. */
   static boolean sentCertificate(ChannelPipeline pipeline) {
-    SslHandler ssl = pipeline.get(SslHandler.class);
+    return sentCertificate(pipeline.get(SslHandler.class));
+  }
+
+  static boolean sentCertificate(SslHandler ssl) {
     try {
       return ssl != null && ssl.engine().getSession().getLocalCertificates() != null;
     } catch (RuntimeException e) {

@@ -375,6 +375,29 @@ class TlsTest extends TransportFixture {
     assertThat(e.status().description()).contains("TLS handshake failed");
   }
 
+  @Test
+  void aPeerThatHangsUpAtOnceIsAFailedHandshakeEveryTime() throws Exception {
+    // The peer closes before the client's connect listener may even run (the race CI once hit: the pipeline was
+    // already empty and the call said "the connection closed as soon as it opened").
+    try (java.net.ServerSocket hangUp = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())) {
+      Thread acceptor = new Thread(() -> {
+        while (!hangUp.isClosed()) {
+          try (Socket s = hangUp.accept()) {
+            s.shutdownOutput(); // FIN at once, as a plaintext server does on a ClientHello
+          } catch (IOException e) {
+            return;
+          }
+        }
+      }, "hang-up-acceptor");
+      acceptor.start();
+      for (int i = 0; i < 20; i++) {
+        StatusException e = callFails(tlsClient(hangUp.getLocalPort(), trustingCa()));
+        assertThat(e.status().code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(e.status().description()).as("attempt %d", i).contains("TLS handshake failed");
+      }
+    }
+  }
+
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"openssl", "jdk"})
   void theHandshakeTimeoutClosesPeersThatNeverCompleteATlsHandshake(String provider) throws Exception {
