@@ -377,7 +377,7 @@ public final class RpcServerBuilder {
             keepAliveTime.toNanos(), keepAliveTimeout.toNanos(), frameReceiveTimeout.toNanos(),
             maxConnectionAge.toNanos(), unwritableTimeout.toNanos(), maxConnectionsPerAddress, maxBufferedBytes),
         meterRegistry, percentileHistograms, name, tls);
-    return Transports.find(transport).newServer(config);
+    return new io.petrel.rpc.internal.ServerImpl(config, Transports.find(transport).newServerTransport(config));
   }
 
   /** {@link #build()} then {@link RpcServer#start()}. */

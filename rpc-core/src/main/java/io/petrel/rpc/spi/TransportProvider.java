@@ -1,7 +1,6 @@
 package io.petrel.rpc.spi;
 
 import io.petrel.rpc.RpcClient;
-import io.petrel.rpc.RpcServer;
 
 /**
  * A transport implementation, found with {@link java.util.ServiceLoader} through
@@ -15,7 +14,8 @@ public interface TransportProvider {
   /** Higher wins when several are on the class path. */
   int priority();
 
-  RpcServer newServer(ServerConfig config);
+  /** The listening side of a server; the core's server drives it (see {@link ServerTransport}). */
+  ServerTransport newServerTransport(ServerConfig config);
 
   RpcClient newClient(ClientConfig config);
 }

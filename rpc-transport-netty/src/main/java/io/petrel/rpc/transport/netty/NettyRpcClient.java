@@ -1,5 +1,6 @@
 package io.petrel.rpc.transport.netty;
 
+import io.petrel.rpc.internal.RateLimitedLog;
 import static io.petrel.rpc.transport.netty.Protocol.TYPE_ONEWAY;
 import static io.petrel.rpc.transport.netty.Protocol.TYPE_REQUEST;
 

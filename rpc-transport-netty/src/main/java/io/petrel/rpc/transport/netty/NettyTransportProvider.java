@@ -1,9 +1,9 @@
 package io.petrel.rpc.transport.netty;
 
 import io.petrel.rpc.RpcClient;
-import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.ServerConfig;
+import io.petrel.rpc.spi.ServerTransport;
 import io.petrel.rpc.spi.TransportProvider;
 
 /** The Netty transport, registered in META-INF/services. Users never call this class directly. */
@@ -19,8 +19,8 @@ public final class NettyTransportProvider implements TransportProvider {
   }
 
   @Override
-  public RpcServer newServer(ServerConfig config) {
-    return new NettyRpcServer(config);
+  public ServerTransport newServerTransport(ServerConfig config) {
+    return new NettyServerTransport(config);
   }
 
   @Override

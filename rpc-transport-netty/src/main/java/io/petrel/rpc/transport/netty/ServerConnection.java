@@ -34,7 +34,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     implements WriteQueue.Sink, FrameEncoder.Output {
   private static final Logger log = LoggerFactory.getLogger(ServerConnection.class);
 
-  private final NettyRpcServer server;
+  private final NettyServerTransport server;
   private final Channel channel;
   private final WriteQueue writeQueue;
   /** Calls admitted and not yet ended (response queued); for draining and metrics. */
@@ -42,7 +42,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   /** Oneway calls admitted and not yet ended; with {@link #calls}, what maxConcurrentCallsPerConnection counts. */
   private final AtomicInteger onewaysRunning = new AtomicInteger();
   /** Unary calls awaiting their response, for CANCEL; event loop only. */
-  private final CallTable<ServerCall> calls = new CallTable<>();
+  private final CallTable<NettyServerCall> calls = new CallTable<>();
   private final TransportMetrics metrics;
   private final FrameDecoder decoder;
   private final BufferBudget budget;
@@ -99,7 +99,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
    */
   private int batchHint = MIN_BATCH_BYTES;
 
-  ServerConnection(NettyRpcServer server, Channel channel, FrameDecoder decoder) {
+  ServerConnection(NettyServerTransport server, Channel channel, FrameDecoder decoder) {
     this.server = server;
     this.channel = channel;
     this.decoder = decoder;
@@ -111,14 +111,17 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   }
 
   /** A response that waits for the peer to read (see {@link #parked}). */
-  private record Deferred(ServerCall call, Marshaller<Object> marshaller, Object response,
-      MethodDescriptor<?, ?> method) {}
+  private record Deferred(NettyServerCall call, Marshaller<Object> marshaller, Object response) {}
 
   /** What {@link #writeResponse} returns when the response waits for the peer to read; the call is not over. */
-  static final int DEFERRED = Integer.MIN_VALUE;
+  static final int DEFERRED = io.petrel.rpc.spi.ServerCall.DEFERRED;
 
-  NettyRpcServer server() {
+  NettyServerTransport server() {
     return server;
+  }
+
+  io.petrel.rpc.spi.ServerDispatcher dispatcher() {
+    return server.dispatcher();
   }
 
   SocketAddress remoteAddress() {
@@ -164,8 +167,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     }
     server.connectionClosed(this);
     if (!calls.isEmpty()) {
-      for (ServerCall c : calls.values()) {
-        c.context.cancel(); // nobody is waiting any more
+      for (NettyServerCall c : calls.values()) {
+        c.context().cancel(); // nobody is waiting any more
       }
       calls.clear();
     }
@@ -261,9 +264,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
         return;
       case TYPE_CANCEL: {
         frame.release();
-        ServerCall c = calls.get(frame.requestId);
+        NettyServerCall c = calls.get(frame.requestId);
         if (c != null) {
-          c.context.cancel();
+          c.context().cancel();
         }
         return;
       }
@@ -279,18 +282,16 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
 
   private void dispatch(Frame frame) {
     boolean oneway = frame.type == TYPE_ONEWAY;
-    ServerMethodDefinition<?, ?> def = server.lookup(frame.methodId);
+    io.petrel.rpc.spi.ServerDispatcher dispatcher = server.dispatcher();
+    io.petrel.rpc.spi.ServerDispatcher.Method def = dispatcher.lookup(frame.methodId);
     if (def == null) {
       frame.release();
-      reject(oneway, frame.requestId, Status.UNIMPLEMENTED.withDescription("no method with id 0x"
-          + Integer.toHexString(frame.methodId) + " on server '" + server.name() + "' (it serves "
-          + server.serviceNames() + ")"));
+      reject(oneway, frame.requestId, dispatcher.unknownMethod(frame.methodId));
       return;
     }
-    if (server.isShutdown()) {
+    if (dispatcher.isShutdown()) {
       frame.release();
-      reject(oneway, frame.requestId, Status.UNAVAILABLE.withDescription("server '" + server.name()
-          + "' is shutting down and takes no new calls; retry on another server"));
+      reject(oneway, frame.requestId, dispatcher.shuttingDown());
       return;
     }
     // The limit counts unary calls until their response is written (on this event loop, so a client that
@@ -303,16 +304,21 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
           + " RpcServer.builder().maxConcurrentCallsPerConnection, or spread calls over more connections)"));
       return;
     }
-    if ((def.method().type() == io.petrel.rpc.MethodType.ONEWAY) != oneway) {
+    Status wrongType = io.petrel.rpc.spi.ServerDispatcher.checkType(def, oneway);
+    if (wrongType != null) {
       frame.release();
-      reject(oneway, frame.requestId, Status.INVALID_ARGUMENT.withDescription(def.method().fullName() + " is a "
-          + def.method().type() + " method but was called as " + (oneway ? "ONEWAY" : "UNARY")));
+      reject(oneway, frame.requestId, wrongType);
       return;
     }
     long start = System.nanoTime();
-    ServerCall call = new ServerCall(this, def, server.callMetrics(frame.methodId), frame, start);
+    io.petrel.rpc.Deadline deadline = frame.timeoutMillis == 0 ? null
+        : io.petrel.rpc.Deadline.afterNanos(frame.timeoutMillis * 1_000_000L, start);
+    io.petrel.rpc.ServerContext context = new io.petrel.rpc.ServerContext(def.definition().method(),
+        frame.metadata, deadline, channel.remoteAddress(), frame.body().readableBytes(), start,
+        server.isTls() ? ServerTlsHandler.peerCertificates(channel) : java.util.List.of());
+    NettyServerCall call = new NettyServerCall(this, def, context, frame);
     if (!oneway) {
-      ServerCall previous = calls.put(frame.requestId, call);
+      NettyServerCall previous = calls.put(frame.requestId, call);
       if (previous != null) {
         calls.put(frame.requestId, previous);
         call.discard();
@@ -326,28 +332,17 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     if (oneway) {
       onewaysRunning.incrementAndGet();
     }
-    Executor executor = server.executor();
-    if (executor == null) {
-      call.run();
-      return;
-    }
-    try {
-      executor.execute(call);
-    } catch (RejectedExecutionException e) {
+    Status refused = dispatcher.execute(call);
+    if (refused != null) {
       if (oneway) {
         onewaysRunning.decrementAndGet();
       } else {
         calls.remove(frame.requestId);
       }
       call.discard();
-      callDone();
-      server.recordRejected(def.method());
-      server.callMetrics(frame.methodId).record(Status.Code.RESOURCE_EXHAUSTED, System.nanoTime() - start,
-          call.context.requestSize(), -1);
-      reject(oneway, frame.requestId, server.isShutdown()
-          ? Status.UNAVAILABLE.withDescription("server '" + server.name() + "' is shutting down and takes no new"
-              + " calls; retry on another server")
-          : Status.RESOURCE_EXHAUSTED.withDescription(server.rejectionMessage(e)));
+      inFlight.decrementAndGet();
+      dispatcher.callEnded();
+      reject(oneway, frame.requestId, refused);
     }
   }
 
@@ -390,7 +385,6 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   /** Called from any thread when a call has ended (response queued or dropped). */
   void callDone() {
     inFlight.decrementAndGet();
-    server.callDone();
   }
 
   void writeError(int requestId, Status status) {
@@ -406,22 +400,23 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
    * {@link #DEFERRED} if it waits for the peer to read, in which case the call ends later, through
    * {@link ServerCall#deferredDone}.
    */
-  int writeResponse(ServerCall call, Marshaller<Object> marshaller, Object response, MethodDescriptor<?, ?> m) {
+  int writeResponse(NettyServerCall call, Marshaller<Object> marshaller, Object response) {
+    MethodDescriptor<?, ?> m = call.method();
     boolean onLoop = channel.eventLoop().inEventLoop();
     if (reading && onLoop) {
       if (!channel.isWritable() || !parked.isEmpty()) {
-        parked.add(new Deferred(call, marshaller, response, m));
+        parked.add(new Deferred(call, marshaller, response));
         return DEFERRED;
       }
       return appendResponse(call, marshaller, response, m);
     }
     if (!channel.isWritable() || queuedBytes.sum() >= channel.bytesBeforeUnwritable()) {
       // The peer is not reading: encode nothing now; the event loop encodes it once the channel drains.
-      writeQueue.enqueue(new Deferred(call, marshaller, response, m));
+      writeQueue.enqueue(new Deferred(call, marshaller, response));
       return DEFERRED;
     }
     ByteBuf buf;
-    Metadata md = call.context.responseMetadata();
+    Metadata md = call.context().responseMetadata();
     try {
       buf = FrameEncoder.encodeMessage(channel.alloc(), TYPE_RESPONSE, call.requestId, 0, 0, md,
           marshaller, response, server.config().maxFrameSize(), server.config().maxMetadataSize(),
@@ -448,12 +443,12 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
 
   /** Event loop: a deferred response whose turn has come (the channel drained) or that can go at once. */
   private void writeDeferred(Deferred d) {
-    ServerCall call = d.call();
+    NettyServerCall call = d.call();
     if (!channel.isActive()) {
       call.deferredDone(Status.Code.CANCELLED, -1);
       return;
     }
-    if (call.context.deadline() != null && call.context.deadline().isExpired()) {
+    if (call.context().deadline() != null && call.context().deadline().isExpired()) {
       // The caller has failed the call by now; sending the response would only fill the socket again.
       calls.remove(call.requestId);
       call.deferredDone(Status.Code.DEADLINE_EXCEEDED, -1);
@@ -462,10 +457,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     ByteBuf buf;
     try {
       buf = FrameEncoder.encodeMessage(channel.alloc(), TYPE_RESPONSE, call.requestId, 0, 0,
-          call.context.responseMetadata(), d.marshaller(), d.response(), server.config().maxFrameSize(),
+          call.context().responseMetadata(), d.marshaller(), d.response(), server.config().maxFrameSize(),
           server.config().maxMetadataSize(), "RpcServer.builder()");
     } catch (Throwable t) {
-      encodeFailed(call.requestId, d.method(), t);
+      encodeFailed(call.requestId, call.method(), t);
       call.deferredDone(Status.Code.INTERNAL, -1);
       return;
     }
@@ -504,12 +499,12 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   }
 
   /** Event loop, in a read batch: encodes the response into {@link #batch}. Same contract as writeResponse. */
-  private int appendResponse(ServerCall call, Marshaller<Object> marshaller, Object response,
+  private int appendResponse(NettyServerCall call, Marshaller<Object> marshaller, Object response,
       MethodDescriptor<?, ?> m) {
     int bodySize;
     try {
       bodySize = FrameEncoder.appendMessage(this, TYPE_RESPONSE, call.requestId, 0, 0,
-          call.context.responseMetadata(), marshaller, response, server.config().maxFrameSize(),
+          call.context().responseMetadata(), marshaller, response, server.config().maxFrameSize(),
           server.config().maxMetadataSize(), "RpcServer.builder()");
     } catch (Throwable t) {
       encodeFailed(call.requestId, m, t);

@@ -222,7 +222,8 @@ class FailureTest extends TransportFixture {
     assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).startsWith("q");
     server.shutdownNow();
     for (CompletableFuture<StringValue> f : calls) {
-      assertThat(statusOf(f, 10).code()).isEqualTo(Status.Code.UNAVAILABLE);
+      StatusException se = statusOf(f, 10);
+      assertThat(se.code()).as(se.status().toString()).isEqualTo(Status.Code.UNAVAILABLE);
     }
     service.gate.countDown();
     assertThat(server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();

@@ -116,7 +116,7 @@ class HostilePeerTest extends TransportFixture {
   @Test
   void partialFramesBeyondMaxBufferedBytesAreRefusedWithResourceExhausted() throws Exception {
     RpcServer server = startServer(b -> b.maxBufferedBytes(2 * MIB));
-    BufferBudget budget = ((NettyRpcServer) server).budget();
+    BufferBudget budget = ((NettyServerTransport) ((io.petrel.rpc.internal.ServerImpl) server).transport()).budget();
     List<RawPeer> holders = new ArrayList<>();
     try {
       for (int i = 0; i < 3; i++) { // 3 x 768 KiB partly sent: the third does not fit in 2 MiB
@@ -235,7 +235,7 @@ class HostilePeerTest extends TransportFixture {
   /** Weakness 7: a flood of refused connections logs a line, not a line each. */
   @Test
   void aFloodOfRefusedConnectionsLogsOneLinePerCause() throws Exception {
-    Logger logger = (Logger) LoggerFactory.getLogger(NettyRpcServer.class);
+    Logger logger = (Logger) LoggerFactory.getLogger(RpcServer.class);
     ListAppender<ILoggingEvent> appender = new ListAppender<>();
     appender.start();
     logger.addAppender(appender);

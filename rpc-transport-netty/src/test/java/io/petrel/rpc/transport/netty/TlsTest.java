@@ -246,7 +246,7 @@ class TlsTest extends TransportFixture {
   @ValueSource(strings = {"openssl", "jdk"})
   void anUntrustedServerCertificateFailsTheCallWithUnavailableSayingSo(String provider) throws Exception {
     use(provider);
-    try (LogCapture serverLog = new LogCapture(NettyRpcServer.class)) {
+    try (LogCapture serverLog = new LogCapture(RpcServer.class)) {
       RpcServer srv = tlsServer(serverTls(untrusted));
       RpcClient c = tlsClient(srv.port(), trustingCa());
       StatusException e = callFails(c);
@@ -300,7 +300,7 @@ class TlsTest extends TransportFixture {
   @ValueSource(strings = {"openssl", "jdk"})
   void aClientWithoutCertificateIsRefusedAndTheServerGoesOnServingOthers(String provider) throws Exception {
     use(provider);
-    try (LogCapture serverLog = new LogCapture(NettyRpcServer.class)) {
+    try (LogCapture serverLog = new LogCapture(RpcServer.class)) {
       RpcServer srv = tlsServer(mutualServer());
       RpcClient anonymous = tlsClient(srv.port(), trustingCa());
       StatusException e = callFails(anonymous);
@@ -319,7 +319,7 @@ class TlsTest extends TransportFixture {
   @ValueSource(strings = {"openssl", "jdk"})
   void clientCertificatesFromAnotherCaOrExpiredAreRefused(String provider) throws Exception {
     use(provider);
-    try (LogCapture serverLog = new LogCapture(NettyRpcServer.class)) {
+    try (LogCapture serverLog = new LogCapture(RpcServer.class)) {
       RpcServer srv = tlsServer(mutualServer());
       // The server names the CAs it trusts; a client whose certificate is from another CA sends none.
       RpcClient stranger = tlsClient(srv.port(), TlsConfig.builder().keyPair(untrusted.certificate(), untrusted.key())
@@ -347,7 +347,7 @@ class TlsTest extends TransportFixture {
   @ValueSource(strings = {"openssl", "jdk"})
   void aPlaintextClientFailsCleanlyAgainstATlsServerWhichClosesTheConnection(String provider) throws Exception {
     use(provider);
-    try (LogCapture serverLog = new LogCapture(NettyRpcServer.class)) {
+    try (LogCapture serverLog = new LogCapture(RpcServer.class)) {
       RpcServer srv = tlsServer(serverTls(server));
       RpcClient plain = client(srv.port(), b -> b.defaultDeadline(Duration.ofSeconds(5)));
       long start = System.nanoTime();

@@ -1,4 +1,4 @@
-package io.petrel.rpc.transport.netty;
+package io.petrel.rpc.internal;
 
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -11,9 +11,9 @@ import org.slf4j.Logger;
  * "... (and 9905 more like it in the last 10 s)". A cause is a short fixed key ("refused: maxConnections",
  * "handler threw: svc/method"); the number of causes is bounded by the caller.
  */
-final class RateLimitedLog {
+public final class RateLimitedLog {
   /** One line per cause per this period. */
-  static final long PERIOD_NANOS = TimeUnit.SECONDS.toNanos(10);
+  public static final long PERIOD_NANOS = TimeUnit.SECONDS.toNanos(10);
   /** Causes remembered at most; past this, every cause is logged with no counting (a bug in the caller). */
   private static final int MAX_CAUSES = 1024;
 
@@ -21,11 +21,11 @@ final class RateLimitedLog {
   private final long periodNanos;
   private final ConcurrentHashMap<String, Cause> causes = new ConcurrentHashMap<>();
 
-  RateLimitedLog(Logger log) {
+  public RateLimitedLog(Logger log) {
     this(log, PERIOD_NANOS);
   }
 
-  RateLimitedLog(Logger log, long periodNanos) {
+  public RateLimitedLog(Logger log, long periodNanos) {
     this.log = log;
     this.periodNanos = periodNanos;
   }
@@ -38,7 +38,7 @@ final class RateLimitedLog {
   }
 
   /** Logs {@code message} at WARN unless a line of this cause was logged within the period. */
-  void warn(String cause, String message, Throwable t) {
+  public void warn(String cause, String message, Throwable t) {
     if (!log.isWarnEnabled()) {
       return;
     }
@@ -55,7 +55,7 @@ final class RateLimitedLog {
     }
   }
 
-  void warn(String cause, String message) {
+  public void warn(String cause, String message) {
     warn(cause, message, null);
   }
 
@@ -81,12 +81,12 @@ final class RateLimitedLog {
   }
 
   /** Logs at DEBUG, unlimited (DEBUG is off in production). */
-  void debug(String message) {
+  public void debug(String message) {
     log.debug(message);
   }
 
   /** Lines left out so far for {@code cause} (for tests). */
-  long suppressed(String cause) {
+  public long suppressed(String cause) {
     Cause c = causes.get(cause);
     return c == null ? 0 : c.suppressed.get();
   }

@@ -1,4 +1,4 @@
-package io.petrel.rpc.transport.netty;
+package io.petrel.rpc.internal;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
 import java.util.concurrent.ArrayBlockingQueue;
@@ -11,11 +11,11 @@ import java.util.concurrent.TimeUnit;
  * The built-in business executor: a fixed number of named threads and a bounded queue. A call that fits
  * neither is rejected at once (the server answers RESOURCE_EXHAUSTED), never parked.
  */
-final class BusinessPool extends ThreadPoolExecutor {
+public final class BusinessPool extends ThreadPoolExecutor {
   private final int threads;
   private final int queueSize;
 
-  BusinessPool(String name, int threads, int queueSize) {
+  public BusinessPool(String name, int threads, int queueSize) {
     super(threads, threads, 60, TimeUnit.SECONDS, newQueue(queueSize),
         new DefaultThreadFactory(name + "-business", false), new AbortPolicy());
     this.threads = threads;
@@ -28,7 +28,7 @@ final class BusinessPool extends ThreadPoolExecutor {
   }
 
   /** What to tell a caller whose call did not fit. */
-  String fullMessage() {
+  public String fullMessage() {
     return "server business pool is full: " + threads + " threads busy and " + getQueue().size() + " of "
         + queueSize + " queue places taken (raise RpcServer.builder().businessThreads / businessQueueSize,"
         + " make handlers faster, or add servers)";

@@ -1,78 +1,63 @@
 package io.petrel.rpc.transport.netty;
 
+import io.micrometer.core.instrument.Tags;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
-import io.netty.util.collection.IntObjectHashMap;
 import io.netty.util.concurrent.Future;
-import io.netty.util.concurrent.FutureListener;
-import io.netty.util.concurrent.GlobalEventExecutor;
-import io.netty.util.concurrent.Promise;
-import io.micrometer.core.instrument.Tags;
-import io.petrel.rpc.MethodDescriptor;
-import io.petrel.rpc.RpcServer;
-import io.petrel.rpc.ServerInterceptor;
-import io.petrel.rpc.internal.CallMetrics;
-import io.petrel.rpc.ServerMethodDefinition;
-import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.internal.RateLimitedLog;
 import io.petrel.rpc.spi.ServerConfig;
+import io.petrel.rpc.spi.ServerDispatcher;
+import io.petrel.rpc.spi.ServerTransport;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The Netty server: one boss loop accepts, worker loops frame and dispatch, the business executor runs calls. */
-final class NettyRpcServer extends RpcServer {
-  private static final Logger log = LoggerFactory.getLogger(NettyRpcServer.class);
-
-  private enum State { NEW, STARTED, DRAINING, TERMINATED }
+/**
+ * The Netty side of a server: one boss loop accepts, worker loops frame requests into calls for the core's
+ * {@link ServerDispatcher} and write their answers; per connection it enforces the call limit, the timeouts,
+ * back-pressure and the buffer budget.
+ */
+final class NettyServerTransport implements ServerTransport {
+  private static final Logger log = LoggerFactory.getLogger(NettyServerTransport.class);
 
   private final ServerConfig config;
-  private final IntObjectHashMap<ServerMethodDefinition<?, ?>> methods = new IntObjectHashMap<>();
-  private final IntObjectHashMap<CallMetrics> methodMetrics = new IntObjectHashMap<>();
   private final TransportMetrics metrics;
-  private final List<String> serviceNames = new ArrayList<>();
   private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
   private final AtomicInteger connectionCount = new AtomicInteger();
-  private final AtomicLong rejected = new AtomicLong();
   /** Open connections per remote IP address, for maxConnectionsPerAddress. */
   private final ConcurrentHashMap<InetAddress, AtomicInteger> perAddress = new ConcurrentHashMap<>();
   private final BufferBudget budget;
-  private final RateLimitedLog limitLog = new RateLimitedLog(log);
   private final long housekeepingPeriodNanos;
   /** maxConnections, lowered at start if the process may not open that many files. */
   private int maxConnections;
-  private final CountDownLatch terminated = new CountDownLatch(1);
-  private final AtomicBoolean closing = new AtomicBoolean();
-  private volatile State state = State.NEW;
   private volatile boolean draining;
 
+  private ServerDispatcher dispatcher;
+  private RateLimitedLog limitLog;
   private IoSupport io;
+  private int workerThreads;
   private EventLoopGroup boss;
   private EventLoopGroup workers;
-  private BusinessPool ownPool;
-  private Executor executor;
   private Channel serverChannel;
   private InetSocketAddress localAddress;
   /** The TLS contexts of new connections, or null for plaintext; set by start(). */
   private volatile TlsSource tls;
 
-  NettyRpcServer(ServerConfig config) {
+  NettyServerTransport(ServerConfig config) {
     this.config = config;
     this.budget = new BufferBudget(config.limits().maxBufferedBytes());
     this.housekeepingPeriodNanos = housekeepingPeriod(config.limits());
@@ -80,13 +65,6 @@ final class NettyRpcServer extends RpcServer {
     this.metrics = config.meterRegistry() == null ? null
         : new TransportMetrics(config.meterRegistry(), "server", Tags.of("server", config.name()),
             config.percentileHistograms());
-    for (ServiceDefinition s : config.services()) {
-      serviceNames.add(s.name());
-      for (ServerMethodDefinition<?, ?> m : s.methods()) {
-        methods.put(m.method().id(), m);
-        methodMetrics.put(m.method().id(), metrics == null ? CallMetrics.NOOP : metrics.forMethod(m.method()));
-      }
-    }
   }
 
   /**
@@ -128,13 +106,8 @@ final class NettyRpcServer extends RpcServer {
     return metrics;
   }
 
-  CallMetrics callMetrics(int methodId) {
-    CallMetrics m = methodMetrics.get(methodId);
-    return m == null ? CallMetrics.NOOP : m;
-  }
-
-  List<ServerInterceptor> interceptors() {
-    return config.interceptors();
+  ServerDispatcher dispatcher() {
+    return dispatcher;
   }
 
   ServerConfig config() {
@@ -145,65 +118,23 @@ final class NettyRpcServer extends RpcServer {
     return config.name();
   }
 
-  List<String> serviceNames() {
-    return serviceNames;
-  }
-
-  ServerMethodDefinition<?, ?> lookup(int methodId) {
-    return methods.get(methodId);
-  }
-
-  /** The executor calls run on, or null to run them on the event loop. */
-  Executor executor() {
-    return executor;
-  }
-
-  void recordRejected(MethodDescriptor<?, ?> method) {
-    rejected.incrementAndGet();
-    if (metrics != null) {
-      metrics.rejected(method.serviceName());
-    }
-  }
-
-  String rejectionMessage(RejectedExecutionException e) {
-    if (ownPool != null) {
-      return ownPool.fullMessage();
-    }
-    return "the server's executor rejected the call (" + e.getMessage() + "); give it more capacity";
-  }
-
   @Override
-  public synchronized RpcServer start() throws IOException {
-    if (state != State.NEW) {
-      throw new IllegalStateException("server already started");
-    }
+  public void start(ServerDispatcher dispatcher) throws IOException {
+    this.dispatcher = dispatcher;
+    this.limitLog = dispatcher.limitLog();
     if (config.tls() != null) {
       try {
         tls = new TlsSource(config.tls(), true, "server '" + config.name() + "'", limitLog);
       } catch (IOException e) {
-        state = State.TERMINATED;
-        terminated.countDown();
         throw new IOException("server '" + config.name() + "' cannot start: " + e.getMessage(), e);
       }
     }
     io = IoSupport.select(config.ioMode());
     maxConnections = fitToFileLimit(config.maxConnections());
-    int workerThreads = config.workerThreads() == 0 ? Runtime.getRuntime().availableProcessors()
+    workerThreads = config.workerThreads() == 0 ? Runtime.getRuntime().availableProcessors()
         : config.workerThreads();
     boss = io.newGroup(1, config.name() + "-boss");
     workers = io.newGroup(workerThreads, config.name() + "-worker");
-    String executorDesc;
-    if (config.direct()) {
-      executor = null;
-      executorDesc = "direct (handlers run on event loops)";
-    } else if (config.executor() != null) {
-      executor = config.executor();
-      executorDesc = "user executor " + executor.getClass().getName();
-    } else {
-      ownPool = new BusinessPool(config.name(), config.businessThreads(), config.businessQueueSize());
-      executor = ownPool;
-      executorDesc = "business pool " + config.businessThreads() + " threads, queue " + config.businessQueueSize();
-    }
     ServerBootstrap b = new ServerBootstrap()
         .group(boss, workers)
         .channel(io.serverChannel)
@@ -226,40 +157,33 @@ final class NettyRpcServer extends RpcServer {
             }
             FrameDecoder decoder = new FrameDecoder(config.maxFrameSize(), config.maxMetadataSize(), budget);
             ch.pipeline().addLast("petrel-frame-decoder", decoder);
-            ch.pipeline().addLast("petrel-server", new ServerConnection(NettyRpcServer.this, ch, decoder));
+            ch.pipeline().addLast("petrel-server", new ServerConnection(NettyServerTransport.this, ch, decoder));
           }
         });
     try {
       serverChannel = b.bind(config.bindAddress()).syncUninterruptibly().channel();
     } catch (Exception e) {
-      releaseResources();
-      state = State.TERMINATED;
-      terminated.countDown();
       throw new IOException("cannot bind " + config.bindAddress() + ": " + e, e);
     }
     localAddress = (InetSocketAddress) serverChannel.localAddress();
     if (metrics != null) {
       metrics.gauge("rpc.server.connections", connectionCount, AtomicInteger::get);
-      metrics.gauge("rpc.server.calls.active", this, NettyRpcServer::inFlightCalls);
       metrics.eventLoops(workers);
-      if (ownPool != null) {
-        metrics.executor(ownPool);
-      }
     }
-    state = State.STARTED;
-    log.info("Petrel server '{}' listening on {} (io {}, {} worker threads, {}, maxFrameSize {}, services {}, {})",
-        config.name(), localAddress, io.name, workerThreads, executorDesc, config.maxFrameSize(), serviceNames,
-        tls == null ? "plaintext" : tls.describe());
-    return this;
+  }
+
+  @Override
+  public String describe() {
+    return "io " + io.name + ", " + workerThreads + " worker threads, " + (tls == null ? "plaintext"
+        : tls.describe());
   }
 
   @Override
   public void reloadTls() throws IOException {
     TlsSource t = tls;
     if (t == null) {
-      throw new IllegalStateException(config.tls() == null ? "server '" + config.name() + "' has no TLS to"
-          + " reload; configure it with RpcServer.builder().tls(...)" : "server '" + config.name()
-          + "' is not started");
+      throw new IllegalStateException("server '" + config.name() + "' has no TLS to reload; configure it with"
+          + " RpcServer.builder().tls(...)");
     }
     t.reload();
   }
@@ -347,13 +271,6 @@ final class NettyRpcServer extends RpcServer {
     }
   }
 
-  /** Called after every call ends; cheap unless the server is draining. */
-  void callDone() {
-    if (draining && inFlightCalls() == 0) {
-      finishShutdown(false);
-    }
-  }
-
   @Override
   public long inFlightCalls() {
     long n = 0;
@@ -363,122 +280,57 @@ final class NettyRpcServer extends RpcServer {
     return n;
   }
 
-  /** Calls refused because the business executor was full. */
-  long rejectedCalls() {
-    return rejected.get();
+  @Override
+  public void stopAccepting(boolean goAway) {
+    draining = true;
+    if (serverChannel != null) {
+      serverChannel.close();
+    }
+    if (goAway) {
+      for (ServerConnection c : connections) {
+        c.sendGoaway();
+      }
+    }
   }
 
   @Override
-  public RpcServer shutdown() {
-    synchronized (this) {
-      if (state == State.NEW) {
-        state = State.TERMINATED;
-        terminated.countDown();
-        return this;
-      }
-      if (state != State.STARTED) {
-        return this;
-      }
-      state = State.DRAINING;
-      draining = true;
-    }
-    long inFlight = inFlightCalls();
-    log.info("Petrel server '{}' shutting down: no new connections, {} calls in flight, grace period {} ms",
-        config.name(), inFlight, TimeUnit.NANOSECONDS.toMillis(config.shutdownGracePeriodNanos()));
-    serverChannel.close();
-    for (ServerConnection c : connections) {
-      c.sendGoaway();
-    }
-    if (inFlight == 0) {
-      finishShutdown(false);
-    } else {
-      boss.schedule(() -> {
-        long left = inFlightCalls();
-        if (left > 0) {
-          log.warn("grace period over with {} calls in flight; closing their connections", left);
-        }
-        finishShutdown(left > 0);
-      }, config.shutdownGracePeriodNanos(), TimeUnit.NANOSECONDS);
-    }
-    return this;
-  }
-
-  @Override
-  public RpcServer shutdownNow() {
-    synchronized (this) {
-      if (state == State.NEW) {
-        state = State.TERMINATED;
-        terminated.countDown();
-        return this;
-      }
-      draining = true;
-      if (state == State.STARTED) {
-        state = State.DRAINING;
-        serverChannel.close();
-      }
-    }
-    finishShutdown(true);
-    return this;
-  }
-
-  private void finishShutdown(boolean force) {
-    if (!closing.compareAndSet(false, true)) {
-      return;
-    }
-    long left = inFlightCalls();
-    if (force && left > 0) {
-      log.info("Petrel server '{}' closing {} connections now; {} in-flight calls fail with UNAVAILABLE",
-          config.name(), connections.size(), left);
-    }
+  public CompletionStage<Void> closeConnections(boolean now) {
     List<Future<?>> closes = new ArrayList<>();
     for (ServerConnection c : connections) {
-      if (force) {
+      if (now) {
         closes.add(c.channel().close());
       } else {
         c.closeAfterWrites();
         closes.add(c.channel().closeFuture());
       }
     }
-    if (ownPool != null) {
-      if (force) {
-        for (Runnable never : ownPool.shutdownNow()) {
-          if (never instanceof ServerCall call) {
-            call.abandon(); // queued, never run: release its request and end it
-          }
-        }
-      } else {
-        ownPool.shutdown();
-      }
-    }
-    // Terminate once every connection is closed and the event loops have stopped.
+    CompletableFuture<Void> all = new CompletableFuture<>();
     AtomicInteger remaining = new AtomicInteger(closes.size() + 1);
     Runnable next = () -> {
       if (remaining.decrementAndGet() == 0) {
-        releaseResources().addListener(f -> {
-          state = State.TERMINATED;
-          log.info("Petrel server '{}' stopped ({} calls refused by a full business pool over its life)",
-              config.name(), rejected.get());
-          terminated.countDown();
-        });
+        all.complete(null);
       }
     };
     for (Future<?> f : closes) {
       f.addListener(x -> next.run());
     }
     next.run();
+    return all;
   }
 
-  private Future<?> releaseResources() {
-    if (ownPool != null) {
-      ownPool.shutdown();
+  @Override
+  public CompletionStage<Void> release() {
+    CompletableFuture<Void> all = new CompletableFuture<>();
+    if (workers == null) {
+      all.complete(null);
+      return all;
     }
     Future<?> w = workers.shutdownGracefully(0, 2, TimeUnit.SECONDS);
     Future<?> b = boss.shutdownGracefully(0, 2, TimeUnit.SECONDS);
-    Promise<Void> all = GlobalEventExecutor.INSTANCE.newPromise();
     AtomicInteger n = new AtomicInteger(2);
-    FutureListener<Object> l = f -> {
+    io.netty.util.concurrent.FutureListener<Object> l = f -> {
       if (n.decrementAndGet() == 0) {
-        all.trySuccess(null);
+        all.complete(null);
       }
     };
     w.addListener(l);
@@ -487,22 +339,7 @@ final class NettyRpcServer extends RpcServer {
   }
 
   @Override
-  public boolean isShutdown() {
-    return state != State.NEW && state != State.STARTED;
-  }
-
-  @Override
-  public boolean isTerminated() {
-    return state == State.TERMINATED && terminated.getCount() == 0;
-  }
-
-  @Override
-  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
-    return terminated.await(timeout, unit);
-  }
-
-  @Override
   public String toString() {
-    return "NettyRpcServer{" + config.name() + " " + localAddress + " " + state + "}";
+    return "NettyServerTransport{" + config.name() + " " + localAddress + "}";
   }
 }

@@ -1,0 +1,242 @@
+package io.petrel.rpc.internal;
+
+import io.micrometer.core.instrument.Tags;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.spi.ServerCall;
+import io.petrel.rpc.spi.ServerConfig;
+import io.petrel.rpc.spi.ServerDispatcher;
+import io.petrel.rpc.spi.ServerTransport;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The server, the same for every transport: the {@link ServerDispatcher} (methods, executor admission,
+ * interceptors, metrics), the business executor, and the lifecycle (start, graceful drain, forced stop,
+ * termination). The transport listens and frames.
+ */
+public final class ServerImpl extends RpcServer {
+  private static final Logger log = LoggerFactory.getLogger(RpcServer.class);
+
+  private enum State { NEW, STARTED, DRAINING, TERMINATED }
+
+  private final ServerConfig config;
+  private final ServerTransport transport;
+  private final @Nullable ServerMetrics metrics;
+  private final RateLimitedLog limitLog;
+  private final CountDownLatch terminated = new CountDownLatch(1);
+  private final AtomicBoolean closing = new AtomicBoolean();
+  private volatile State state = State.NEW;
+  private @Nullable BusinessPool ownPool;
+  private @Nullable ServerDispatcher dispatcher;
+
+  public ServerImpl(ServerConfig config, ServerTransport transport) {
+    this.config = config;
+    this.transport = transport;
+    this.limitLog = new RateLimitedLog(LoggerFactory.getLogger(RpcServer.class));
+    this.metrics = config.meterRegistry() == null ? null
+        : new ServerMetrics(config.meterRegistry(), Tags.of("server", config.name()), config.percentileHistograms());
+  }
+
+  /** The transport (for the transport's own tests). */
+  public ServerTransport transport() {
+    return transport;
+  }
+
+  @Override
+  public synchronized RpcServer start() throws IOException {
+    if (state != State.NEW) {
+      throw new IllegalStateException("server already started");
+    }
+    Executor executor;
+    String executorDesc;
+    if (config.direct()) {
+      executor = null;
+      executorDesc = "direct (handlers run on event loops)";
+    } else if (config.executor() != null) {
+      executor = config.executor();
+      executorDesc = "user executor " + executor.getClass().getName();
+    } else {
+      ownPool = new BusinessPool(config.name(), config.businessThreads(), config.businessQueueSize());
+      executor = ownPool;
+      executorDesc = "business pool " + config.businessThreads() + " threads, queue " + config.businessQueueSize();
+    }
+    BusinessPool pool = ownPool;
+    ServerDispatcher d = new ServerDispatcher(config, metrics, limitLog, executor,
+        e -> pool != null ? pool.fullMessage() : "the server's executor rejected the call (" + e.getMessage()
+            + "); give it more capacity",
+        this::callEnded);
+    dispatcher = d;
+    try {
+      transport.start(d);
+    } catch (IOException | RuntimeException | Error e) {
+      if (ownPool != null) {
+        ownPool.shutdownNow();
+      }
+      transport.release();
+      state = State.TERMINATED;
+      terminated.countDown();
+      throw e;
+    }
+    if (metrics != null) {
+      metrics.gauge("rpc.server.calls.active", transport, ServerTransport::inFlightCalls);
+      if (ownPool != null) {
+        metrics.executor(ownPool);
+      }
+    }
+    state = State.STARTED;
+    log.info("Petrel server '{}' listening on {} ({}, {}, maxFrameSize {}, services {})", config.name(),
+        transport.localAddress(), transport.describe(), executorDesc, config.maxFrameSize(), serviceNames());
+    return this;
+  }
+
+  private String serviceNames() {
+    StringBuilder sb = new StringBuilder("[");
+    config.services().forEach(s -> sb.append(sb.length() == 1 ? "" : ", ").append(s.name()));
+    return sb.append(']').toString();
+  }
+
+  @Override
+  public void reloadTls() throws IOException {
+    if (config.tls() == null) {
+      throw new IllegalStateException("server '" + config.name() + "' has no TLS to reload; configure it with"
+          + " RpcServer.builder().tls(...)");
+    }
+    if (state == State.NEW) {
+      throw new IllegalStateException("server '" + config.name() + "' is not started");
+    }
+    transport.reloadTls();
+  }
+
+  @Override
+  public InetSocketAddress localAddress() {
+    if (state == State.NEW) {
+      throw new IllegalStateException("server not started");
+    }
+    SocketAddress a = transport.localAddress();
+    if (a instanceof InetSocketAddress inet) {
+      return inet;
+    }
+    throw new IllegalStateException("server '" + config.name() + "' does not listen on a network address: " + a);
+  }
+
+  /** Called after every call ends while shutting down. */
+  private void callEnded() {
+    if (state == State.DRAINING && transport.inFlightCalls() == 0) {
+      finishShutdown(false);
+    }
+  }
+
+  @Override
+  public long inFlightCalls() {
+    return state == State.NEW ? 0 : transport.inFlightCalls();
+  }
+
+  @Override
+  public RpcServer shutdown() {
+    synchronized (this) {
+      if (state == State.NEW) {
+        state = State.TERMINATED;
+        terminated.countDown();
+        return this;
+      }
+      if (state != State.STARTED) {
+        return this;
+      }
+      state = State.DRAINING;
+      dispatcher.shutdown();
+    }
+    long inFlight = transport.inFlightCalls();
+    log.info("Petrel server '{}' shutting down: no new connections, {} calls in flight, grace period {} ms",
+        config.name(), inFlight, TimeUnit.NANOSECONDS.toMillis(config.shutdownGracePeriodNanos()));
+    transport.stopAccepting(true);
+    if (transport.inFlightCalls() == 0) {
+      finishShutdown(false);
+    } else {
+      CompletableFuture.delayedExecutor(config.shutdownGracePeriodNanos(), TimeUnit.NANOSECONDS).execute(() -> {
+        long left = transport.inFlightCalls();
+        if (left > 0 && !closing.get()) {
+          log.warn("grace period over with {} calls in flight; closing their connections", left);
+        }
+        finishShutdown(left > 0);
+      });
+    }
+    return this;
+  }
+
+  @Override
+  public RpcServer shutdownNow() {
+    synchronized (this) {
+      if (state == State.NEW) {
+        state = State.TERMINATED;
+        terminated.countDown();
+        return this;
+      }
+      if (state == State.STARTED) {
+        state = State.DRAINING;
+        transport.stopAccepting(false); // the connections close at once below: no GOAWAY first
+      }
+      dispatcher.shutdownNow();
+    }
+    finishShutdown(true);
+    return this;
+  }
+
+  private void finishShutdown(boolean force) {
+    if (!closing.compareAndSet(false, true)) {
+      return;
+    }
+    long left = transport.inFlightCalls();
+    if (force && left > 0) {
+      log.info("Petrel server '{}' closing its connections now; {} in-flight calls fail with UNAVAILABLE",
+          config.name(), left);
+    }
+    CompletableFuture<Void> closed = transport.closeConnections(force).toCompletableFuture();
+    if (ownPool != null) {
+      if (force) {
+        for (Runnable never : ownPool.shutdownNow()) {
+          if (never instanceof ServerCall call) {
+            call.abandon(); // queued, never run: release its request and end it
+          }
+        }
+      } else {
+        ownPool.shutdown();
+      }
+    }
+    closed.whenComplete((v, t) -> transport.release().whenComplete((v2, t2) -> {
+      state = State.TERMINATED;
+      log.info("Petrel server '{}' stopped ({} calls refused by a full business pool over its life)",
+          config.name(), dispatcher.rejectedCalls());
+      terminated.countDown();
+    }));
+  }
+
+  @Override
+  public boolean isShutdown() {
+    return state != State.NEW && state != State.STARTED;
+  }
+
+  @Override
+  public boolean isTerminated() {
+    return state == State.TERMINATED && terminated.getCount() == 0;
+  }
+
+  @Override
+  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+    return terminated.await(timeout, unit);
+  }
+
+  @Override
+  public String toString() {
+    return "RpcServer{" + config.name() + " " + (state == State.NEW ? "" : transport.localAddress() + " ") + state
+        + "}";
+  }
+}

@@ -1,0 +1,53 @@
+package io.petrel.rpc.internal;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tags;
+import io.petrel.rpc.MethodDescriptor;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.function.ToDoubleFunction;
+
+/**
+ * The server's call meters, kept by the core whatever the transport (names in docs/observability.md): calls by
+ * method and status, request and response sizes, calls refused by a full executor, the executor's gauges.
+ * The transport keeps its own (bytes, connections, event loops).
+ */
+public final class ServerMetrics {
+  private final MeterRegistry registry;
+  private final Tags tags;
+  private final boolean histograms;
+  private final Map<String, Counter> rejectedByService = new ConcurrentHashMap<>();
+
+  public ServerMetrics(MeterRegistry registry, Tags tags, boolean histograms) {
+    this.registry = registry;
+    this.tags = tags;
+    this.histograms = histograms;
+  }
+
+  public CallMetrics forMethod(MethodDescriptor<?, ?> m) {
+    return new CallMetrics(registry, "server", tags, m, histograms);
+  }
+
+  public void rejected(String service) {
+    rejectedByService.computeIfAbsent(service, s -> Counter.builder("rpc.server.executor.rejected")
+        .description("Calls refused because the business executor was full").tags(tags).tag("service", s)
+        .register(registry)).increment();
+  }
+
+  public <T> void gauge(String name, T obj, ToDoubleFunction<T> f) {
+    Gauge.builder(name, obj, f).tags(tags).register(registry);
+  }
+
+  public void executor(ThreadPoolExecutor pool) {
+    String p = "rpc.server.executor";
+    Gauge.builder(p + ".active", pool, ThreadPoolExecutor::getActiveCount).tags(tags).register(registry);
+    Gauge.builder(p + ".queued", pool, e -> e.getQueue().size()).tags(tags).register(registry);
+    Gauge.builder(p + ".threads", pool, ThreadPoolExecutor::getPoolSize).tags(tags).register(registry);
+    FunctionCounter.builder(p + ".completed", pool, ThreadPoolExecutor::getCompletedTaskCount).tags(tags)
+        .register(registry);
+  }
+}
