@@ -6,9 +6,14 @@ import static io.petrel.rpc.RpcServerBuilder.checkPort;
 import static io.petrel.rpc.RpcServerBuilder.checkPositive;
 
 import io.micrometer.core.instrument.MeterRegistry;
+import io.petrel.rpc.internal.lb.LoadBalancers;
+import io.petrel.rpc.internal.lb.StaticResolver;
+import io.petrel.rpc.internal.lb.Targets;
 import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.LoadBalancer;
+import io.petrel.rpc.spi.NameResolver;
+import io.petrel.rpc.spi.NameResolverProvider;
 import io.petrel.rpc.spi.Transports;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -29,8 +34,9 @@ public final class RpcClientBuilder {
   /** Default {@link #keepAliveTime}: 30 s. */
   public static final Duration DEFAULT_KEEP_ALIVE = Duration.ofSeconds(30);
 
-  private String host;
-  private int port = -1;
+  private String target;
+  private NameResolver resolver;
+  private LoadBalancer.Factory loadBalancer = LoadBalancers.LEAST_PENDING_FACTORY;
   private int connectionsPerEndpoint = 1;
   private IoMode ioMode = IoMode.AUTO;
   private int ioThreads;
@@ -54,18 +60,67 @@ public final class RpcClientBuilder {
 
   RpcClientBuilder() {}
 
-  /** The server endpoint. Required. */
+  /** One server to call: the same as {@code target("host:port")}. One of address, target or endpoints is required. */
   public RpcClientBuilder address(String host, int port) {
     checkPort(port);
     if (port == 0) {
       throw new IllegalArgumentException("port must be 1..65535: 0");
     }
-    this.host = Objects.requireNonNull(host, "host");
-    this.port = port;
+    Endpoint e = Endpoint.of(Objects.requireNonNull(host, "host"), port);
+    return endpoints(List.of(e));
+  }
+
+  /**
+   * What to call: {@code "host:port"}; a fixed list {@code "static://h1:7000,h2:7000"} (a weight per endpoint:
+   * {@code "static://h1:7000;weight=3,h2:7000"}); or {@code "scheme://..."} for a {@link NameResolverProvider}
+   * of that scheme on the class path. With several endpoints the {@link #loadBalancer} spreads the calls.
+   *
+   * @throws IllegalArgumentException naming what is wrong with the target
+   */
+  public RpcClientBuilder target(String target) {
+    Objects.requireNonNull(target, "target");
+    this.resolver = Targets.resolver(target);
+    this.target = target;
     return this;
   }
 
-  /** TCP connections to the endpoint; calls are spread over them round robin (default 1). */
+  /** A fixed list of servers to call (with their weights); the same as a {@code static://} target. */
+  public RpcClientBuilder endpoints(List<Endpoint> endpoints) {
+    this.resolver = new StaticResolver(endpoints);
+    StringBuilder sb = new StringBuilder();
+    for (Endpoint e : endpoints) {
+      sb.append(sb.length() == 0 ? "" : ",").append(e);
+    }
+    this.target = endpoints.size() == 1 ? sb.toString() : "static://" + sb;
+    return this;
+  }
+
+  /**
+   * A resolver of the caller's own for the servers to call; {@code target} names it in messages and metrics.
+   */
+  public RpcClientBuilder nameResolver(String target, NameResolver resolver) {
+    this.target = Objects.requireNonNull(target, "target");
+    this.resolver = Objects.requireNonNull(resolver, "resolver");
+    return this;
+  }
+
+  /**
+   * How calls are spread over several endpoints: {@code "least_pending"} (the default: of two endpoints drawn at
+   * random by weight, the one with fewer calls pending per unit of weight) or {@code "round_robin"} (in turn,
+   * each as often as its weight). With one endpoint it does not matter.
+   */
+  public RpcClientBuilder loadBalancer(String policy) {
+    this.loadBalancer = LoadBalancers.forName(Objects.requireNonNull(policy, "loadBalancer"));
+    return this;
+  }
+
+  /** A load-balancing policy of the caller's own. */
+  public RpcClientBuilder loadBalancer(LoadBalancer.Factory factory) {
+    this.loadBalancer = Objects.requireNonNull(factory, "loadBalancer");
+    return this;
+  }
+
+  /** TCP connections to each endpoint; calls to an endpoint are spread over them round robin (default 1). */
   public RpcClientBuilder connectionsPerEndpoint(int n) {
     this.connectionsPerEndpoint = checkPositive("connectionsPerEndpoint", n);
     return this;
@@ -214,10 +269,10 @@ public final class RpcClientBuilder {
   }
 
   public RpcClient build() {
-    if (host == null) {
-      throw new IllegalStateException("no server address set: call address(host, port)");
+    if (resolver == null) {
+      throw new IllegalStateException("no server to call: set address(host, port), target(...) or endpoints(...)");
     }
-    ClientConfig config = new ClientConfig(InetSocketAddress.createUnresolved(host, port),
+    ClientConfig config = new ClientConfig(target, resolver, loadBalancer,
         List.copyOf(interceptors), connectionsPerEndpoint, ioMode, ioThreads, defaultDeadline.toNanos(),
         connectTimeout.toNanos(), keepAliveTime.toNanos(), maxFrameSize, maxMetadataSize, maxPendingCalls, reconnectInitial.toNanos(),
         reconnectMax.toNanos(), writeBufferLow, writeBufferHigh, callbackExecutor, meterRegistry,

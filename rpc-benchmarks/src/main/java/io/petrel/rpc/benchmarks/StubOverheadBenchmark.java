@@ -9,7 +9,6 @@ import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.benchmarks.proto.BenchmarkMessage;
 import io.petrel.rpc.spi.ClientConfig;
-import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -87,7 +86,9 @@ public class StubOverheadBenchmark {
     private final Object reply;
 
     AnsweringClient(Object reply) {
-      super(new ClientConfig(InetSocketAddress.createUnresolved("in-process", 1), List.of(), 1, IoMode.NIO, 1,
+      super(new ClientConfig("in-process:1", new io.petrel.rpc.internal.lb.StaticResolver(
+          List.of(io.petrel.rpc.Endpoint.of("in-process", 1))), io.petrel.rpc.internal.lb.LoadBalancers.ROUND_ROBIN_FACTORY,
+          List.of(), 1, IoMode.NIO, 1,
           TimeUnit.SECONDS.toNanos(30), 0, 0, 1 << 20, 8192, 1 << 20, 1, 1, 1, 1, null, null, false,
           "in-process", null));
       this.reply = reply;

@@ -4,13 +4,15 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.petrel.rpc.ClientInterceptor;
 import io.petrel.rpc.IoMode;
 import io.petrel.rpc.TlsConfig;
-import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.Executor;
 
 /**
  * The validated settings of a client, handed by {@link io.petrel.rpc.RpcClientBuilder} to the transport.
  *
+ * @param target what the client calls, as given to the builder ("host:port", "static://h1:7000,h2:7000")
+ * @param resolver yields the endpoints of {@code target}
+ * @param loadBalancer picks an endpoint per call when there are several
  * @param callbackExecutor where futures complete; null means on the connection's event loop
  * @param meterRegistry where metrics go, or null for none
  * @param keepAliveTimeNanos silence after which a PING is sent, and then the connection closed if the
@@ -18,7 +20,9 @@ import java.util.concurrent.Executor;
  * @param tls TLS settings, or null for plaintext
  */
 public record ClientConfig(
-    InetSocketAddress address,
+    String target,
+    NameResolver resolver,
+    LoadBalancer.Factory loadBalancer,
     List<ClientInterceptor> interceptors,
     int connectionsPerEndpoint,
     IoMode ioMode,

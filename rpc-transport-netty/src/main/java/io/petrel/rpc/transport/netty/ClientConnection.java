@@ -171,7 +171,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
           call.succeed(null);
         } else {
           call.fail(Status.UNAVAILABLE.withDescription("oneway " + call.method.fullName() + " to "
-              + client.target() + " could not be written: " + f.cause()).withCause(f.cause()));
+              + slot.authority() + " could not be written: " + f.cause()).withCause(f.cause()));
         }
       });
       return;
@@ -243,7 +243,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
    */
   private void closeIfDrained() {
     if (inFlight.isEmpty() && waiting.isEmpty() && !closed) {
-      log.debug("closing connection to {} after GOAWAY: no call left on it", client.target());
+      log.debug("closing connection to {} after GOAWAY: no call left on it", slot.authority());
       channel.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(
           io.netty.channel.ChannelFutureListener.CLOSE);
     }
@@ -266,9 +266,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     if (evt instanceof IdleStateEvent) {
       if (pingOutstanding) {
         log.warn("closing connection to {}: silent for two keepalive periods, a PING went unanswered; {} calls"
-            + " in flight fail with UNAVAILABLE, reconnecting", client.target(), inFlight.size());
+            + " in flight fail with UNAVAILABLE, reconnecting", slot.authority(), inFlight.size());
         closed = true; // no new calls here while it closes
-        failAll("connection to " + client.target() + " closed: no answer to keepalive PING");
+        failAll("connection to " + slot.authority() + " closed: no answer to keepalive PING");
         ctx.close();
       } else {
         pingOutstanding = true;
@@ -297,7 +297,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       Status s = Status.RESOURCE_EXHAUSTED.withDescription("response of " + big.frameSize() + " bytes exceeds the"
           + " client's max" + ("frame".equals(big.what()) ? "FrameSize " : "MetadataSize ") + big.limit()
           + " (raise RpcClient.builder().max" + ("frame".equals(big.what()) ? "FrameSize" : "MetadataSize") + ")");
-      log.warn("{} from {}: skipped", s.description(), client.target());
+      log.warn("{} from {}: skipped", s.description(), slot.authority());
       if (call != null) {
         call.fail(s);
       }
@@ -318,7 +318,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         return;
       case TYPE_GOAWAY:
         goaway = true;
-        log.debug("server {} sent GOAWAY; {} calls still in flight on this connection", client.target(),
+        log.debug("server {} sent GOAWAY; {} calls still in flight on this connection", slot.authority(),
             inFlight.size());
         slot.onGoaway(this);
         closeIfDrained();
@@ -345,7 +345,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     if (frame.status != 0) {
       Status s = Status.fromCodeValue(frame.status).withDescription(body.toString(StandardCharsets.UTF_8));
       if (s.code() == Status.Code.UNIMPLEMENTED) {
-        s = s.withDescription(call.method.fullName() + " is not implemented by " + client.target() + ": "
+        s = s.withDescription(call.method.fullName() + " is not implemented by " + slot.authority() + ": "
             + s.description());
       }
       call.fail(s);
@@ -470,10 +470,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     PendingCall<?> held;
     while ((held = waiting.poll()) != null) {
       held.releaseFrame();
-      held.fail(Status.UNAVAILABLE.withDescription("connection to " + client.target() + " closed before "
+      held.fail(Status.UNAVAILABLE.withDescription("connection to " + slot.authority() + " closed before "
           + held.method.fullName() + " could be sent (the server was not reading); retry"));
     }
-    failAll("connection to " + client.target() + " closed" + reasonSuffix());
+    failAll("connection to " + slot.authority() + " closed" + reasonSuffix());
     wakeChain.kick();
     super.channelInactive(ctx);
   }
@@ -518,14 +518,14 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         closeReason = "TLS: " + TlsErrors.describe(cause, true, slot.host(), slot.hasOwnCertificate(),
             TlsErrors.sentCertificate(ctx.pipeline()));
       }
-      log.debug("connection to {} failed: {}", client.target(), closeReason, cause);
+      log.debug("connection to {} failed: {}", slot.authority(), closeReason, cause);
       channel.close();
       return;
     }
-    ConnectionErrors.close(client.limitLog(), channel, cause, "to " + client.target());
+    ConnectionErrors.close(client.limitLog(), channel, cause, "to " + slot.authority());
   }
 
   private void protocolViolation(String what) {
-    ConnectionErrors.protocolViolation(client.limitLog(), channel, what, "to " + client.target());
+    ConnectionErrors.protocolViolation(client.limitLog(), channel, what, "to " + slot.authority());
   }
 }

@@ -32,6 +32,9 @@ final class ClientSlot {
   private static final AttributeKey<SslHandler> TLS_HANDLER = AttributeKey.valueOf("petrel-client-tls");
 
   private final NettyRpcClient client;
+  private final NettySubchannel subchannel;
+  /** True while a reconnect waits out its backoff after a failed attempt; read lock-free by the balancer. */
+  private volatile boolean backingOff;
   private final EventLoop loop;
   private final Bootstrap bootstrap;
   private final ClientConfig config;
@@ -51,8 +54,9 @@ final class ClientSlot {
   private Channel connectingChannel;
   private boolean closed;
 
-  ClientSlot(NettyRpcClient client, EventLoop loop, IoSupport io, ClientConfig config) {
+  ClientSlot(NettyRpcClient client, NettySubchannel subchannel, EventLoop loop, IoSupport io, ClientConfig config) {
     this.client = client;
+    this.subchannel = subchannel;
     this.loop = loop;
     this.config = config;
     this.backoffNanos = config.reconnectInitialBackoffNanos();
@@ -72,8 +76,8 @@ final class ClientSlot {
             TlsSource tls = client.tls();
             if (tls != null) {
               // The target host is the SNI name and the name the server's certificate must match.
-              SslHandler ssl = tls.context().newHandler(ch.alloc(), config.address().getHostString(),
-                  config.address().getPort());
+              SslHandler ssl = tls.context().newHandler(ch.alloc(), subchannel.endpoint().host(),
+                  subchannel.endpoint().port());
               ssl.setHandshakeTimeout(config.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
               ch.pipeline().addLast("petrel-tls", ssl);
               ch.attr(TLS_HANDLER).set(ssl);
@@ -96,14 +100,28 @@ final class ClientSlot {
     return loop;
   }
 
+  /** The endpoint's "host:port", for messages. */
+  String authority() {
+    return subchannel.authority();
+  }
+
+  NettySubchannel subchannel() {
+    return subchannel;
+  }
+
   /** The host the client connects to, as given to the builder. */
   String host() {
-    return config.address().getHostString();
+    return subchannel.endpoint().host();
   }
 
   /** Whether the client has a TLS certificate to show a server that asks for one. */
   boolean hasOwnCertificate() {
     return config.tls() != null && config.tls().hasOwnCertificate();
+  }
+
+  /** True while a reconnect waits out its backoff after a failed attempt (calls here would fail at once). */
+  boolean isBackingOff() {
+    return backingOff;
   }
 
   /** The usable connection, or null. Lock-free: the per-call fast path. */
@@ -131,12 +149,12 @@ final class ClientSlot {
     if (connection != null) {
       // Closed a moment ago, and its event loop has not yet said why (onClosed): whether to reconnect at once or
       // back off depends on that, so no attempt is started from here.
-      return loop.newFailedFuture(Status.UNAVAILABLE.withDescription("the connection to " + client.target()
+      return loop.newFailedFuture(Status.UNAVAILABLE.withDescription("the connection to " + subchannel.authority()
           + " has just closed; retry").asException());
     }
     if (reconnectTimer != null && lastFailure != null) {
       long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextAttemptAt - System.nanoTime()));
-      return loop.newFailedFuture(Status.UNAVAILABLE.withDescription("cannot connect to " + client.target() + ": "
+      return loop.newFailedFuture(Status.UNAVAILABLE.withDescription("cannot connect to " + subchannel.authority() + ": "
           + lastFailure + "; next attempt in " + left + " ms (RpcClient.builder().reconnectBackoff)").asException());
     }
     startConnect();
@@ -152,10 +170,11 @@ final class ClientSlot {
     if (reconnectTimer != null) {
       reconnectTimer.cancel(false);
       reconnectTimer = null;
+      backoffChanged();
     }
     Promise<ClientConnection> promise = loop.newPromise();
     connecting = promise;
-    ChannelFuture cf = bootstrap.connect(config.address());
+    ChannelFuture cf = bootstrap.connect(subchannel.address());
     connectingChannel = cf.channel();
     cf.addListener(f -> {
       if (!f.isSuccess()) {
@@ -180,7 +199,7 @@ final class ClientSlot {
           String why = "TLS handshake failed: " + TlsErrors.describe(h.cause(), true, host(), hasOwnCertificate(),
               TlsErrors.sentCertificate(ssl));
           connected(promise, cf.channel(), Status.UNAVAILABLE.withDescription("cannot connect to "
-              + client.target() + ": " + why).withCause(h.cause()).asException(), why);
+              + subchannel.authority() + ": " + why).withCause(h.cause()).asException(), why);
         }
       });
     });
@@ -203,7 +222,7 @@ final class ClientSlot {
           String reason = conn != null && conn.closeReason() != null ? conn.closeReason()
               : "the connection closed as soon as it opened";
           why = reason;
-          cause = Status.UNAVAILABLE.withDescription("cannot connect to " + client.target() + ": " + reason)
+          cause = Status.UNAVAILABLE.withDescription("cannot connect to " + subchannel.authority() + ": " + reason)
               .asException();
           conn = null;
         }
@@ -220,15 +239,21 @@ final class ClientSlot {
         lastFailure = why;
         scheduleReconnect();
       }
+      backoffChanged();
     }
     if (conn != null) {
-      log.debug("connected to {} from {}", client.target(), channel.localAddress());
+      log.debug("connected to {} from {}", subchannel.authority(), channel.localAddress());
       promise.trySuccess(conn);
     } else {
       Throwable failure = cause != null ? cause : shutDown();
-      log.debug("cannot connect to {}: {}", client.target(), failure.toString());
+      log.debug("cannot connect to {}: {}", subchannel.authority(), failure.toString());
       promise.tryFailure(failure);
     }
+  }
+
+  // Holding the lock, after reconnectTimer or lastFailure changed.
+  private void backoffChanged() {
+    backingOff = reconnectTimer != null && lastFailure != null;
   }
 
   /** The connection has received its first frame: the server is really there, so backoff starts over. */
@@ -247,12 +272,14 @@ final class ClientSlot {
       reconnectTimer = loop.schedule(() -> {
         synchronized (this) {
           reconnectTimer = null;
+          backoffChanged();
           if (!closed && current() == null && connecting == null) {
             startConnect();
           }
         }
       }, jittered, TimeUnit.NANOSECONDS);
       nextAttemptAt = System.nanoTime() + jittered;
+      backoffChanged();
     } catch (java.util.concurrent.RejectedExecutionException e) {
       closed = true; // the event loop is gone: the client is shutting down
     }
@@ -271,8 +298,9 @@ final class ClientSlot {
             lastFailure = c.closeReason() != null ? c.closeReason()
                 : "the connection was closed before the server answered anything";
           }
-          log.debug("connection to {} lost; reconnecting with backoff", client.target());
+          log.debug("connection to {} lost; reconnecting with backoff", subchannel.authority());
           scheduleReconnect();
+          backoffChanged();
         }
       }
     }
@@ -304,6 +332,7 @@ final class ClientSlot {
       }
       attempt = connectingChannel;
       connectingChannel = null;
+      backoffChanged();
     }
     // An attempt under way (a TLS handshake may hold buffers) is closed too, before the event loop stops.
     Future<?> attemptClosed = attempt == null ? null : attempt.close();

@@ -1,25 +1,28 @@
 package io.petrel.rpc.transport.netty;
 
-import io.petrel.rpc.internal.RateLimitedLog;
 import static io.petrel.rpc.transport.netty.Protocol.TYPE_ONEWAY;
 import static io.petrel.rpc.transport.netty.Protocol.TYPE_REQUEST;
 
-import io.netty.buffer.ByteBuf;
+import io.micrometer.core.instrument.Tags;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
-import io.micrometer.core.instrument.Tags;
 import io.petrel.rpc.CallOptions;
-import io.petrel.rpc.Metadata;
-import io.petrel.rpc.internal.CallMetrics;
-import java.util.function.Consumer;
 import io.petrel.rpc.Deadline;
+import io.petrel.rpc.Endpoint;
+import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.MethodType;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
+import io.petrel.rpc.internal.CallMetrics;
+import io.petrel.rpc.internal.RateLimitedLog;
 import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.LoadBalancer;
+import io.petrel.rpc.spi.NameResolver;
+import io.petrel.rpc.spi.Subchannel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -28,18 +31,33 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The Netty client: encodes on the caller's thread, sends through per-connection write queues. */
-final class NettyRpcClient extends RpcClient {
+/**
+ * The Netty client: a channel over the endpoints its name resolver yields. The core's load balancer picks a
+ * {@link NettySubchannel} (one endpoint's connections) per call; requests are encoded on the caller's thread and
+ * sent through per-connection write queues. Event loops are the JVM's shared ones unless {@code ioThreads} is
+ * set.
+ */
+final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
   private static final Logger log = LoggerFactory.getLogger(NettyRpcClient.class);
+  private static final NettySubchannel[] NONE = new NettySubchannel[0];
 
   private final ClientConfig config;
   private final String target;
   private final IoSupport io;
   private final EventLoopGroup group;
-  private final ClientSlot[] slots;
+  /** The shared event loops in use, or null when the client has its own group. */
+  private final @Nullable SharedEventLoops shared;
+  private final LoadBalancer balancer;
+  /** The endpoints' subchannels; replaced (never changed in place) when the resolver says so. */
+  private volatile NettySubchannel[] subchannels = NONE;
+  /** The only subchannel when there is exactly one: calls skip the balancer and its counting. */
+  private volatile @Nullable NettySubchannel single;
+  private volatile @Nullable Status resolverError;
   private final AtomicInteger pending = new AtomicInteger();
   private final CountDownLatch terminated = new CountDownLatch(1);
   private final AtomicBoolean terminating = new AtomicBoolean();
@@ -47,17 +65,16 @@ final class NettyRpcClient extends RpcClient {
   private final ByteBufAllocator alloc = IoSupport.CALLER_ALLOCATOR;
   private final TransportMetrics metrics;
   private volatile boolean shutdown;
-  private int roundRobin;
   private final RateLimitedLog limitLog = new RateLimitedLog(log);
-  /** The client's event loops, to refuse blocking calls made on them. */
-  private final io.netty.util.concurrent.EventExecutor[] loops;
+  /** The event loops this client's connections run on, to refuse blocking calls made on them. */
+  private final EventExecutor[] loops;
   /** The TLS contexts of new connections, or null for plaintext. */
   private final TlsSource tls;
 
   NettyRpcClient(ClientConfig config) {
     super(config);
     this.config = config;
-    this.target = config.address().getHostString() + ":" + config.address().getPort();
+    this.target = config.target();
     if (config.tls() != null) {
       try {
         this.tls = new TlsSource(config.tls(), false, "client '" + config.name() + "'", limitLog);
@@ -69,33 +86,84 @@ final class NettyRpcClient extends RpcClient {
       this.tls = null;
     }
     this.io = IoSupport.select(config.ioMode());
-    int threads = config.ioThreads() == 0
-        ? Math.min(Runtime.getRuntime().availableProcessors(), config.connectionsPerEndpoint())
-        : config.ioThreads();
-    this.group = io.newGroup(threads, config.name() + "-io");
+    if (config.ioThreads() > 0) {
+      this.shared = null;
+      this.group = io.newGroup(config.ioThreads(), config.name() + "-io");
+    } else {
+      this.shared = SharedEventLoops.acquire(io);
+      this.group = shared.group();
+    }
+    this.balancer = config.loadBalancer().newLoadBalancer();
     this.metrics = config.meterRegistry() == null ? null
         : new TransportMetrics(config.meterRegistry(), "client",
             Tags.of("client", config.name(), "target", target), config.percentileHistograms());
-    List<io.netty.util.concurrent.EventExecutor> executors = new ArrayList<>();
+    List<EventExecutor> executors = new ArrayList<>();
     group.forEach(executors::add);
-    this.loops = executors.toArray(new io.netty.util.concurrent.EventExecutor[0]);
-    this.slots = new ClientSlot[config.connectionsPerEndpoint()];
-    for (int i = 0; i < slots.length; i++) {
-      slots[i] = new ClientSlot(this, group.next(), io, config);
-    }
+    this.loops = executors.toArray(new EventExecutor[0]);
     if (metrics != null) {
       metrics.gauge("rpc.client.calls.pending", pending, AtomicInteger::get);
       metrics.gauge("rpc.client.connections", this, c -> {
         int n = 0;
-        for (ClientSlot s : c.slots) {
-          n += s.current() != null ? 1 : 0;
+        for (NettySubchannel s : c.subchannels) {
+          n += s.connected();
         }
         return n;
       });
       metrics.eventLoops(group);
     }
-    log.debug("Petrel client '{}' for {} (io {}, {} connections, {} io threads, {})", config.name(), target, io.name,
-        slots.length, threads, tls == null ? "plaintext" : tls.describe());
+    log.debug("Petrel client '{}' for {} (io {}, {} connections per endpoint, {}, load balancer {}, {})",
+        config.name(), target, io.name, config.connectionsPerEndpoint(), shared != null ? "shared event loops"
+            : config.ioThreads() + " io threads of its own", config.loadBalancer().name(),
+        tls == null ? "plaintext" : tls.describe());
+    config.resolver().start(this); // last: a static resolver answers at once, on this thread
+  }
+
+  /** The resolver's list: keeps the subchannels of endpoints still there, makes new ones, closes the rest. */
+  @Override
+  public synchronized void onEndpoints(List<Endpoint> endpoints) {
+    if (shutdown || endpoints.isEmpty()) {
+      return;
+    }
+    resolverError = null;
+    NettySubchannel[] old = subchannels;
+    List<NettySubchannel> next = new ArrayList<>();
+    List<NettySubchannel> kept = new ArrayList<>();
+    for (Endpoint e : endpoints) {
+      NettySubchannel found = null;
+      for (NettySubchannel s : old) {
+        if (s.endpoint().sameAddress(e)) {
+          found = s;
+          break;
+        }
+      }
+      if (found != null) {
+        found.setEndpoint(e); // the weight may have changed
+        kept.add(found);
+      } else {
+        found = new NettySubchannel(this, e, group, io, config);
+      }
+      next.add(found);
+    }
+    NettySubchannel[] arr = next.toArray(NONE);
+    subchannels = arr;
+    single = arr.length == 1 ? arr[0] : null;
+    balancer.update(next);
+    for (NettySubchannel s : old) {
+      if (!kept.contains(s)) {
+        log.debug("endpoint {} of {} is gone; closing its connections", s.endpoint(), target);
+        s.close();
+      }
+    }
+    if (old.length > 0 || arr.length > 1) {
+      log.info("client '{}' for {}: endpoints {}", config.name(), target, endpoints);
+    }
+  }
+
+  @Override
+  public void onError(Status error) {
+    resolverError = error;
+    limitLog.warn("resolver error: " + target, "client '" + config.name() + "' cannot resolve " + target + ": "
+        + error + (subchannels.length > 0 ? "; keeping the endpoints it had" : ""));
   }
 
   /** The TLS contexts of new connections, or null for plaintext. */
@@ -139,27 +207,62 @@ final class NettyRpcClient extends RpcClient {
     return metrics;
   }
 
+  /**
+   * Connects to every endpoint now and waits up to the connect timeout. Succeeds when at least one endpoint is
+   * reachable (the others keep trying on their backoff); otherwise throws UNAVAILABLE naming each failure.
+   */
   @Override
   public RpcClient start() {
+    NettySubchannel[] subs = subchannels;
+    if (subs.length == 0) {
+      Status e = resolverError;
+      throw Status.UNAVAILABLE.withDescription("no endpoint for " + target + " yet"
+          + (e != null ? ": " + e.description() : "")).asException();
+    }
     List<Future<ClientConnection>> attempts = new ArrayList<>();
-    for (ClientSlot s : slots) {
-      attempts.add(s.acquire());
+    List<NettySubchannel> owners = new ArrayList<>();
+    for (NettySubchannel sub : subs) {
+      for (ClientSlot s : sub.slots()) {
+        attempts.add(s.acquire());
+        owners.add(sub);
+      }
     }
     long waitMs = TimeUnit.NANOSECONDS.toMillis(config.connectTimeoutNanos()) + 1000;
-    for (Future<ClientConnection> f : attempts) {
-      if (!f.awaitUninterruptibly(waitMs)) {
-        throw Status.UNAVAILABLE.withDescription("cannot connect to " + target + " within " + waitMs + " ms")
-            .asException();
+    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+    StatusException first = null;
+    List<String> failures = new ArrayList<>();
+    int ok = 0;
+    for (int i = 0; i < attempts.size(); i++) {
+      Future<ClientConnection> f = attempts.get(i);
+      long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime()));
+      StatusException failure = null;
+      if (!f.awaitUninterruptibly(left)) {
+        failure = Status.UNAVAILABLE.withDescription("cannot connect to " + owners.get(i).authority() + " within "
+            + waitMs + " ms").asException();
+      } else if (!f.isSuccess()) {
+        failure = f.cause() instanceof StatusException se ? new StatusException(se.status()) // described; our stack
+            : Status.UNAVAILABLE.withDescription("cannot connect to " + owners.get(i).authority() + ": "
+                + f.cause()).withCause(f.cause()).asException();
+      } else {
+        ok++;
       }
-      if (!f.isSuccess()) {
-        if (f.cause() instanceof StatusException se) {
-          throw new StatusException(se.status()); // e.g. a failed TLS handshake, described; the caller's stack
-        }
-        throw Status.UNAVAILABLE.withDescription("cannot connect to " + target + ": " + f.cause())
-            .withCause(f.cause()).asException();
+      if (failure != null) {
+        first = first == null ? failure : first;
+        failures.add(failure.status().description());
       }
     }
-    return this;
+    if (ok > 0) {
+      if (!failures.isEmpty()) {
+        log.warn("client '{}' for {}: {} of {} connections failed at start, calls go to the others: {}",
+            config.name(), target, failures.size(), attempts.size(), failures);
+      }
+      return this;
+    }
+    if (attempts.size() == 1) {
+      throw first;
+    }
+    throw Status.UNAVAILABLE.withDescription("cannot connect to any endpoint of " + target + ": "
+        + String.join("; ", failures)).asException();
   }
 
   @Override
@@ -205,8 +308,29 @@ final class NettyRpcClient extends RpcClient {
           + Status.describe(t)).withCause(t));
       return call;
     }
-    route(call, nextSlot());
+    NettySubchannel sub = single;
+    if (sub == null) {
+      sub = pick();
+      if (sub == null) {
+        Status e = resolverError;
+        call.releaseFrame();
+        call.fail(Status.UNAVAILABLE.withDescription("no endpoint for " + target + " yet"
+            + (e != null ? ": " + e.description() : "") + "; " + method.fullName() + " not sent"));
+        return call;
+      }
+      call.subchannel = sub;
+      sub.pending.incrementAndGet();
+    }
+    route(call, sub.nextSlot());
     return call;
+  }
+
+  private @Nullable NettySubchannel pick() {
+    Subchannel s = balancer.pick();
+    if (s == null && subchannels.length == 1) {
+      return subchannels[0]; // changed from one to several while we looked
+    }
+    return (NettySubchannel) s;
   }
 
   /**
@@ -238,6 +362,16 @@ final class NettyRpcClient extends RpcClient {
       f.getNow().send(call);
       return;
     }
+    NettySubchannel from = call.subchannel;
+    if (from != null && !call.repicked) {
+      // Several endpoints: an unsent call whose endpoint cannot be reached now tries another one, once.
+      NettySubchannel other = pick();
+      if (other != null && other != from) {
+        call.repicked = true; // (still counted on its first subchannel: the count never moves, so never drifts)
+        route(call, other.nextSlot());
+        return;
+      }
+    }
     call.releaseFrame();
     Throwable cause = f.cause();
     if (cause instanceof StatusException se) {
@@ -247,15 +381,12 @@ final class NettyRpcClient extends RpcClient {
     }
   }
 
-  private ClientSlot nextSlot() {
-    if (slots.length == 1) {
-      return slots[0];
+  /** Ends a call for the client: uncounts it (and from its subchannel, when there are several). */
+  void callEnded(PendingCall<?> call) {
+    NettySubchannel sub = call.subchannel;
+    if (sub != null) {
+      sub.pending.decrementAndGet();
     }
-    int i = roundRobin++; // racy on purpose: any spread is fine, no contention
-    return slots[Math.floorMod(i, slots.length)];
-  }
-
-  void callEnded() {
     if (pending.decrementAndGet() == 0 && shutdown) {
       terminate();
     }
@@ -286,14 +417,22 @@ final class NettyRpcClient extends RpcClient {
     if (!terminating.compareAndSet(false, true)) {
       return;
     }
-    AtomicInteger remaining = new AtomicInteger(slots.length);
-    for (ClientSlot s : slots) {
-      s.close().addListener(f -> {
-        if (remaining.decrementAndGet() == 0) {
-          group.shutdownGracefully(0, 2, TimeUnit.SECONDS).addListener(g -> terminated.countDown());
-        }
-      });
+    NettySubchannel[] subs;
+    synchronized (this) {
+      subs = subchannels;
     }
+    config.resolver().shutdown();
+    AtomicInteger remaining = new AtomicInteger(subs.length + 1);
+    Runnable next = () -> {
+      if (remaining.decrementAndGet() == 0) {
+        Future<?> stopped = shared != null ? shared.release() : group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+        stopped.addListener(g -> terminated.countDown());
+      }
+    };
+    for (NettySubchannel s : subs) {
+      s.close().addListener(f -> next.run());
+    }
+    next.run();
   }
 
   @Override
@@ -313,7 +452,7 @@ final class NettyRpcClient extends RpcClient {
 
   @Override
   public String toString() {
-    return "NettyRpcClient{" + target + ", pending=" + pending.get() + ", slots="
-        + java.util.Arrays.toString(slots) + "}";
+    return "NettyRpcClient{" + target + ", pending=" + pending.get() + ", subchannels="
+        + java.util.Arrays.toString(subchannels) + "}";
   }
 }

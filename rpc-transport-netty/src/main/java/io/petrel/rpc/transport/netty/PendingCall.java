@@ -44,6 +44,13 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
   /** Set on the event loop when the call is registered on a connection. */
   ClientConnection connection;
   int requestId;
+  /**
+   * The endpoint's subchannel the call is counted on, when the client has several endpoints (null with one);
+   * written before the call is routed, read when it ends.
+   */
+  volatile NettySubchannel subchannel;
+  /** The call was moved once to another endpoint because its own could not be reached. */
+  boolean repicked;
   ScheduledFuture<?> timer;
   private volatile int finished;
 
@@ -85,7 +92,7 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
     if (t != null) {
       t.cancel(false);
     }
-    client.callEnded();
+    client.callEnded(this);
     return true;
   }
 

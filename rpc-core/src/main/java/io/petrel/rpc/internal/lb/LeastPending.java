@@ -1,0 +1,105 @@
+package io.petrel.rpc.internal.lb;
+
+import io.petrel.rpc.spi.LoadBalancer;
+import io.petrel.rpc.spi.Subchannel;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Least pending with the power of two choices: for each call, two endpoints are drawn at random (in proportion
+ * to their weights) and the call goes to the one with fewer calls pending per unit of weight. Nearly as good as
+ * asking every endpoint, at the cost of two reads; a slow server collects pending calls and so gets fewer new
+ * ones. A subchannel that backs off after a failed connect loses to any available one.
+ */
+public final class LeastPending implements LoadBalancer {
+  private record State(Subchannel[] subchannels, int[] cumulative, boolean uniform) {}
+
+  private volatile @Nullable State state;
+
+  @Override
+  public @Nullable Subchannel pick() {
+    State s = state;
+    if (s == null) {
+      return null;
+    }
+    Subchannel[] subs = s.subchannels();
+    int n = subs.length;
+    if (n == 1) {
+      return subs[0];
+    }
+    ThreadLocalRandom r = ThreadLocalRandom.current();
+    int a;
+    int b;
+    if (s.uniform()) {
+      a = r.nextInt(n);
+      b = r.nextInt(n - 1);
+      if (b >= a) {
+        b++;
+      }
+    } else {
+      a = draw(s.cumulative(), r);
+      b = draw(s.cumulative(), r);
+      if (b == a) {
+        b = (a + 1 + r.nextInt(n - 1)) % n; // distinct; the weighting of the second is approximate then
+      }
+    }
+    Subchannel x = subs[a];
+    Subchannel y = subs[b];
+    boolean xa = x.isAvailable();
+    if (xa != y.isAvailable()) {
+      return xa ? x : y;
+    }
+    // Fewer pending per unit of weight wins: x.pending / x.weight <= y.pending / y.weight, without division.
+    long lx = (long) x.pendingCalls() * y.endpoint().weight();
+    long ly = (long) y.pendingCalls() * x.endpoint().weight();
+    if (lx != ly) {
+      return lx < ly ? x : y;
+    }
+    return x;
+  }
+
+  private static int draw(int[] cumulative, ThreadLocalRandom r) {
+    int total = cumulative[cumulative.length - 1];
+    int t = r.nextInt(total);
+    int lo = 0;
+    int hi = cumulative.length - 1;
+    while (lo < hi) { // the first index whose cumulative weight exceeds t
+      int mid = (lo + hi) >>> 1;
+      if (cumulative[mid] > t) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return lo;
+  }
+
+  @Override
+  public void update(List<? extends Subchannel> subchannels) {
+    Subchannel[] subs = subchannels.toArray(new Subchannel[0]);
+    int[] cumulative = new int[subs.length];
+    int sum = 0;
+    boolean uniform = true;
+    for (int i = 0; i < subs.length; i++) {
+      int w = subs[i].endpoint().weight();
+      uniform &= w == subs[0].endpoint().weight();
+      sum += w;
+      cumulative[i] = sum;
+    }
+    state = new State(subs, cumulative, uniform);
+  }
+
+  @Override
+  public String toString() {
+    State s = state;
+    List<String> names = new ArrayList<>();
+    if (s != null) {
+      for (Subchannel c : s.subchannels()) {
+        names.add(c.endpoint() + "(" + c.pendingCalls() + " pending)");
+      }
+    }
+    return "least_pending" + names;
+  }
+}

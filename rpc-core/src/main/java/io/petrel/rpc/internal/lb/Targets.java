@@ -1,0 +1,109 @@
+package io.petrel.rpc.internal.lb;
+
+import io.petrel.rpc.Endpoint;
+import io.petrel.rpc.spi.NameResolver;
+import io.petrel.rpc.spi.NameResolverProvider;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.ServiceLoader;
+
+/**
+ * Parses a client target: {@code host:port}; {@code static://host:port,host:port;weight=N,...}; or
+ * {@code scheme://...} for a {@link NameResolverProvider} of that scheme on the class path.
+ */
+public final class Targets {
+  private Targets() {}
+
+  /** The resolver for {@code target}; throws {@link IllegalArgumentException} saying what is wrong. */
+  public static NameResolver resolver(String target) {
+    int sep = target.indexOf("://");
+    if (sep < 0) {
+      return new StaticResolver(List.of(endpoint(target.trim(), target)));
+    }
+    String scheme = target.substring(0, sep).toLowerCase(Locale.ROOT);
+    String rest = target.substring(sep + 3);
+    if (scheme.equals("static")) {
+      return new StaticResolver(endpoints(rest, target));
+    }
+    List<String> known = new ArrayList<>(List.of("static"));
+    for (NameResolverProvider p : ServiceLoader.load(NameResolverProvider.class, Targets.class.getClassLoader())) {
+      if (p.scheme().equalsIgnoreCase(scheme)) {
+        return p.newResolver(rest);
+      }
+      known.add(p.scheme());
+    }
+    throw new IllegalArgumentException("no name resolver for the scheme '" + scheme + "' of target '" + target
+        + "'; known schemes: " + known + " (a resolver is found through META-INF/services/"
+        + NameResolverProvider.class.getName() + ")");
+  }
+
+  /** "h1:7000,h2:7000;weight=2" */
+  static List<Endpoint> endpoints(String list, String target) {
+    List<Endpoint> out = new ArrayList<>();
+    for (String part : list.split(",")) {
+      String p = part.trim();
+      if (p.isEmpty()) {
+        continue;
+      }
+      int weight = Endpoint.DEFAULT_WEIGHT;
+      int semi = p.indexOf(';');
+      if (semi >= 0) {
+        String attr = p.substring(semi + 1).trim();
+        p = p.substring(0, semi).trim();
+        if (!attr.startsWith("weight=")) {
+          throw new IllegalArgumentException("unknown endpoint attribute '" + attr + "' in target '" + target
+              + "' (only weight=N is known)");
+        }
+        try {
+          weight = Integer.parseInt(attr.substring(7).trim());
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException("bad weight '" + attr + "' in target '" + target + "'", e);
+        }
+      }
+      Endpoint e = endpoint(p, target).withWeight(weight);
+      for (Endpoint o : out) {
+        if (o.sameAddress(e)) {
+          throw new IllegalArgumentException("endpoint " + e.authority() + " appears twice in target '" + target
+              + "'; give it a weight instead");
+        }
+      }
+      out.add(e);
+    }
+    if (out.isEmpty()) {
+      throw new IllegalArgumentException("target '" + target + "' names no endpoint; expected"
+          + " static://host:port,host:port");
+    }
+    return out;
+  }
+
+  /** "host:port" or "[v6]:port". */
+  static Endpoint endpoint(String s, String target) {
+    String host;
+    String port;
+    if (s.startsWith("[")) {
+      int close = s.indexOf(']');
+      if (close < 0 || close + 1 >= s.length() || s.charAt(close + 1) != ':') {
+        throw new IllegalArgumentException("bad endpoint '" + s + "' in target '" + target + "'; expected"
+            + " [ipv6]:port");
+      }
+      host = s.substring(1, close);
+      port = s.substring(close + 2);
+    } else {
+      int colon = s.lastIndexOf(':');
+      if (colon <= 0 || s.indexOf(':') != colon) {
+        throw new IllegalArgumentException("bad endpoint '" + s + "' in target '" + target + "'; expected"
+            + " host:port");
+      }
+      host = s.substring(0, colon);
+      port = s.substring(colon + 1);
+    }
+    int p;
+    try {
+      p = Integer.parseInt(port);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("bad port '" + port + "' in target '" + target + "'", e);
+    }
+    return Endpoint.of(host, p);
+  }
+}

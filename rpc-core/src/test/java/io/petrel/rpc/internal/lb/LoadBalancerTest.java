@@ -1,0 +1,162 @@
+package io.petrel.rpc.internal.lb;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.petrel.rpc.Endpoint;
+import io.petrel.rpc.spi.LoadBalancer;
+import io.petrel.rpc.spi.NameResolver;
+import io.petrel.rpc.spi.Subchannel;
+import io.petrel.rpc.Status;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class LoadBalancerTest {
+
+  /** A subchannel whose load and availability the test sets. */
+  static final class Fake implements Subchannel {
+    final Endpoint endpoint;
+    int pending;
+    boolean available = true;
+
+    Fake(String host, int weight) {
+      this.endpoint = new Endpoint(host, 7000, weight);
+    }
+
+    @Override
+    public Endpoint endpoint() {
+      return endpoint;
+    }
+
+    @Override
+    public int pendingCalls() {
+      return pending;
+    }
+
+    @Override
+    public boolean isAvailable() {
+      return available;
+    }
+  }
+
+  private static Map<String, Integer> count(LoadBalancer lb, int picks, boolean addPending) {
+    Map<String, Integer> n = new HashMap<>();
+    for (int i = 0; i < picks; i++) {
+      Fake f = (Fake) lb.pick();
+      n.merge(f.endpoint.host(), 1, Integer::sum);
+      if (addPending) {
+        f.pending++;
+      }
+    }
+    return n;
+  }
+
+  @Test
+  void roundRobinTakesTurnsAndRespectsWeights() {
+    RoundRobin rr = new RoundRobin();
+    assertThat(rr.pick()).isNull();
+    Fake a = new Fake("a", 1);
+    Fake b = new Fake("b", 1);
+    rr.update(List.of(a, b));
+    assertThat(count(rr, 1000, false)).containsEntry("a", 500).containsEntry("b", 500);
+    Fake c = new Fake("c", 3);
+    rr.update(List.of(a, c));
+    assertThat(count(rr, 4000, false)).containsEntry("a", 1000).containsEntry("c", 3000);
+  }
+
+  @Test
+  void roundRobinScheduleIsSmooth() {
+    // Weight 3 beside 1: A A B A (never three in a row of A then B), the nginx smooth order.
+    int[] s = RoundRobin.schedule(new int[] {3, 1});
+    assertThat(s).containsExactly(0, 0, 1, 0);
+    // Large weights are reduced by their common divisor, and scaled to fit.
+    assertThat(RoundRobin.schedule(new int[] {2000, 1000})).hasSize(3);
+    assertThat(RoundRobin.schedule(new int[] {9999, 1}).length).isLessThanOrEqualTo(RoundRobin.MAX_SCHEDULE);
+  }
+
+  @Test
+  void roundRobinSkipsAnEndpointThatBacksOff() {
+    RoundRobin rr = new RoundRobin();
+    Fake a = new Fake("a", 1);
+    Fake b = new Fake("b", 1);
+    rr.update(List.of(a, b));
+    a.available = false;
+    assertThat(count(rr, 100, false)).containsEntry("b", 100).doesNotContainKey("a");
+    b.available = false; // none available: still a pick (the call then fails with the endpoint's reason)
+    assertThat(rr.pick()).isNotNull();
+  }
+
+  @Test
+  void leastPendingPrefersTheLessLoadedPerUnitOfWeight() {
+    LeastPending lp = new LeastPending();
+    assertThat(lp.pick()).isNull();
+    Fake a = new Fake("a", 1);
+    Fake b = new Fake("b", 1);
+    lp.update(List.of(a, b));
+    a.pending = 5;
+    assertThat(count(lp, 100, false)).containsEntry("b", 100);
+    // With every pick adding a pending call, two equal endpoints end level.
+    a.pending = 0;
+    b.pending = 0;
+    count(lp, 1000, true);
+    assertThat(Math.abs(a.pending - b.pending)).isLessThanOrEqualTo(1);
+    // Weight 3 against 1: the loads level per unit of weight, so c takes three calls for each of d's.
+    Fake c = new Fake("c", 3);
+    Fake d = new Fake("d", 1);
+    lp.update(List.of(c, d));
+    count(lp, 4000, true);
+    assertThat(c.pending).isBetween(2990, 3010);
+    assertThat(d.pending).isBetween(990, 1010);
+  }
+
+  @Test
+  void leastPendingAvoidsAnEndpointThatBacksOff() {
+    LeastPending lp = new LeastPending();
+    List<Fake> all = new ArrayList<>();
+    for (int i = 0; i < 2; i++) {
+      all.add(new Fake("h" + i, 1));
+    }
+    lp.update(all);
+    all.get(0).available = false;
+    all.get(1).pending = 1000;
+    assertThat(count(lp, 100, false)).containsEntry("h1", 100);
+  }
+
+  @Test
+  void targetsParseAndExplainMistakes() {
+    assertThat(((StaticResolver) Targets.resolver("localhost:7000")).endpoints())
+        .containsExactly(Endpoint.of("localhost", 7000));
+    assertThat(((StaticResolver) Targets.resolver("static://h1:7000, h2:7001;weight=3,[::1]:7002")).endpoints())
+        .containsExactly(Endpoint.of("h1", 7000), new Endpoint("h2", 7001, 3), Endpoint.of("::1", 7002));
+    assertThatThrownBy(() -> Targets.resolver("h1")).hasMessageContaining("expected host:port");
+    assertThatThrownBy(() -> Targets.resolver("h1:http")).hasMessageContaining("bad port 'http'");
+    assertThatThrownBy(() -> Targets.resolver("h1:70000")).hasMessageContaining("1..65535");
+    assertThatThrownBy(() -> Targets.resolver("static://")).hasMessageContaining("names no endpoint");
+    assertThatThrownBy(() -> Targets.resolver("static://a:1,a:1")).hasMessageContaining("appears twice");
+    assertThatThrownBy(() -> Targets.resolver("static://a:1;weight=0")).hasMessageContaining("weight must be");
+    assertThatThrownBy(() -> Targets.resolver("static://a:1;zone=x")).hasMessageContaining("only weight=N");
+    assertThatThrownBy(() -> Targets.resolver("zookeeper://zk:2181/x"))
+        .hasMessageContaining("no name resolver for the scheme 'zookeeper'").hasMessageContaining("static");
+    assertThatThrownBy(() -> LoadBalancers.forName("random")).hasMessageContaining("round_robin, least_pending");
+  }
+
+  @Test
+  void staticResolverAnswersOnStart() {
+    List<List<Endpoint>> seen = new ArrayList<>();
+    new StaticResolver(List.of(Endpoint.of("a", 1))).start(new NameResolver.Listener() {
+      @Override
+      public void onEndpoints(List<Endpoint> endpoints) {
+        seen.add(endpoints);
+      }
+
+      @Override
+      public void onError(Status error) {
+        throw new AssertionError(error);
+      }
+    });
+    assertThat(seen).containsExactly(List.of(Endpoint.of("a", 1)));
+  }
+}

@@ -1,0 +1,114 @@
+package io.petrel.rpc.transport.netty;
+
+import io.netty.channel.EventLoopGroup;
+import io.netty.util.concurrent.Future;
+import io.netty.util.concurrent.GlobalEventExecutor;
+import io.netty.util.concurrent.Promise;
+import io.petrel.rpc.Endpoint;
+import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.Subchannel;
+import java.net.InetSocketAddress;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The client's connections to one endpoint ({@code connectionsPerEndpoint} {@link ClientSlot}s, each with its
+ * own reconnect backoff), as the core's load balancer sees them: the endpoint, its pending calls, whether it is
+ * backing off.
+ */
+final class NettySubchannel implements Subchannel {
+  private volatile Endpoint endpoint;
+  private final InetSocketAddress address;
+  private final String authority;
+  private final ClientSlot[] slots;
+  /** Calls sent through here and not yet ended; counted only when the client has several endpoints. */
+  final AtomicInteger pending = new AtomicInteger();
+  private int roundRobin;
+
+  NettySubchannel(NettyRpcClient client, Endpoint endpoint, EventLoopGroup group, IoSupport io,
+      ClientConfig config) {
+    this.endpoint = endpoint;
+    this.address = InetSocketAddress.createUnresolved(endpoint.host(), endpoint.port());
+    this.authority = endpoint.authority();
+    this.slots = new ClientSlot[config.connectionsPerEndpoint()];
+    for (int i = 0; i < slots.length; i++) {
+      slots[i] = new ClientSlot(client, this, group.next(), io, config);
+    }
+  }
+
+  @Override
+  public Endpoint endpoint() {
+    return endpoint;
+  }
+
+  /** The same address with a new weight (the resolver said so). */
+  void setEndpoint(Endpoint e) {
+    this.endpoint = e;
+  }
+
+  /** Where to connect (resolved at each connect, so a DNS change is seen on reconnect). */
+  InetSocketAddress address() {
+    return address;
+  }
+
+  /** "host:port", for messages. */
+  String authority() {
+    return authority;
+  }
+
+  ClientSlot[] slots() {
+    return slots;
+  }
+
+  @Override
+  public int pendingCalls() {
+    return pending.get();
+  }
+
+  @Override
+  public boolean isAvailable() {
+    for (ClientSlot s : slots) {
+      if (!s.isBackingOff()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The slot for the next call: round robin over the endpoint's connections. */
+  ClientSlot nextSlot() {
+    if (slots.length == 1) {
+      return slots[0];
+    }
+    int i = roundRobin++; // racy on purpose: any spread is fine, no contention
+    return slots[Math.floorMod(i, slots.length)];
+  }
+
+  /** Connections open now. */
+  int connected() {
+    int n = 0;
+    for (ClientSlot s : slots) {
+      n += s.current() != null ? 1 : 0;
+    }
+    return n;
+  }
+
+  /** Closes every connection (their pending calls fail with UNAVAILABLE); completes when all are closed. */
+  Future<Void> close() {
+    Promise<Void> all = GlobalEventExecutor.INSTANCE.newPromise();
+    AtomicInteger remaining = new AtomicInteger(slots.length);
+    for (ClientSlot s : slots) {
+      s.close().addListener(f -> {
+        if (remaining.decrementAndGet() == 0) {
+          all.trySuccess(null);
+        }
+      });
+    }
+    return all;
+  }
+
+  @Override
+  public String toString() {
+    return "Subchannel{" + endpoint + ", pending=" + pending.get() + ", slots=" + java.util.Arrays.toString(slots)
+        + "}";
+  }
+}

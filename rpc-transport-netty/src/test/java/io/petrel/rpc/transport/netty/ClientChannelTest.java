@@ -1,0 +1,185 @@
+package io.petrel.rpc.transport.netty;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import com.google.protobuf.StringValue;
+import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.Endpoint;
+import io.petrel.rpc.IoMode;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.ServerInterceptor;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** One client over several endpoints: resolver targets, load balancing, failover, shared event loops. */
+class ClientChannelTest extends TransportFixture {
+
+  /** Counts the calls a server receives, and says which server received each. */
+  private static final class Counting implements ServerInterceptor {
+    final String name;
+    final AtomicInteger calls = new AtomicInteger();
+    final BlockingQueue<String> arrivals;
+    volatile CountDownLatch hold;
+
+    Counting(String name, BlockingQueue<String> arrivals) {
+      this.name = name;
+      this.arrivals = arrivals;
+    }
+
+    @Override
+    public <Req, Resp> java.util.concurrent.CompletionStage<Resp> intercept(Chain<Req, Resp> chain)
+        throws Exception {
+      calls.incrementAndGet();
+      arrivals.add(name);
+      CountDownLatch h = hold;
+      if (h != null && !h.await(30, TimeUnit.SECONDS)) {
+        throw new IllegalStateException("test never released the call");
+      }
+      return chain.proceed();
+    }
+  }
+
+  private final BlockingQueue<String> arrivals = new LinkedBlockingQueue<>();
+  private final Counting a = new Counting("a", arrivals);
+  private final Counting b = new Counting("b", arrivals);
+
+  private RpcServer server(Counting counting) throws Exception {
+    return startServer(s -> s.intercept(counting));
+  }
+
+  private RpcClient client(String target, java.util.function.UnaryOperator<io.petrel.rpc.RpcClientBuilder> more) {
+    // The fixture's client(port) sets address(...); target(...) replaces it.
+    return client(1, x -> more.apply(x.target(target)));
+  }
+
+  private static String echo(RpcClient c, String s) {
+    return c.unaryCall(TestService.ECHO, StringValue.of(s)).getValue();
+  }
+
+  @Test
+  void roundRobinSplitsCallsEvenlyAndByWeight() throws Exception {
+    RpcServer sa = server(a);
+    RpcServer sb = server(b);
+    RpcClient even = client("static://127.0.0.1:" + sa.port() + ",127.0.0.1:" + sb.port(),
+        x -> x.loadBalancer("round_robin"));
+    for (int i = 0; i < 200; i++) {
+      assertThat(echo(even, "x" + i)).isEqualTo("x" + i);
+    }
+    assertThat(a.calls.get()).isEqualTo(100);
+    assertThat(b.calls.get()).isEqualTo(100);
+    RpcClient weighted = client(1, x -> x.loadBalancer("round_robin")
+        .endpoints(List.of(new Endpoint("127.0.0.1", sa.port(), 3), Endpoint.of("127.0.0.1", sb.port()))));
+    for (int i = 0; i < 400; i++) {
+      echo(weighted, "w");
+    }
+    assertThat(a.calls.get() - 100).isEqualTo(300);
+    assertThat(b.calls.get() - 100).isEqualTo(100);
+  }
+
+  @Test
+  void leastPendingIsTheDefaultAndSendsNewCallsAwayFromAServerThatHoldsThem() throws Exception {
+    RpcServer sa = server(a);
+    RpcServer sb = server(b);
+    a.hold = new CountDownLatch(1); // server a takes calls and does not answer them
+    RpcClient c = client("static://127.0.0.1:" + sa.port() + ",127.0.0.1:" + sb.port(), x -> x);
+    List<CompletableFuture<StringValue>> atA = new ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      CompletableFuture<StringValue> f = c.unaryCallAsync(TestService.ECHO, StringValue.of("p" + i),
+          CallOptions.DEFAULT);
+      String where = arrivals.poll(10, TimeUnit.SECONDS);
+      assertThat(where).as("call %d arrived somewhere", i).isNotNull();
+      if (where.equals("b")) {
+        assertThat(f.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("p" + i);
+      } else {
+        atA.add(f);
+      }
+    }
+    // Only a tie (both at 0 pending: the first call) can go to a; after that a has a call pending and b none.
+    assertThat(a.calls.get()).isLessThanOrEqualTo(1);
+    assertThat(b.calls.get()).isGreaterThanOrEqualTo(99);
+    a.hold.countDown();
+    for (CompletableFuture<StringValue> f : atA) {
+      assertThat(f.get(10, TimeUnit.SECONDS).getValue()).startsWith("p");
+    }
+  }
+
+  @Test
+  void whenOneServerStopsEveryCallGoesToTheOther() throws Exception {
+    RpcServer sa = server(a);
+    RpcServer sb = server(b);
+    for (String policy : List.of("round_robin", "least_pending")) {
+      RpcClient c = client("static://127.0.0.1:" + sa.port() + ",127.0.0.1:" + sb.port(),
+          x -> x.loadBalancer(policy));
+      for (int i = 0; i < 20; i++) {
+        echo(c, "warm");
+      }
+    }
+    assertThat(a.calls.get()).isPositive();
+    sa.shutdownNow();
+    assertThat(sa.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    for (String policy : List.of("round_robin", "least_pending")) {
+      RpcClient c = client("static://127.0.0.1:" + sa.port() + ",127.0.0.1:" + sb.port(),
+          x -> x.loadBalancer(policy));
+      int before = b.calls.get();
+      for (int i = 0; i < 50; i++) {
+        assertThat(echo(c, "after " + i)).isEqualTo("after " + i); // none fails: a is skipped or the call moves
+      }
+      assertThat(b.calls.get() - before).isEqualTo(50);
+    }
+  }
+
+  @Test
+  void startNeedsOneReachableEndpointAndNamesEachFailureWhenNoneIs() throws Exception {
+    int dead1;
+    int dead2;
+    try (ServerSocket s1 = new ServerSocket(0, 1, InetAddress.getLoopbackAddress());
+        ServerSocket s2 = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      dead1 = s1.getLocalPort();
+      dead2 = s2.getLocalPort();
+    } // closed: nothing listens there now
+    RpcServer sb = server(b);
+    RpcClient some = client("static://127.0.0.1:" + dead1 + ",127.0.0.1:" + sb.port(), x -> x);
+    some.start();
+    for (int i = 0; i < 10; i++) {
+      assertThat(echo(some, "s")).isEqualTo("s");
+    }
+    RpcClient none = client("static://127.0.0.1:" + dead1 + ",127.0.0.1:" + dead2, x -> x);
+    StatusException e = catchThrowableOfType(StatusException.class, none::start);
+    assertThat(e).isNotNull();
+    assertThat(e.status().code()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(e.status().description()).contains("cannot connect to any endpoint of static://")
+        .contains("127.0.0.1:" + dead1).contains("127.0.0.1:" + dead2);
+  }
+
+  @Test
+  void clientsShareTheJvmsEventLoopsUnlessGivenTheirOwn() throws Exception {
+    RpcServer sb = server(b);
+    IoSupport io = IoSupport.select(IoMode.AUTO);
+    int before = SharedEventLoops.users(io.name);
+    RpcClient c1 = client(sb.port());
+    RpcClient c2 = client(sb.port());
+    assertThat(SharedEventLoops.users(io.name)).isEqualTo(before + 2);
+    RpcClient own = client(sb.port(), x -> x.ioThreads(1));
+    assertThat(SharedEventLoops.users(io.name)).isEqualTo(before + 2);
+    for (RpcClient c : List.of(c1, c2, own)) {
+      assertThat(echo(c, "shared")).isEqualTo("shared");
+    }
+    c1.shutdown();
+    assertThat(c1.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(SharedEventLoops.users(io.name)).isEqualTo(before + 1);
+    assertThat(echo(c2, "still")).isEqualTo("still"); // the group lives on for the other client
+  }
+}
