@@ -24,10 +24,6 @@ public final class ArgsMarshaller implements Marshaller<Object[]> {
     return new ArgsMarshaller(List.of(codecs));
   }
 
-  public int arity() {
-    return codecs.length;
-  }
-
   @Override
   public int serializedSize(Object[] args) {
     checkArity(args);

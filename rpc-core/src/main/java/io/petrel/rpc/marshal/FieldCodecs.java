@@ -1,6 +1,5 @@
 package io.petrel.rpc.marshal;
 
-import com.google.protobuf.ByteString;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.ExtensionRegistryLite;
@@ -347,10 +346,5 @@ public final class FieldCodecs {
     // A zero of the wire type: varint 0, length 0, or 4 or 8 zero bytes.
     byte[] zero = new byte[wireType == FIXED64 ? 8 : wireType == FIXED32 ? 4 : 1];
     return codec.finish(codec.read(CodedInputStream.newInstance(zero), wireType, null));
-  }
-
-  /** Copies a {@link ByteString} to an array (helper for generated code). */
-  public static byte[] toArray(ByteString s) {
-    return s.toByteArray();
   }
 }

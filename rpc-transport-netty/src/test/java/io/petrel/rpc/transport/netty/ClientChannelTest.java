@@ -1,7 +1,7 @@
 package io.petrel.rpc.transport.netty;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static io.petrel.rpc.testing.CallFailures.assertFails;
 
 import com.google.protobuf.StringValue;
 import io.petrel.rpc.CallOptions;
@@ -11,7 +11,6 @@ import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.StatusException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.util.ArrayList;
@@ -157,11 +156,8 @@ class ClientChannelTest extends TransportFixture {
       assertThat(echo(some, "s")).isEqualTo("s");
     }
     RpcClient none = client("static://127.0.0.1:" + dead1 + ",127.0.0.1:" + dead2, x -> x);
-    StatusException e = catchThrowableOfType(StatusException.class, none::start);
-    assertThat(e).isNotNull();
-    assertThat(e.status().code()).isEqualTo(Status.Code.UNAVAILABLE);
-    assertThat(e.status().description()).contains("cannot connect to any endpoint of static://")
-        .contains("127.0.0.1:" + dead1).contains("127.0.0.1:" + dead2);
+    assertFails(none::start, Status.Code.UNAVAILABLE, "cannot connect to any endpoint of static://",
+        "127.0.0.1:" + dead1, "127.0.0.1:" + dead2);
   }
 
   @Test

@@ -1,5 +1,7 @@
 package io.petrel.rpc.transport.netty;
 
+import static io.petrel.rpc.testing.CallFailures.assertFails;
+import static io.petrel.rpc.testing.CallFailures.failureOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -25,24 +27,6 @@ import org.junit.jupiter.api.Test;
 
 class FailureTest extends TransportFixture {
 
-  private static StatusException statusOf(CompletableFuture<?> f, long seconds) throws Exception {
-    try {
-      f.get(seconds, TimeUnit.SECONDS);
-    } catch (ExecutionException e) {
-      return (StatusException) e.getCause();
-    }
-    throw new AssertionError("call succeeded, a failure was expected");
-  }
-
-  private static void assertStatus(ThrowingCallable call, Status.Code code, String... fragments) {
-    assertThatThrownBy(call).isInstanceOfSatisfying(StatusException.class, e -> {
-      assertThat(e.code()).isEqualTo(code);
-      for (String f : fragments) {
-        assertThat(e.status().description()).contains(f);
-      }
-    });
-  }
-
   @Test
   void slowHandlerFailsWithDeadlineExceededAndTheCallerDoesNotHang() throws Exception {
     RpcServer server = startServer();
@@ -50,7 +34,7 @@ class FailureTest extends TransportFixture {
     long start = System.nanoTime();
     CompletableFuture<StringValue> f = client.unaryCallAsync(TestService.BLOCK, StringValue.of("slow"),
         CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300)));
-    StatusException e = statusOf(f, 10);
+    StatusException e = failureOf(f);
     long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
     assertThat(e.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
     assertThat(e.status().description()).contains("test.Echo/block").contains("127.0.0.1:" + server.port());
@@ -67,7 +51,7 @@ class FailureTest extends TransportFixture {
     long start = System.nanoTime();
     CompletableFuture<StringValue> f = client.unaryCallAsync(TestService.BLOCK, StringValue.of("far"),
         CallOptions.DEFAULT.withTimeout(Duration.ofMillis(1500))); // >= 1 s: no timer of its own
-    StatusException e = statusOf(f, 20);
+    StatusException e = failureOf(f);
     long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
     assertThat(e.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
     assertThat(tookMs).isBetween(1450L, 6_000L);
@@ -78,14 +62,14 @@ class FailureTest extends TransportFixture {
   void clientDefaultDeadlineAppliesWhenTheCallSetsNone() throws Exception {
     RpcServer server = startServer();
     RpcClient client = client(server.port(), b -> b.defaultDeadline(Duration.ofMillis(200)));
-    assertStatus(() -> client.unaryCall(TestService.BLOCK, StringValue.of("x")), Status.Code.DEADLINE_EXCEEDED);
+    assertFails(() -> client.unaryCall(TestService.BLOCK, StringValue.of("x")), Status.Code.DEADLINE_EXCEEDED);
   }
 
   @Test
   void oversizeRequestIsRefusedByTheClientBeforeSending() throws Exception {
     RpcServer server = startServer();
     RpcClient client = client(server.port(), b -> b.maxFrameSize(64 * 1024));
-    assertStatus(() -> client.unaryCall(TestService.BYTES, new byte[100_000]), Status.Code.RESOURCE_EXHAUSTED,
+    assertFails(() -> client.unaryCall(TestService.BYTES, new byte[100_000]), Status.Code.RESOURCE_EXHAUSTED,
         "request of 100032 bytes exceeds maxFrameSize 65536", "RpcClient.builder().maxFrameSize");
     assertThat(client.unaryCall(TestService.BYTES, new byte[1000])).hasSize(1000);
   }
@@ -94,7 +78,7 @@ class FailureTest extends TransportFixture {
   void oversizeRequestIsRefusedByTheServerWithoutClosingTheConnection() throws Exception {
     RpcServer server = startServer(b -> b.maxFrameSize(64 * 1024));
     RpcClient client = client(server.port());
-    assertStatus(() -> client.unaryCall(TestService.BYTES, new byte[1_000_000]), Status.Code.RESOURCE_EXHAUSTED,
+    assertFails(() -> client.unaryCall(TestService.BYTES, new byte[1_000_000]), Status.Code.RESOURCE_EXHAUSTED,
         "request of 1000032 bytes exceeds the server's maxFrameSize 65536", "RpcServer.builder().maxFrameSize");
     // Same connection, next call: the skipped bytes did not desynchronise the stream.
     assertThat(client.unaryCall(TestService.BYTES, new byte[5000])).hasSize(5000);
@@ -106,10 +90,10 @@ class FailureTest extends TransportFixture {
     RpcServer server = startServer(b -> b.maxFrameSize(64 * 1024));
     RpcClient client = client(server.port(), b -> b.maxFrameSize(32 * 1024));
     // The server will not send a response over its own limit.
-    assertStatus(() -> client.unaryCall(TestService.BIG_RESPONSE, new Object[] {100_000}),
+    assertFails(() -> client.unaryCall(TestService.BIG_RESPONSE, new Object[] {100_000}),
         Status.Code.RESOURCE_EXHAUSTED, "response of 100032 bytes exceeds maxFrameSize 65536");
     // The client refuses a response over its limit without buffering it.
-    assertStatus(() -> client.unaryCall(TestService.BIG_RESPONSE, new Object[] {50_000}),
+    assertFails(() -> client.unaryCall(TestService.BIG_RESPONSE, new Object[] {50_000}),
         Status.Code.RESOURCE_EXHAUSTED, "response of 50032 bytes exceeds the client's maxFrameSize 32768");
     assertThat(client.unaryCall(TestService.BIG_RESPONSE, new Object[] {1000})).hasSize(1000);
   }
@@ -123,7 +107,7 @@ class FailureTest extends TransportFixture {
     assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isEqualTo("holds the only thread");
     CompletableFuture<StringValue> rejected = client.unaryCallAsync(TestService.ECHO, StringValue.of("x"),
         CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(30)));
-    StatusException e = statusOf(rejected, 10); // long before the 30 s deadline
+    StatusException e = failureOf(rejected); // long before the 30 s deadline
     assertThat(e.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
     assertThat(e.status().description()).contains("business pool is full").contains("1 threads busy")
         .contains("businessThreads");
@@ -138,7 +122,7 @@ class FailureTest extends TransportFixture {
     CompletableFuture<StringValue> blocked =
         client.unaryCallAsync(TestService.BLOCK, StringValue.of("one"), CallOptions.DEFAULT);
     assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isEqualTo("one");
-    assertStatus(() -> client.unaryCall(TestService.ECHO, StringValue.of("two")), Status.Code.RESOURCE_EXHAUSTED,
+    assertFails(() -> client.unaryCall(TestService.ECHO, StringValue.of("two")), Status.Code.RESOURCE_EXHAUSTED,
         "maxConcurrentCallsPerConnection");
     service.gate.countDown();
     assertThat(blocked.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("one");
@@ -154,7 +138,7 @@ class FailureTest extends TransportFixture {
     RpcClient client = client(server.port(), b -> b.maxPendingCalls(1));
     CompletableFuture<StringValue> blocked =
         client.unaryCallAsync(TestService.BLOCK, StringValue.of("one"), CallOptions.DEFAULT);
-    assertStatus(() -> client.unaryCall(TestService.ECHO, StringValue.of("two")), Status.Code.RESOURCE_EXHAUSTED,
+    assertFails(() -> client.unaryCall(TestService.ECHO, StringValue.of("two")), Status.Code.RESOURCE_EXHAUSTED,
         "maxPendingCalls");
     service.gate.countDown();
     assertThat(blocked.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("one");
@@ -176,7 +160,7 @@ class FailureTest extends TransportFixture {
       assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isNotNull();
       long start = System.nanoTime();
       proxy.resetAll();
-      StatusException e = statusOf(doomed, 10);
+      StatusException e = failureOf(doomed);
       assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(5_000);
       assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
       assertThat(e.status().description()).contains("closed").contains("test.Echo/block");
@@ -196,7 +180,7 @@ class FailureTest extends TransportFixture {
     assertThat(client.unaryCall(TestService.ECHO, StringValue.of("before")).getValue()).isEqualTo("before");
     first.shutdown();
     assertThat(first.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
-    assertStatus(() -> client.unaryCall(TestService.ECHO, StringValue.of("down")), Status.Code.UNAVAILABLE);
+    assertFails(() -> client.unaryCall(TestService.ECHO, StringValue.of("down")), Status.Code.UNAVAILABLE);
     startServer(port, b -> b);
     // Bounded retry: each attempt ends at once (refused or answered); reconnection happens in between.
     String reply = null;
@@ -222,7 +206,7 @@ class FailureTest extends TransportFixture {
     assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).startsWith("q");
     server.shutdownNow();
     for (CompletableFuture<StringValue> f : calls) {
-      StatusException se = statusOf(f, 10);
+      StatusException se = failureOf(f);
       assertThat(se.code()).as(se.status().toString()).isEqualTo(Status.Code.UNAVAILABLE);
     }
     service.gate.countDown();
@@ -240,7 +224,7 @@ class FailureTest extends TransportFixture {
     server.shutdown();
     assertThat(server.isShutdown()).isTrue();
     // New calls are refused: the same client gets GOAWAY then finds no listener; new clients cannot connect.
-    assertStatus(() -> client(server.port()).unaryCall(TestService.ECHO, StringValue.of("new")),
+    assertFails(() -> client(server.port()).unaryCall(TestService.ECHO, StringValue.of("new")),
         Status.Code.UNAVAILABLE);
     assertThat(inFlight).isNotDone();
     assertThat(server.isTerminated()).isFalse();
@@ -291,7 +275,7 @@ class FailureTest extends TransportFixture {
       long start = System.nanoTime();
       CompletableFuture<StringValue> f = client.unaryCallAsync(TestService.ECHO, StringValue.of("x"),
           CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(30)));
-      StatusException e = statusOf(f, 20);
+      StatusException e = failureOf(f);
       assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
       assertThat(e.status().description()).contains("keepalive");
       assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(10_000);

@@ -1,5 +1,6 @@
 package io.petrel.rpc.transport.netty;
 
+import static io.petrel.rpc.testing.CallFailures.failureOf;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.StringValue;
@@ -20,15 +21,6 @@ import org.junit.jupiter.api.Test;
  * never the answers; clients that do not go through it are served meanwhile.
  */
 class FaultProxyTest extends TransportFixture {
-
-  private static StatusException failure(CompletableFuture<?> f) throws Exception {
-    try {
-      f.get(20, TimeUnit.SECONDS);
-    } catch (ExecutionException e) {
-      return (StatusException) e.getCause();
-    }
-    throw new AssertionError("call succeeded, a failure was expected");
-  }
 
   @Test
   void oneByteSlicesChangeNothingButSpeed() throws Exception {
@@ -58,7 +50,7 @@ class FaultProxyTest extends TransportFixture {
       assertThat(client.unaryCall(TestService.ECHO, StringValue.of("up")).getValue()).isEqualTo("up");
       proxy.latency(300, TimeUnit.MILLISECONDS);
       long start = System.nanoTime();
-      StatusException late = failure(client.unaryCallAsync(TestService.ECHO, StringValue.of("late"),
+      StatusException late = failureOf(client.unaryCallAsync(TestService.ECHO, StringValue.of("late"),
           CallOptions.DEFAULT.withTimeout(Duration.ofMillis(100))));
       long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
       assertThat(late.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
@@ -69,7 +61,7 @@ class FaultProxyTest extends TransportFixture {
       CompletableFuture<byte[]> slow = client.unaryCallAsync(TestService.BIG_RESPONSE, new Object[] {1 << 20},
           CallOptions.DEFAULT.withTimeout(Duration.ofMillis(500)));
       assertThat(direct.unaryCall(TestService.ECHO, StringValue.of("meanwhile")).getValue()).isEqualTo("meanwhile");
-      assertThat(failure(slow).code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+      assertThat(failureOf(slow).code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
       assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isBetween(495L, 700L);
     }
   }
@@ -82,7 +74,7 @@ class FaultProxyTest extends TransportFixture {
       assertThat(client.unaryCall(TestService.ECHO, StringValue.of("up")).getValue()).isEqualTo("up");
       proxy.blackHole(true);
       long start = System.nanoTime();
-      StatusException e = failure(client.unaryCallAsync(TestService.ECHO, StringValue.of("lost"),
+      StatusException e = failureOf(client.unaryCallAsync(TestService.ECHO, StringValue.of("lost"),
           CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(30))));
       assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
       assertThat(e.status().description()).contains("keepalive");

@@ -1,5 +1,6 @@
 package io.petrel.rpc.transport.netty;
 
+import static io.petrel.rpc.testing.CallFailures.failureOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -166,13 +167,7 @@ class TlsTest extends TransportFixture {
   }
 
   private static StatusException callFails(RpcClient c) {
-    return fails(() -> c.unaryCall(TestService.ECHO, StringValue.of("x")));
-  }
-
-  private static StatusException fails(ThrowingCallable call) {
-    StatusException e = catchThrowableOfType(StatusException.class, call);
-    assertThat(e).as("the call should have failed with a StatusException").isNotNull();
-    return e;
+    return failureOf(() -> c.unaryCall(TestService.ECHO, StringValue.of("x")));
   }
 
   private static String who(RpcClient c) {
@@ -511,23 +506,23 @@ class TlsTest extends TransportFixture {
     assertThat(whoRuns).hasValue(2);
 
     token.set("stolen-token");
-    StatusException bad = fails(() -> who(c));
+    StatusException bad = failureOf(() -> who(c));
     assertThat(bad.status().code()).isEqualTo(Status.Code.UNAUTHENTICATED);
     assertThat(bad.status().description()).contains("missing or invalid bearer token", "not accepted");
 
     RpcClient noToken = tlsClient(srv.port(), trustingCa());
-    StatusException missing = fails(() -> who(noToken));
+    StatusException missing = failureOf(() -> who(noToken));
     assertThat(missing.status().code()).isEqualTo(Status.Code.UNAUTHENTICATED);
     assertThat(missing.status().description()).contains("missing or invalid bearer token", "no 'authorization'");
 
     RpcClient notBearer = tlsClient(srv.port(), trustingCa());
-    StatusException basic = fails(() -> notBearer.unaryCall(WHO, StringValue.of(""),
+    StatusException basic = failureOf(() -> notBearer.unaryCall(WHO, StringValue.of(""),
         CallOptions.DEFAULT.withMetadata(Metadata.of("authorization", "Basic YWxpY2U6cHc="))));
     assertThat(basic.status().code()).isEqualTo(Status.Code.UNAUTHENTICATED);
     assertThat(whoRuns).as("the handler never ran for a refused call").hasValue(2);
 
     token.set(null);
-    StatusException none = fails(() -> who(c));
+    StatusException none = failureOf(() -> who(c));
     assertThat(none.status().code()).isEqualTo(Status.Code.UNAUTHENTICATED);
     assertThat(none.status().description()).contains("supplier returned no token");
   }
@@ -542,7 +537,7 @@ class TlsTest extends TransportFixture {
         })));
     RpcClient careful = client(srv.port(), b -> b.intercept(BearerTokenClientInterceptor.of("s3cret")));
     assertThat(careful.isSecure()).isFalse();
-    StatusException refused = fails(() -> who(careful));
+    StatusException refused = failureOf(() -> who(careful));
     assertThat(refused.status().code()).isEqualTo(Status.Code.FAILED_PRECONDITION);
     assertThat(refused.status().description()).contains("plaintext", "RpcClient.builder().tls(",
         "BearerTokenClientInterceptor.allowPlaintext()");
