@@ -48,8 +48,9 @@ public abstract class RpcClient implements AutoCloseable {
   }
 
   /**
-   * Connects now and waits up to the connect timeout. Optional: calls connect on demand. Throws
-   * {@link StatusException} UNAVAILABLE naming the address if no connection can be made.
+   * Connects now and waits up to the connect timeout. Optional: calls connect on demand. If no endpoint can be
+   * reached, shuts the client down (so that {@code builder().build().start()} leaks nothing) and throws
+   * {@link StatusException} UNAVAILABLE naming each address and why.
    */
   public abstract RpcClient start();
 

@@ -28,9 +28,14 @@ interface BenchClient extends AutoCloseable {
     int port = endpoints.port(framework);
     return switch (framework) {
       case PETREL, PETREL_DIRECT -> new PetrelBenchClient(endpoints.host(), port, payload, connections, io);
-      case GRPC -> new GrpcBenchClient(endpoints.host(), port, payload, connections, io, false);
-      case GRPC_DIRECT -> new GrpcBenchClient(endpoints.host(), port, payload, connections, io, true);
+      case GRPC -> new GrpcBenchClient(endpoints.host(), port, payload, connections, io, false, null);
+      case GRPC_DIRECT -> new GrpcBenchClient(endpoints.host(), port, payload, connections, io, true, null);
       case NETTY -> new RawNettyClient(endpoints.host(), port, payload, connections, io);
+      // TLS: trust only the CA the server made at start (from its control port), host name verified.
+      case PETREL_TLS -> PetrelBenchClient.tls(endpoints.host(), port, payload, connections, io,
+          endpoints.caCertificate());
+      case GRPC_TLS -> new GrpcBenchClient(endpoints.host(), port, payload, connections, io, false,
+          GrpcPeer.clientTls(endpoints.caCertificate()));
     };
   }
 

@@ -7,6 +7,7 @@ import io.netty.util.concurrent.DefaultThreadFactory;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.TlsConfig;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.InetSocketAddress;
@@ -14,6 +15,7 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -22,8 +24,15 @@ import java.util.concurrent.atomic.LongAdder;
 
 /**
  * The server side of the benchmarks: Petrel (business pool and direct), gRPC-java (default executor and
- * directExecutor) and the raw Netty echo, each on its own port, plus a control port that tells clients the
- * ports and the server's CPU time and calls served.
+ * directExecutor), the raw Netty echo, and Petrel and gRPC-java over TLS, each on its own port, plus a control
+ * port that tells clients the ports, the server's CPU time and calls served, and the CA that TLS clients trust.
+ *
+ * <p>When it serves a TLS framework, the server makes a CA and a server certificate at start
+ * ({@link BenchCertificates}); both TLS servers use that certificate, TLS 1.3 and OpenSSL (BoringSSL): Petrel's
+ * through netty-tcnative, gRPC-java's the one grpc-netty-shaded bundles. What each connection negotiated is
+ * printed once per connection: by Petrel's own DEBUG line ("TLS handshake with ... done: TLSv1.3 ..." of
+ * io.petrel.rpc.transport.netty.ServerTlsHandler, on in the benchmarks' logback.xml) and by this server for
+ * gRPC-java ("grpc_tls: TLS connection from ...: TLSv1.3 ...").
  *
  * <pre>java -cp benchmarks.jar io.petrel.rpc.benchmarks.BenchmarkServer --port 7000</pre>
  */
@@ -36,7 +45,12 @@ public final class BenchmarkServer implements AutoCloseable {
   private final Map<Framework, Integer> ports = new EnumMap<>(Framework.class);
   private final Map<Framework, LongAdder> calls = new EnumMap<>(Framework.class);
   private ControlServer control;
-  /** gRPC-java's (shaded) Netty groups, shared by its two servers. */
+  /** The TLS material, when a TLS framework is served. */
+  private BenchCertificates certificates;
+  /** What the latest TLS connection of each TLS framework negotiated, where this server can see it (gRPC-java). */
+  private final Map<Framework, String> tlsSessions = new ConcurrentHashMap<>();
+  private String tlsDescription;
+  /** gRPC-java's (shaded) Netty groups, shared by its servers (default executor, directExecutor, TLS). */
   private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup grpcBoss;
   private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup grpcWorkers;
 
@@ -74,6 +88,9 @@ public final class BenchmarkServer implements AutoCloseable {
       server.close();
       stop.countDown();
     }, "bench-server-shutdown"));
+    if (server.tlsDescription() != null) {
+      System.out.println("TLS: " + server.tlsDescription());
+    }
     System.out.println(READY + " " + server.describe());
     System.out.flush();
     if (options.exitOnStdinEof()) {
@@ -86,6 +103,26 @@ public final class BenchmarkServer implements AutoCloseable {
       System.exit(0);
     }
     stop.await();
+  }
+
+  /**
+   * What the TLS frameworks use (certificate, names, providers, protocols), or null when none is served.
+   */
+  public String tlsDescription() {
+    return tlsDescription;
+  }
+
+  /**
+   * "TLSv1.3 TLS_AES_128_GCM_SHA256" as the latest TLS connection of {@code f} negotiated it, where the server
+   * sees it (gRPC-java; Petrel says it in its DEBUG line), or null.
+   */
+  String tlsSession(Framework f) {
+    return tlsSessions.get(f);
+  }
+
+  /** The TLS material (CA, certificate, key), or null when no TLS framework is served. */
+  BenchCertificates certificates() {
+    return certificates;
   }
 
   /** "control=7000 petrel=7001 ..." */
@@ -124,16 +161,43 @@ public final class BenchmarkServer implements AutoCloseable {
 
   private void startAll() throws Exception {
     int workers = options.workerThreads() > 0 ? options.workerThreads() : Runtime.getRuntime().availableProcessors();
+    if (options.frameworks().stream().anyMatch(Framework::tls)) {
+      BenchCertificates c = BenchCertificates.create(options.bind());
+      certificates = c;
+      closeables.add(c); // closed last, after the servers
+    }
+    List<String> tls = new ArrayList<>();
     for (Framework f : options.frameworks()) {
       switch (f) {
-        case PETREL, PETREL_DIRECT -> startPetrel(f);
-        case GRPC, GRPC_DIRECT -> startGrpc(f, workers);
+        case PETREL, PETREL_DIRECT, PETREL_TLS -> startPetrel(f);
+        case GRPC, GRPC_DIRECT, GRPC_TLS -> tls.add(startGrpc(f, workers));
         case NETTY -> startNetty(workers);
         default -> throw new AssertionError(f);
       }
+      if (f == Framework.PETREL_TLS) {
+        tls.add(f.key() + " " + petrelTlsProvider() + ", offers TLSv1.3 and TLSv1.2 (negotiates TLSv1.3 with a"
+            + " Petrel client)");
+      }
     }
+    tls.removeIf(java.util.Objects::isNull);
+    if (certificates != null) {
+      tlsDescription = "server certificate EC P-256/ECDSA from a CA made at start, names " + certificates.names()
+          + "; " + String.join("; ", tls) + "; cipher suites: each provider's defaults (BoringSSL's TLS 1.3 suites"
+          + " cannot be chosen); negotiated: printed once per connection";
+    }
+    BenchCertificates c = certificates;
     control = new ControlServer(new InetSocketAddress(options.bind(), options.port()), this::portsLine,
-        this::totalCalls);
+        this::totalCalls, c == null ? () -> null : c::caLine);
+  }
+
+  /** The provider Petrel's TLS uses here, as Petrel chooses it (io.petrel.tls.provider, else OpenSSL if it loads). */
+  private static String petrelTlsProvider() {
+    String wanted = System.getProperty("io.petrel.tls.provider", "auto").trim();
+    if (!wanted.equalsIgnoreCase("jdk") && io.netty.handler.ssl.OpenSsl.isAvailable()) {
+      return "OpenSSL (" + io.netty.handler.ssl.OpenSsl.versionString() + ") through netty-tcnative";
+    }
+    return "JDK" + (wanted.equalsIgnoreCase("jdk") ? " (-Dio.petrel.tls.provider=jdk)"
+        : " (netty-tcnative not available: " + io.netty.handler.ssl.OpenSsl.unavailabilityCause() + ")");
   }
 
   private void startPetrel(Framework f) throws IOException {
@@ -158,6 +222,9 @@ public final class BenchmarkServer implements AutoCloseable {
         // (1000) would refuse the rpcx benchmark's window of 5000 calls in flight on one connection.
         .maxConcurrentCallsPerConnection(65_536)
         .name("bench-" + f.key());
+    if (f.tls()) {
+      b.tls(TlsConfig.builder().keyPair(certificates.certificateFile(), certificates.keyFile()).build());
+    }
     if (f == Framework.PETREL_DIRECT) {
       b.directExecutor();
     } else {
@@ -181,7 +248,8 @@ public final class BenchmarkServer implements AutoCloseable {
     ports.put(f, server.port());
   }
 
-  private void startGrpc(Framework f, int workers) throws IOException {
+  /** Starts a gRPC-java server; returns what its TLS uses ("grpc_tls OpenSSL ..."), or null for plaintext. */
+  private String startGrpc(Framework f, int workers) throws IOException {
     if (grpcBoss == null) {
       var boss = GrpcPeer.group(1, options.io(), "bench-grpc-boss");
       var work = GrpcPeer.group(workers, options.io(), "bench-grpc-worker");
@@ -192,13 +260,20 @@ public final class BenchmarkServer implements AutoCloseable {
         work.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
       });
     }
+    io.grpc.netty.shaded.io.netty.handler.ssl.SslContext tls = f.tls()
+        ? GrpcPeer.serverTls(certificates.certificateFile(), certificates.keyFile()) : null;
     Server server = GrpcPeer.start(address(f), grpcBoss, grpcWorkers, options.io(), f == Framework.GRPC_DIRECT,
-        calls.get(f));
+        calls.get(f), tls, session -> {
+          tlsSessions.put(f, session.substring(session.lastIndexOf(": ") + 2));
+          System.out.println(f.key() + ": " + session);
+        });
     closeables.add(() -> {
       server.shutdownNow();
       server.awaitTermination(10, TimeUnit.SECONDS);
     });
     ports.put(f, server.getPort());
+    return tls == null ? null : f.key() + " " + GrpcPeer.provider(tls) + " bundled with grpc-netty-shaded, "
+        + GrpcPeer.TLS_PROTOCOL + " only";
   }
 
   private void startNetty(int workers) throws InterruptedException {

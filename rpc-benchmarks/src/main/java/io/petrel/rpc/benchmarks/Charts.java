@@ -31,7 +31,9 @@ final class Charts {
       Framework.PETREL_DIRECT, new Color(0x17becf),
       Framework.GRPC, new Color(0xd62728),
       Framework.GRPC_DIRECT, new Color(0xff9896),
-      Framework.NETTY, new Color(0x555555)));
+      Framework.NETTY, new Color(0x555555),
+      Framework.PETREL_TLS, new Color(0x2ca02c),
+      Framework.GRPC_TLS, new Color(0x9467bd)));
 
   private Charts() {}
 

@@ -16,7 +16,9 @@ import java.util.function.Supplier;
 /**
  * The benchmark server's side channel: a line protocol on plain TCP, off the measured path. {@code PORTS}
  * answers where each framework listens; {@code STATS} answers the process CPU time and the calls served, from
- * which a client computes server CPU time per call over an interval.
+ * which a client computes server CPU time per call over an interval; {@code CA} answers the certificate of the
+ * CA that signed the TLS frameworks' server certificate (base64 of its DER encoding, on one line), which TLS
+ * clients trust (and nothing else).
  */
 final class ControlServer implements AutoCloseable {
   private static final com.sun.management.OperatingSystemMXBean OS =
@@ -25,14 +27,18 @@ final class ControlServer implements AutoCloseable {
   private final ServerSocket socket;
   private final Supplier<String> ports;
   private final Supplier<Long> calls;
+  private final Supplier<String> ca;
   private final Thread acceptor;
 
-  ControlServer(InetSocketAddress address, Supplier<String> ports, Supplier<Long> calls) throws IOException {
+  /** {@code ca} gives the {@code CA} answer, or null when no TLS framework is served. */
+  ControlServer(InetSocketAddress address, Supplier<String> ports, Supplier<Long> calls, Supplier<String> ca)
+      throws IOException {
     this.socket = new ServerSocket();
     socket.setReuseAddress(true);
     socket.bind(address, 16);
     this.ports = ports;
     this.calls = calls;
+    this.ca = ca;
     this.acceptor = new Thread(this::acceptLoop, "bench-control");
     acceptor.setDaemon(true);
     acceptor.start();
@@ -77,8 +83,12 @@ final class ControlServer implements AutoCloseable {
         String reply = switch (line.trim()) {
           case "PORTS" -> ports.get();
           case "STATS" -> "cpu_ns=" + processCpuNanos() + " calls=" + calls.get();
+          case "CA" -> {
+            String c = ca.get();
+            yield c != null ? c : "ERROR this server serves no TLS framework (see its --frameworks option)";
+          }
           case "QUIT" -> null;
-          default -> "ERROR unknown command '" + line.trim() + "' (PORTS, STATS, QUIT)";
+          default -> "ERROR unknown command '" + line.trim() + "' (PORTS, STATS, CA, QUIT)";
         };
         if (reply == null) {
           return;

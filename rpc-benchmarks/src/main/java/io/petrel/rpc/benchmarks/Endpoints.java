@@ -7,6 +7,8 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.security.cert.CertificateException;
+import java.security.cert.X509Certificate;
 import java.util.EnumMap;
 import java.util.Map;
 
@@ -38,6 +40,23 @@ public record Endpoints(String host, int controlPort, Map<Framework, Integer> po
           + f.key() + " (it serves " + ports.keySet() + "; see its --frameworks option)");
     }
     return p;
+  }
+
+  /**
+   * The certificate of the CA that signed the server's TLS certificate, from the control port ({@code CA}):
+   * what a TLS client trusts.
+   */
+  public X509Certificate caCertificate() throws IOException {
+    String line = ControlServer.ask(host, controlPort, "CA");
+    if (line.startsWith("ERROR")) {
+      throw new IOException("the benchmark server at " + host + ":" + controlPort + " has no TLS CA to give: "
+          + line + (line.contains("unknown command") ? " (a server older than the TLS frameworks?)" : ""));
+    }
+    try {
+      return BenchCertificates.parseCaLine(line);
+    } catch (CertificateException e) {
+      throw new IOException("bad CA reply from the benchmark server at " + host + ":" + controlPort + ": " + e, e);
+    }
   }
 
   /** The server's counters now: process CPU time and calls served. */

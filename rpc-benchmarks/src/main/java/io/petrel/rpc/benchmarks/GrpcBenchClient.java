@@ -14,7 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * gRPC-java through its generated stubs (BenchmarkMessage) or {@link ClientCalls} (opaque bodies), over
  * {@code connections} channels used round robin, on one event loop group of min(processors, connections)
- * threads (as Petrel's client sizes its own).
+ * threads (as Petrel's client sizes its own); plaintext, or TLS with the given context.
  */
 final class GrpcBenchClient implements BenchClient {
   private final Payload payload;
@@ -26,7 +26,9 @@ final class GrpcBenchClient implements BenchClient {
   private final BenchmarkGrpc.BenchmarkStub[] async;
   private final AtomicInteger next = new AtomicInteger();
 
-  GrpcBenchClient(String host, int port, Payload payload, int connections, IoMode io, boolean direct) {
+  /** {@code tls}: gRPC's client TLS context ({@link GrpcPeer#clientTls}), or null for plaintext. */
+  GrpcBenchClient(String host, int port, Payload payload, int connections, IoMode io, boolean direct,
+      io.grpc.netty.shaded.io.netty.handler.ssl.SslContext tls) {
     this.payload = payload;
     this.body = payload.body();
     this.group = GrpcPeer.group(Math.min(Runtime.getRuntime().availableProcessors(), connections), io,
@@ -35,7 +37,7 @@ final class GrpcBenchClient implements BenchClient {
     this.blocking = new BenchmarkGrpc.BenchmarkBlockingStub[connections];
     this.async = new BenchmarkGrpc.BenchmarkStub[connections];
     for (int i = 0; i < connections; i++) {
-      channels[i] = GrpcPeer.channel(host, port, group, io, direct);
+      channels[i] = GrpcPeer.channel(host, port, group, io, direct, tls);
       blocking[i] = BenchmarkGrpc.newBlockingStub(channels[i]);
       async[i] = BenchmarkGrpc.newStub(channels[i]);
     }

@@ -198,6 +198,42 @@ public final class Report {
       }
     });
     sb.append('\n');
+    sb.append(tlsRatios(rows, loads));
+    return sb.toString();
+  }
+
+  /**
+   * Petrel against gRPC-java with TLS on both, and each over TLS against itself in plaintext (what TLS costs
+   * it), for the payloads and loads where a TLS framework was measured; empty when none was.
+   */
+  static String tlsRatios(List<ResultRow> rows, Map<Payload, TreeSet<Integer>> loads) {
+    if (rows.stream().noneMatch(r -> !r.async() && r.framework().tls())) {
+      return "";
+    }
+    StringBuilder sb = new StringBuilder();
+    sb.append("### Ratios with TLS (blocking callers)\n\n");
+    sb.append("Petrel (business pool) and gRPC-java (default executor), each over TLS 1.3 with OpenSSL (BoringSSL),"
+        + " and each over TLS against itself in plaintext in the same run (what TLS costs it). Median over the"
+        + " runs of the within-run ratio.\n\n");
+    sb.append("| payload | callers | TPS Petrel TLS / gRPC TLS | p99 Petrel TLS / gRPC TLS | TPS Petrel TLS / Petrel"
+        + " | TPS gRPC TLS / gRPC |\n");
+    sb.append("|---|---:|---:|---:|---:|---:|\n");
+    loads.forEach((payload, set) -> {
+      for (int load : set) {
+        ResultRow pt = find(rows, payload, load, Framework.PETREL_TLS);
+        ResultRow gt = find(rows, payload, load, Framework.GRPC_TLS);
+        if (pt == null && gt == null) {
+          continue;
+        }
+        sb.append("| ").append(payload.label()).append(" | ").append(load)
+            .append(" | ").append(ratio(pt, gt, ResultRow::tpsRuns))
+            .append(" | ").append(ratio(pt, gt, ResultRow::p99Runs))
+            .append(" | ").append(ratio(pt, find(rows, payload, load, Framework.PETREL), ResultRow::tpsRuns))
+            .append(" | ").append(ratio(gt, find(rows, payload, load, Framework.GRPC), ResultRow::tpsRuns))
+            .append(" |\n");
+      }
+    });
+    sb.append('\n');
     return sb.toString();
   }
 

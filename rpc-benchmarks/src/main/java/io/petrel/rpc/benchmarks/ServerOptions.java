@@ -22,7 +22,8 @@ public record ServerOptions(
   static final String USAGE = """
       usage: java -cp benchmarks.jar io.petrel.rpc.benchmarks.BenchmarkServer [options]
         --port P              control port P (0: any free ports); Petrel on P+1, Petrel direct P+2,
-                              gRPC-java P+3, gRPC-java directExecutor P+4, raw Netty echo P+5 (default 7000)
+                              gRPC-java P+3, gRPC-java directExecutor P+4, raw Netty echo P+5,
+                              Petrel over TLS P+6, gRPC-java over TLS P+7 (default 7000)
         --bind ADDR           address to listen on (default 0.0.0.0; 127.0.0.1 for loopback only)
         --worker-threads N    event loops of every server (default 0 = available processors)
         --business-threads N  threads of Petrel's business pool (default: Petrel's, max(16, 4 x processors))
@@ -30,7 +31,9 @@ public record ServerOptions(
         --executor E          Petrel's non-direct executor: pool (its bounded pool, default) or cached
                               (a cached thread pool, as gRPC-java's default executor is)
         --io MODE             auto (default), epoll or nio, for every server
-        --frameworks LIST     subset (separated by , or +) of petrel,petrel_direct,grpc,grpc_direct,netty (default all)
+        --frameworks LIST     subset (separated by , or +) of petrel,petrel_direct,grpc,grpc_direct,netty,
+                              petrel_tls,grpc_tls (default all); with a TLS one the server makes a CA and a
+                              certificate at start (clients fetch the CA from the control port)
         --exit-on-stdin-eof   stop when standard input closes (used when a benchmark starts the server)
       """;
 

@@ -17,6 +17,10 @@ import org.openjdk.jmh.annotations.TearDown;
  */
 @State(Scope.Benchmark)
 public class Target {
+  /**
+   * The default leaves out PETREL_TLS and GRPC_TLS, so that the default run does not get longer: ask for them
+   * with {@code -p framework=PETREL,PETREL_TLS,GRPC,GRPC_TLS} (docs/benchmarks.md, "TLS").
+   */
   @Param({"PETREL", "PETREL_DIRECT", "GRPC", "GRPC_DIRECT", "NETTY"})
   public Framework framework;
 
@@ -55,7 +59,8 @@ public class Target {
   public void connect() throws Exception {
     Endpoints endpoints;
     if (host.isBlank()) {
-      ServerOptions options = ServerOptions.parse(split(serverArgs)).withAddress("127.0.0.1", 0);
+      ServerOptions options = forOwnServer(ServerOptions.parse(split(serverArgs)), framework)
+          .withAddress("127.0.0.1", 0);
       process = ServerProcess.start(options, Arrays.asList(split(serverJvmArgs)));
       endpoints = process.endpoints();
     } else {
@@ -85,6 +90,20 @@ public class Target {
         process.close();
       }
     }
+  }
+
+  /**
+   * A server this benchmark starts for a plaintext framework serves, unless {@code serverArgs} name the
+   * frameworks, what it served before the TLS frameworks existed: no certificate is made and no TLS server
+   * runs beside the one measured. For a TLS framework it serves everything.
+   */
+  static ServerOptions forOwnServer(ServerOptions options, Framework measured) {
+    if (measured.tls() || !options.frameworks().equals(ServerOptions.defaults().frameworks())) {
+      return options;
+    }
+    java.util.Set<Framework> plaintext = java.util.EnumSet.allOf(Framework.class);
+    plaintext.removeIf(Framework::tls);
+    return options.with(null, null, null, null, null, null, null, plaintext, null);
   }
 
   private static String[] split(String s) {

@@ -49,17 +49,24 @@ class BenchmarkJarIT {
 
     Path json = dir.resolve("results.json");
     ProcessResult bench = run(List.of("-jar", JAR.toString(), "SyncCallBenchmark",
-        "-p", "framework=PETREL,GRPC,NETTY", "-p", "payload=MESSAGE", "-f", "1", "-wi", "0", "-i", "1", "-r", "1",
+        "-p", "framework=PETREL,GRPC,NETTY,PETREL_TLS,GRPC_TLS", "-p", "payload=MESSAGE", "-f", "1", "-wi", "0", "-i", "1", "-r", "1",
         "--threads", "1,2", "-bm", "thrpt", "-rf", "json", "-rff", json.toString()));
     assertThat(bench.exit()).as(bench.output()).isZero();
     assertThat(bench.output()).contains("server.cpu").doesNotContain("<failure>");
+    // TLS from the shaded jar: the server made its certificate, both TLS servers use BoringSSL, and each
+    // connection says what it negotiated (Petrel's server log line; the benchmark server for gRPC-java).
+    assertThat(bench.output()).contains("petrel_tls OpenSSL (BoringSSL)", "grpc_tls OpenSSL (BoringSSL)")
+        .containsPattern("TLS handshake with /127\\.0\\.0\\.1:\\d+ done: TLSv1\\.3 TLS_")
+        .containsPattern("grpc_tls: TLS connection from /127\\.0\\.0\\.1:\\d+: TLSv1\\.3 TLS_");
 
     Path out = dir.resolve("report");
     ProcessResult report = run(List.of("-cp", JAR.toString(), Report.class.getName(), json.toString(),
         "--out", out.toString()));
     assertThat(report.exit()).as(report.output()).isZero();
     assertThat(out.resolve("results.md")).content(StandardCharsets.UTF_8)
-        .contains("| Petrel (business pool) | 2 callers |", "| raw Netty echo | 1 caller |");
+        .contains("| Petrel (business pool) | 2 callers |", "| raw Netty echo | 1 caller |",
+            "| Petrel (business pool, TLS) | 2 callers |", "| gRPC-java (default executor, TLS) | 1 caller |",
+            "### Ratios with TLS (blocking callers)");
     assertThat(out.resolve("tps-message.png")).isNotEmptyFile();
   }
 }

@@ -22,12 +22,26 @@ import org.openjdk.jmh.runner.options.TimeValue;
 import org.openjdk.jmh.runner.options.VerboseMode;
 
 /**
- * Runs every benchmark (every framework and payload; SampleTime and the constant-rate mode with
- * BenchmarkMessage) for one very short iteration against a server embedded in this JVM. It proves that each one works and that
- * the report can be made from its results; it times nothing.
+ * Runs every benchmark (every framework of the default run and payload; SampleTime and the constant-rate mode
+ * with BenchmarkMessage; the TLS frameworks with BenchmarkMessage) for one very short iteration against a server
+ * embedded in this JVM. It proves that each one works and that the report can be made from its results; it times
+ * nothing.
  */
 class BenchmarksSmokeTest {
+  /** The frameworks a run measures unless told otherwise: Target's default {@code @Param} list. */
+  private static final List<Framework> DEFAULT_FRAMEWORKS = defaultFrameworks();
+
   private static BenchmarkServer server;
+
+  private static List<Framework> defaultFrameworks() {
+    try {
+      String[] names = Target.class.getField("framework").getAnnotation(org.openjdk.jmh.annotations.Param.class)
+          .value();
+      return java.util.Arrays.stream(names).map(Framework::valueOf).toList();
+    } catch (NoSuchFieldException e) {
+      throw new AssertionError(e);
+    }
+  }
 
   @TempDir
   static Path dir;
@@ -70,7 +84,7 @@ class BenchmarksSmokeTest {
         .threads(2)
         .build()).run();
 
-    int frameworks = Framework.values().length;
+    int frameworks = DEFAULT_FRAMEWORKS.size();
     int payloads = Payload.values().length;
     assertThat(results).hasSize(frameworks * payloads);
     for (RunResult r : results) {
@@ -89,9 +103,10 @@ class BenchmarksSmokeTest {
     List<ResultRow> rows = Report.parse(parse(json));
     assertThat(rows).hasSize(frameworks * payloads);
     String md = Report.markdown(rows, Charts.write(rows, dir));
-    for (Framework f : Framework.values()) {
+    for (Framework f : DEFAULT_FRAMEWORKS) {
       assertThat(md).contains("| " + f.label() + " | 2 callers |");
     }
+    assertThat(md).doesNotContain("TLS");
     assertThat(md).contains("### Ratios (blocking callers)");
     assertThat(dir.resolve("latency-message-2.png")).isNotEmptyFile();
     assertThat(Report.parse(parse(sampled))).allSatisfy(r -> assertThat(r.p99()).isPositive());
@@ -104,7 +119,7 @@ class BenchmarksSmokeTest {
     Collection<RunResult> results = new Runner(shortRun("AsyncCallBenchmark", json)
         .param("window", "16")
         .build()).run();
-    assertThat(results).hasSize(Framework.values().length * Payload.values().length);
+    assertThat(results).hasSize(DEFAULT_FRAMEWORKS.size() * Payload.values().length);
 
     Path paced = dir.resolve("paced.json");
     results = new java.util.ArrayList<>(results);
@@ -122,6 +137,36 @@ class BenchmarksSmokeTest {
     String md = Report.markdown(rows, Charts.write(rows, dir));
     assertThat(md).contains("window 16 @ 2000/s").contains("### Pipelined async calls, BenchmarkMessage");
     assertThat(dir.resolve("latency-async-message-window16-rate2000.png")).isNotEmptyFile();
+  }
+
+  @Test
+  void theDefaultRunLeavesTheTlsFrameworksOut() {
+    assertThat(DEFAULT_FRAMEWORKS).containsExactly(Framework.PETREL, Framework.PETREL_DIRECT, Framework.GRPC,
+        Framework.GRPC_DIRECT, Framework.NETTY);
+  }
+
+  @Test
+  @Timeout(value = 2, unit = TimeUnit.MINUTES)
+  void theTlsComparisonRunsAndTheReportComparesItWithPlaintext() throws Exception {
+    Path json = dir.resolve("tls.json");
+    Collection<RunResult> results = new Runner(shortRun("SyncCallBenchmark", json)
+        .mode(Mode.Throughput)
+        .threads(2)
+        .param("framework", "PETREL", "PETREL_TLS", "GRPC", "GRPC_TLS")
+        .param("payload", Payload.MESSAGE.name())
+        .build()).run();
+    assertThat(results).hasSize(4);
+    for (RunResult r : results) {
+      assertThat(r.getPrimaryResult().getScore()).as(r.getParams().toString()).isPositive();
+      assertThat(r.getSecondaryResults()).as(r.getParams().toString()).containsKeys("rtt.p99", "server.cpu");
+    }
+    List<ResultRow> rows = Report.parse(parse(json));
+    String md = Report.markdown(rows, Charts.write(rows, dir));
+    assertThat(md).contains("| Petrel (business pool, TLS) | 2 callers |",
+        "| gRPC-java (default executor, TLS) | 2 callers |", "### Ratios with TLS (blocking callers)");
+    // Both TLS ratios and both costs of TLS are figures, not "-".
+    assertThat(md).containsPattern("\\| BenchmarkMessage \\| 2 \\| \\d+\\.\\d\\d \\| \\d+\\.\\d\\d \\| \\d+\\.\\d\\d"
+        + " \\| \\d+\\.\\d\\d \\|\\n");
   }
 
   @Test

@@ -35,6 +35,27 @@ class ServerOptionsTest {
   }
 
   @Test
+  void tlsFrameworksComeLastSoThatTheOtherPortsStayWhereTheyWere() {
+    assertThat(Framework.values()).containsExactly(Framework.PETREL, Framework.PETREL_DIRECT, Framework.GRPC,
+        Framework.GRPC_DIRECT, Framework.NETTY, Framework.PETREL_TLS, Framework.GRPC_TLS);
+    assertThat(ServerOptions.parse("--frameworks", "petrel_tls+grpc_tls").frameworks())
+        .containsExactly(Framework.PETREL_TLS, Framework.GRPC_TLS);
+    assertThat(ServerOptions.USAGE).contains("petrel_tls,grpc_tls", "Petrel over TLS P+6", "gRPC-java over TLS P+7");
+  }
+
+  @Test
+  void aServerABenchmarkStartsForAPlaintextFrameworkServesNoTls() {
+    ServerOptions all = ServerOptions.parse();
+    assertThat(Target.forOwnServer(all, Framework.PETREL).frameworks()).containsExactly(Framework.PETREL,
+        Framework.PETREL_DIRECT, Framework.GRPC, Framework.GRPC_DIRECT, Framework.NETTY);
+    assertThat(Target.forOwnServer(all, Framework.GRPC_TLS).frameworks()).containsExactlyInAnyOrder(
+        Framework.values());
+    // Frameworks named in serverArgs are served as named.
+    ServerOptions named = ServerOptions.parse("--frameworks", "petrel,petrel_tls");
+    assertThat(Target.forOwnServer(named, Framework.PETREL)).isEqualTo(named);
+  }
+
+  @Test
   void rejectsBadOptionsNamingThem() {
     assertThatThrownBy(() -> ServerOptions.parse("--port", "-1")).hasMessageContaining("--port must be >= 0: -1");
     assertThatThrownBy(() -> ServerOptions.parse("--executor", "virtual"))

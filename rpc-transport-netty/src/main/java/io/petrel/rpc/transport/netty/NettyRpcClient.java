@@ -209,13 +209,15 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
 
   /**
    * Connects to every endpoint now and waits up to the connect timeout. Succeeds when at least one endpoint is
-   * reachable (the others keep trying on their backoff); otherwise throws UNAVAILABLE naming each failure.
+   * reachable (the others keep trying on their backoff); otherwise shuts the client down and throws UNAVAILABLE
+   * naming each failure.
    */
   @Override
   public RpcClient start() {
     NettySubchannel[] subs = subchannels;
     if (subs.length == 0) {
       Status e = resolverError;
+      shutdownNow();
       throw Status.UNAVAILABLE.withDescription("no endpoint for " + target + " yet"
           + (e != null ? ": " + e.description() : "")).asException();
     }
@@ -258,6 +260,7 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
       }
       return this;
     }
+    shutdownNow(); // the caller of build().start() has no reference to close it by
     if (attempts.size() == 1) {
       throw first;
     }

@@ -3,6 +3,8 @@ package io.petrel.rpc.transport.netty;
 import io.micrometer.core.instrument.Tags;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.channel.Channel;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.ChannelInitializer;
 import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
@@ -38,6 +40,11 @@ final class NettyServerTransport implements ServerTransport {
   private final TransportMetrics metrics;
   private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
   private final AtomicInteger connectionCount = new AtomicInteger();
+  /**
+   * Connections accepted and not yet closed, counted by the boss loop as it accepts them (before they reach a
+   * worker), for maxConnections: each holds a file descriptor from accept on.
+   */
+  private final AtomicInteger acceptedCount = new AtomicInteger();
   /** Open connections per remote IP address, for maxConnectionsPerAddress. */
   private final ConcurrentHashMap<InetAddress, AtomicInteger> perAddress = new ConcurrentHashMap<>();
   private final BufferBudget budget;
@@ -138,6 +145,7 @@ final class NettyServerTransport implements ServerTransport {
     ServerBootstrap b = new ServerBootstrap()
         .group(boss, workers)
         .channel(io.serverChannel)
+        .handler(new AcceptGate())
         .option(ChannelOption.SO_BACKLOG, 1024)
         .option(ChannelOption.SO_REUSEADDR, true)
         .childOption(ChannelOption.ALLOCATOR, IoSupport.ALLOCATOR)
@@ -188,6 +196,14 @@ final class NettyServerTransport implements ServerTransport {
     t.reload();
   }
 
+  /**
+   * The connection limit in force: the configured maxConnections, or less if {@link #fitToFileLimit} lowered it
+   * at start.
+   */
+  int maxConnections() {
+    return maxConnections;
+  }
+
   /** True when connections are TLS (the server was built with a TlsConfig). */
   boolean isTls() {
     return config.tls() != null;
@@ -203,32 +219,57 @@ final class NettyServerTransport implements ServerTransport {
 
   /**
    * Lowers maxConnections below the process's open-file limit (ulimit -n) if needed: past that limit accept
-   * fails with EMFILE and new clients wait in the backlog instead of being refused.
+   * fails with EMFILE and new clients wait in the backlog instead of being refused, and the JVM cannot open the
+   * files it still needs (classes not loaded yet, log files). What stays free: the files open now (the JVM's own,
+   * its jars, the event loops'), plus a reserve of max(64, 10% of the limit) for files opened later, outgoing
+   * clients and the one connection being refused.
    */
   private int fitToFileLimit(int configured) {
     long maxFiles = -1;
+    long openFiles = 0;
     java.lang.management.OperatingSystemMXBean os = java.lang.management.ManagementFactory.getOperatingSystemMXBean();
     if (os instanceof com.sun.management.UnixOperatingSystemMXBean unix) {
       maxFiles = unix.getMaxFileDescriptorCount();
+      openFiles = Math.max(0, unix.getOpenFileDescriptorCount());
     }
-    // Room for the JVM's own files, the listener, and the server's outgoing clients.
-    long room = maxFiles - Math.max(64, maxFiles / 10);
+    long reserve = Math.max(64, maxFiles / 10);
+    long room = maxFiles - openFiles - reserve;
     if (maxFiles <= 0 || configured <= room) {
       return configured;
     }
     int fitted = (int) Math.max(1, room);
-    log.warn("maxConnections {} is more than this process may open (open-file limit, ulimit -n, is {}); the server"
-        + " '{}' accepts at most {} (raise the limit to allow more)", configured, maxFiles, config.name(), fitted);
+    log.warn("maxConnections {} is more than this process may open (open-file limit, ulimit -n, is {}, {} files"
+        + " are open, {} kept in reserve); the server '{}' accepts at most {} (raise the limit to allow more)",
+        configured, maxFiles, openFiles, reserve, config.name(), fitted);
     return fitted;
   }
 
-  boolean connectionOpened(ServerConnection c) {
-    if (connectionCount.incrementAndGet() > maxConnections) {
-      connectionCount.decrementAndGet();
-      limitLog.warn("maxConnections", "refusing connection from " + c.remoteAddress() + ": " + maxConnections
-          + " connections open, the limit maxConnections (raise RpcServer.builder().maxConnections)");
-      return false;
+  /**
+   * Enforces maxConnections on the boss loop, as each connection is accepted and before it is handed to a worker:
+   * over the limit, the new connection is closed at once. Counting here rather than when a worker activates the
+   * connection bounds the file descriptors held to maxConnections + 1 even when the boss accepts a burst faster
+   * than the workers get to it (a flood would otherwise run the process out of files between accept and the
+   * worker's check).
+   */
+  private final class AcceptGate extends ChannelInboundHandlerAdapter {
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      Channel child = (Channel) msg;
+      if (acceptedCount.incrementAndGet() > maxConnections) {
+        acceptedCount.decrementAndGet();
+        limitLog.warn("maxConnections", "refusing connection from " + child.remoteAddress() + ": "
+            + maxConnections + " connections open, the limit maxConnections (raise RpcServer.builder()"
+            + ".maxConnections)");
+        child.unsafe().closeForcibly(); // not registered with any event loop yet: just close its socket
+        return;
+      }
+      child.closeFuture().addListener(f -> acceptedCount.decrementAndGet());
+      ctx.fireChannelRead(child);
     }
+  }
+
+  boolean connectionOpened(ServerConnection c) {
+    connectionCount.incrementAndGet(); // maxConnections was enforced when the connection was accepted (AcceptGate)
     InetAddress ip = c.remoteIp();
     if (ip != null) {
       AtomicInteger n = perAddress.computeIfAbsent(ip, k -> new AtomicInteger());

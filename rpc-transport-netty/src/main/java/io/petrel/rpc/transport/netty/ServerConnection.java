@@ -640,7 +640,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   }
 
   /**
-   * Event loop, every {@link NettyRpcServer#housekeepingPeriodNanos()}: enforces the server's timeouts on this
+   * Event loop, every {@link NettyServerTransport#housekeepingPeriodNanos()}: enforces the server's timeouts on this
    * connection (ServerLimits). Per-call work only sets flags; the clock is read here.
    */
   private void tick() {
