@@ -26,7 +26,7 @@ public final class RpcClientBuilder {
   public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(30);
   /** Default {@link #connectTimeout}: 5 s. */
   public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
-  /** Default {@link #maxPendingCalls}: 16384 calls awaiting a response, per client. */
+  /** Default {@link #maxPendingCalls}: 16384 calls pending (awaiting a response or waiting to be sent), per client. */
   public static final int DEFAULT_MAX_PENDING_CALLS = 16384;
   /** Default reconnect backoff: 100 ms doubling up to 10 s, with +-20% jitter. */
   public static final Duration DEFAULT_RECONNECT_INITIAL = Duration.ofMillis(100);
@@ -120,7 +120,10 @@ public final class RpcClientBuilder {
     return this;
   }
 
-  /** TCP connections to each endpoint; calls to an endpoint are spread over them round robin (default 1). */
+  /**
+   * TCP connections to each endpoint; calls to an endpoint are spread over them round robin (default 1). Each
+   * keeps within the server's per-connection call limit on its own.
+   */
   public RpcClientBuilder connectionsPerEndpoint(int n) {
     this.connectionsPerEndpoint = checkPositive("connectionsPerEndpoint", n);
     return this;
@@ -182,7 +185,11 @@ public final class RpcClientBuilder {
     return this;
   }
 
-  /** Calls awaiting a response at once; a further call fails at once with RESOURCE_EXHAUSTED (default 16384). */
+  /**
+   * Calls pending at once: awaiting a response, or waiting in the client to be sent (a connection has as many calls
+   * in flight as its server announced it takes, or the server is not reading). A further call fails at once with
+   * RESOURCE_EXHAUSTED (default 16384).
+   */
   public RpcClientBuilder maxPendingCalls(int n) {
     this.maxPendingCalls = checkPositive("maxPendingCalls", n);
     return this;

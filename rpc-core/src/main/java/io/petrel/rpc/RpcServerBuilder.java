@@ -174,7 +174,10 @@ public final class RpcServerBuilder {
     return this;
   }
 
-  /** Calls one connection may have in flight; more get RESOURCE_EXHAUSTED (default 1000). */
+  /**
+   * Calls one connection may have in flight (default 1000). Announced to clients when a connection opens: Petrel
+   * clients hold further calls until earlier ones end; a peer that sends more gets RESOURCE_EXHAUSTED.
+   */
   public RpcServerBuilder maxConcurrentCallsPerConnection(int n) {
     this.maxConcurrentCallsPerConnection = checkPositive("maxConcurrentCallsPerConnection", n);
     return this;

@@ -24,6 +24,11 @@ import org.slf4j.LoggerFactory;
  * The client side of one connection: one instance per channel. Calls are queued from any thread into the
  * {@link WriteQueue}; on the event loop each gets a request id and enters {@link #inFlight}, which only the
  * event loop touches. A response, the deadline timer, or the connection closing ends it.
+ *
+ * <p>The server announces in its SETTINGS frame how many calls it allows in flight on the connection
+ * ({@link #peerMaxCalls}); calls beyond that wait in {@link #waiting}, in order, and are written as the server's
+ * answers free their places. Until the server's first frame has arrived at most {@link #INITIAL_MAX_CALLS} call is
+ * written; a server whose first frame is not SETTINGS (an older one) has no known limit, as before.
  */
 final class ClientConnection extends ChannelInboundHandlerAdapter implements WriteQueue.Sink {
   private static final Logger log = LoggerFactory.getLogger(ClientConnection.class);
@@ -50,11 +55,32 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   /** Event loop only: no swept deadline of a call in {@link #inFlight} or {@link #waiting} is before this. */
   private long earliestSwept = Long.MAX_VALUE;
   /**
-   * Event loop only: calls held back while the channel is above its high water mark (the server is not
-   * reading). They keep their request in heap memory; they are written in order once the channel drains, and
-   * the sweep ends those whose deadline passes meanwhile. Bounded by maxPendingCalls.
+   * Event loop only: calls held back, in order, while the connection has as many calls in flight as the server
+   * allows ({@link #peerMaxCalls}) or the channel is above its high water mark (the server is not reading).
+   * They keep their request in heap memory; they are written in order as places free and the channel drains.
+   * One that ends meanwhile (deadline, cancel) leaves at once. Bounded by maxPendingCalls, which counts them.
    */
-  private final java.util.ArrayDeque<PendingCall<?>> waiting = new java.util.ArrayDeque<>();
+  private final CallQueue waiting = new CallQueue();
+  /**
+   * Calls a client writes on a new connection before the server's first frame has arrived: every server allows
+   * at least one, so the first call of a connection is not delayed; the others wait the round trip until the
+   * server's SETTINGS says how many it takes.
+   */
+  static final int INITIAL_MAX_CALLS = 1;
+  /**
+   * Event loop only: how many calls the server allows in flight on this connection (its SETTINGS
+   * MAX_CONCURRENT_CALLS; {@link #INITIAL_MAX_CALLS} until its first frame, Integer.MAX_VALUE if it announces
+   * none). Compared with {@link #inFlight}'s size, which counts unary calls from their write until their
+   * response is received, as the server counts them until it writes the response.
+   */
+  private int peerMaxCalls = INITIAL_MAX_CALLS;
+  /** Event loop only: the server's announced maxFrameSize and maxMetadataSize (no limit until announced). */
+  private int peerMaxFrameSize = Integer.MAX_VALUE;
+  private int peerMaxMetadataSize = Integer.MAX_VALUE;
+  /** Event loop only: the server's metadata limit is below the client's own, so requests are checked against it. */
+  private boolean checkPeerMetadata;
+  /** Event loop only: calls were written while reading (places freed by responses); flushed at the read's end. */
+  private boolean flushNeeded;
   /** Event loop only: a frame has been received on this connection. */
   private boolean answered;
   private int nextRequestId = 1;
@@ -113,16 +139,49 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       client.route(call, slot);
       return;
     }
-    if (!channel.isWritable() || !waiting.isEmpty()) {
+    if (call.frame.readableBytes() > peerMaxFrameSize || checkPeerMetadata && overPeerMetadata(call)) {
+      refuseOversize(call);
+      return;
+    }
+    // The per-call cost of the server's limit: one compare. Oneways need a free place too (the server counts
+    // them while they run), but hold none once written: no answer says when they end.
+    if (inFlight.size() >= peerMaxCalls || !waiting.isEmpty() || !channel.isWritable()) {
       hold(call);
       return;
     }
     writeCall(call);
   }
 
-  /** Event loop: the server is not reading; keep the call (and its heap-encoded request) until it does. */
+  private boolean overPeerMetadata(PendingCall<?> call) {
+    return call.frame.getInt(OFF_METADATA_LENGTH) > peerMaxMetadataSize;
+  }
+
+  /** Event loop: a request the server announced it would refuse unread fails here, before it is sent. */
+  private void refuseOversize(PendingCall<?> call) {
+    int size = call.frame.readableBytes();
+    boolean frameTooLarge = size > peerMaxFrameSize;
+    String what = frameTooLarge ? "request of " + size + " bytes exceeds the server's maxFrameSize "
+        + peerMaxFrameSize : "metadata of " + call.frame.getInt(OFF_METADATA_LENGTH) + " bytes exceeds the server's"
+        + " maxMetadataSize " + peerMaxMetadataSize;
+    call.releaseFrame();
+    call.fail(Status.RESOURCE_EXHAUSTED.withDescription(what + " (announced in its SETTINGS; raise"
+        + " RpcServer.builder().max" + (frameTooLarge ? "FrameSize" : "MetadataSize") + "); "
+        + call.method.fullName() + " not sent"));
+  }
+
+  /**
+   * Event loop: the server has no place for the call yet (or is not reading, or calls before it are waiting):
+   * keep it, with its heap-encoded request, until it does. Its deadline still ends it on time.
+   */
   private void hold(PendingCall<?> call) {
     waiting.add(call);
+    call.holdOn(this);
+    if (call.isFinished()) {
+      // Ended by another thread that could not yet see where the call was: leave at once (see holdOn).
+      waiting.remove(call);
+      call.releaseFrame();
+      return;
+    }
     if (call.deadline != null) {
       long at = call.deadline.nanoTime();
       if (at - System.nanoTime() < SWEPT_DEADLINE_NANOS) {
@@ -134,20 +193,35 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     scheduleSweep();
   }
 
-  /** Event loop: writes held calls while the channel takes them. */
+  /**
+   * Event loop: writes held calls, in order, while the server has places for them and the channel takes them.
+   * Not flushed: {@link #flushNeeded} says that something was written.
+   */
   private void releaseWaiting() {
     PendingCall<?> call;
-    boolean wrote = false;
-    while (channel.isWritable() && (call = waiting.poll()) != null) {
+    while (inFlight.size() < peerMaxCalls && channel.isWritable() && (call = waiting.poll()) != null) {
+      if (call.isFinished()) {
+        call.releaseFrame(); // ended on another thread; its forget task finds it gone
+        continue;
+      }
+      writeCall(call); // (a closed channel is not writable: what is left is rerouted by channelInactive)
+      flushNeeded = true;
+    }
+  }
+
+  /**
+   * Event loop: this connection takes no more calls (closed, or GOAWAY): its unsent calls are routed again, to
+   * another connection of the slot or a new one (or fail if the slot has none to offer).
+   */
+  private void rerouteWaiting() {
+    PendingCall<?> call;
+    while ((call = waiting.poll()) != null) {
+      call.connection = null;
       if (call.isFinished()) {
         call.releaseFrame();
       } else {
-        writeCall(call);
-        wrote = true;
+        client.route(call, slot);
       }
-    }
-    if (wrote) {
-      channel.flush();
     }
   }
 
@@ -155,6 +229,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
     if (channel.isWritable() && !waiting.isEmpty()) {
       releaseWaiting();
+      if (flushNeeded) {
+        flushNeeded = false;
+        channel.flush();
+      }
     }
     super.channelWritabilityChanged(ctx);
   }
@@ -165,6 +243,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     ByteBuf frame = call.frame;
     call.frame = null;
     if (call.oneway) {
+      if (!answered) {
+        peerMaxCalls = 0; // the one call allowed before the server's first frame (oneways hold no place after)
+      }
       FrameEncoder.patchRequest(frame, 0, 0);
       channel.write(frame).addListener(f -> {
         if (f.isSuccess()) {
@@ -185,7 +266,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     }
     FrameEncoder.patchRequest(frame, id, timeoutMillis);
     call.requestId = id;
-    call.connection = this;
+    call.connection = this; // plain: a canceller that does not see it yet leaves the call to its response
     inFlight.put(id, call);
     if (remainingNanos < SWEPT_DEADLINE_NANOS) {
       call.armTimer(channel.eventLoop());
@@ -223,18 +304,46 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     call.fail(Status.UNAVAILABLE.withDescription("client is shut down; " + call.method.fullName() + " not sent"));
   }
 
-  /** Event loop (deadline timer): the call has ended locally; a late response is dropped. */
-  void forget(PendingCall<?> call) {
-    if (inFlight.get(call.requestId) == call) {
-      inFlight.remove(call.requestId);
-      if (channel.isActive()) {
-        // Tell the server it may stop working on it.
-        writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_CANCEL, call.requestId));
-      }
-      if (goaway) {
-        closeIfDrained();
-      }
+  /**
+   * Event loop (deadline timer, cancel): the call has ended locally; a late response is dropped. A call still
+   * waiting in the queue leaves it, unsent. A call in flight is cancelled on the server; if the server limits
+   * the calls in flight, the call keeps its place until the server's answer arrives (the server counts it until
+   * then, and it answers every request, late ones included), so that the next call is not refused for want of
+   * it. Returns what a deadline failure should add: why the request was not sent, or "".
+   */
+  String forget(PendingCall<?> call) {
+    if (waiting.remove(call)) {
+      call.releaseFrame();
+      return " (not sent: it waited in the client until " + waitReason() + ")";
     }
+    if (call.abandoned || call.requestId == 0 || inFlight.get(call.requestId) != call) {
+      return "";
+    }
+    if (peerMaxCalls == Integer.MAX_VALUE) {
+      inFlight.remove(call.requestId); // no limit known: nothing to keep count of
+    } else {
+      call.abandoned = true; // in inFlight until the server's answer, see onResponse
+    }
+    if (channel.isActive()) {
+      // Tell the server it may stop working on it.
+      writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_CANCEL, call.requestId));
+    }
+    if (goaway) {
+      closeIfDrained();
+    }
+    return "";
+  }
+
+  /** What the calls in {@link #waiting} wait for, in words. */
+  private String waitReason() {
+    if (!answered) {
+      return "the server's first frame said how many calls it takes (a new connection sends one call before)";
+    }
+    if (inFlight.size() >= peerMaxCalls) {
+      return "one of the " + peerMaxCalls + " calls the server allows in flight on this connection ended (its"
+          + " maxConcurrentCallsPerConnection; more connections: RpcClient.builder().connectionsPerEndpoint)";
+    }
+    return "the server read what was sent before (the connection is above its write buffer high water mark)";
   }
 
   /**
@@ -268,6 +377,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         log.warn("closing connection to {}: silent for two keepalive periods, a PING went unanswered; {} calls"
             + " in flight fail with UNAVAILABLE, reconnecting", slot.authority(), inFlight.size());
         closed = true; // no new calls here while it closes
+        if (closeReason == null) {
+          closeReason = "no answer to keepalive PING";
+        }
         failAll("connection to " + slot.authority() + " closed: no answer to keepalive PING");
         ctx.close();
       } else {
@@ -282,9 +394,12 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
     pingOutstanding = false;
-    if (!answered) {
+    boolean first = !answered;
+    if (first) {
       answered = true;
       slot.onAnswered();
+      // No limit unless the frame is the server's SETTINGS (an older server sends none: as before).
+      peerMaxCalls = Integer.MAX_VALUE;
     }
     if (msg instanceof Frame frame) {
       try {
@@ -294,6 +409,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       }
     } else if (msg instanceof OversizeFrame big) {
       PendingCall<?> call = big.type() == TYPE_RESPONSE ? inFlight.remove(big.requestId()) : null;
+      if (!waiting.isEmpty()) {
+        releaseWaiting();
+      }
       Status s = Status.RESOURCE_EXHAUSTED.withDescription("response of " + big.frameSize() + " bytes exceeds the"
           + " client's max" + ("frame".equals(big.what()) ? "FrameSize " : "MetadataSize ") + big.limit()
           + " (raise RpcClient.builder().max" + ("frame".equals(big.what()) ? "FrameSize" : "MetadataSize") + ")");
@@ -303,6 +421,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       }
     } else {
       ReferenceCountUtil.release(msg);
+    }
+    if (first && !waiting.isEmpty() && !closed) {
+      releaseWaiting();
     }
   }
 
@@ -316,11 +437,15 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         return;
       case TYPE_PONG:
         return;
+      case TYPE_SETTINGS:
+        onSettings(frame);
+        return;
       case TYPE_GOAWAY:
         goaway = true;
-        log.debug("server {} sent GOAWAY; {} calls still in flight on this connection", slot.authority(),
-            inFlight.size());
+        log.debug("server {} sent GOAWAY; {} calls still in flight on this connection, {} not sent yet go"
+            + " elsewhere", slot.authority(), inFlight.size(), waiting.size());
         slot.onGoaway(this);
+        rerouteWaiting();
         closeIfDrained();
         return;
       default:
@@ -328,13 +453,46 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     }
   }
 
+  /**
+   * Event loop: the server's limits (docs/protocol.md, SETTINGS). Applies to calls written from now on: calls in
+   * flight stay, and a lower limit only holds back new calls until enough have ended.
+   */
+  private void onSettings(Frame frame) {
+    ByteBuf body = frame.body();
+    int n = body.readableBytes();
+    if (n % SETTINGS_ENTRY_SIZE != 0) {
+      protocolViolation("SETTINGS body of " + n + " bytes is not a sequence of " + SETTINGS_ENTRY_SIZE
+          + "-byte entries");
+      return;
+    }
+    for (int i = body.readerIndex(), end = i + n; i < end; i += SETTINGS_ENTRY_SIZE) {
+      int id = body.getUnsignedShort(i);
+      int value = (int) Math.min(body.getUnsignedInt(i + 2), Integer.MAX_VALUE);
+      switch (id) {
+        case SETTING_MAX_CONCURRENT_CALLS -> peerMaxCalls = value;
+        case SETTING_MAX_FRAME_SIZE -> peerMaxFrameSize = value;
+        case SETTING_MAX_METADATA_SIZE -> peerMaxMetadataSize = value;
+        default -> { } // a setting of a later version: ignored
+      }
+    }
+    checkPeerMetadata = peerMaxMetadataSize < client.maxMetadataSize();
+    log.debug("server {} allows {} calls in flight per connection, frames of {} bytes, metadata of {} bytes",
+        slot.authority(), peerMaxCalls, peerMaxFrameSize, peerMaxMetadataSize);
+    if (!waiting.isEmpty()) {
+      releaseWaiting();
+    }
+  }
+
   @SuppressWarnings({"unchecked", "rawtypes"})
   private void onResponse(Frame frame) {
     PendingCall call = inFlight.remove(frame.requestId);
+    if (!waiting.isEmpty()) {
+      releaseWaiting(); // a place is free (flushed at the end of the read)
+    }
     if (goaway) {
       closeIfDrained();
     }
-    if (call == null) {
+    if (call == null || call.abandoned) {
       log.debug("response for request {} that is no longer waiting (deadline passed or cancelled)",
           Integer.toUnsignedString(frame.requestId));
       return;
@@ -357,6 +515,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
 
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+    if (flushNeeded) {
+      flushNeeded = false;
+      ctx.flush();
+    }
     if (posted) {
       posted = false;
       wakeChain.kick();
@@ -412,13 +574,24 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       return;
     }
     long now = System.nanoTime();
-    if (!waiting.isEmpty()) {
-      sweepWaiting(now);
-    }
-    if (now - earliestSwept >= 0 && !inFlight.isEmpty()) {
+    if (now - earliestSwept >= 0 && (!inFlight.isEmpty() || !waiting.isEmpty())) {
       long earliest = Long.MAX_VALUE;
       List<PendingCall<?>> expired = null;
       for (PendingCall<?> c : inFlight.values()) {
+        if (c.deadline == null || c.abandoned) {
+          continue;
+        }
+        long at = c.deadline.nanoTime();
+        if (now - at >= 0) {
+          if (expired == null) {
+            expired = new ArrayList<>();
+          }
+          expired.add(c);
+        } else if (at < earliest) {
+          earliest = at;
+        }
+      }
+      for (PendingCall<?> c = waiting.first(); c != null; c = c.queueNext) {
         if (c.deadline == null) {
           continue;
         }
@@ -435,7 +608,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       earliestSwept = earliest;
       if (expired != null) {
         for (PendingCall<?> c : expired) {
-          c.run(); // forgets the call, sends CANCEL, fails it with DEADLINE_EXCEEDED
+          // In flight: forgets the call, sends CANCEL; waiting: leaves the queue unsent. Then DEADLINE_EXCEEDED.
+          c.run();
         }
       }
     }
@@ -446,33 +620,13 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     }
   }
 
-  /** Event loop: held calls that ended (deadline, cancel) give back their memory; due ones are failed. */
-  private void sweepWaiting(long now) {
-    java.util.Iterator<PendingCall<?>> it = waiting.iterator();
-    while (it.hasNext()) {
-      PendingCall<?> c = it.next();
-      if (!c.isFinished() && c.deadline != null && now - c.deadline.nanoTime() >= 0) {
-        c.run(); // not sent: fails with DEADLINE_EXCEEDED "(the request was not sent yet)"
-      }
-      if (c.isFinished()) {
-        it.remove();
-        c.releaseFrame();
-      }
-    }
-  }
-
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
     closed = true;
     // The slot first: a caller that retries when its call fails below must find the slot reconnecting (or
     // backing off), not this dead connection's place still empty of any plan.
     slot.onClosed(this);
-    PendingCall<?> held;
-    while ((held = waiting.poll()) != null) {
-      held.releaseFrame();
-      held.fail(Status.UNAVAILABLE.withDescription("connection to " + slot.authority() + " closed before "
-          + held.method.fullName() + " could be sent (the server was not reading); retry"));
-    }
+    rerouteWaiting(); // never sent: another connection may take them
     failAll("connection to " + slot.authority() + " closed" + reasonSuffix());
     wakeChain.kick();
     super.channelInactive(ctx);
@@ -493,12 +647,23 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   @Override
   public String toString() {
     return "ClientConnection{" + channel + ", closed=" + closed + ", goaway=" + goaway + ", inFlight="
-        + inFlight.size() + ", waiting=" + waiting.size() + ", " + writeQueue + ", active=" + channel.isActive()
-        + ", writable=" + channel.isWritable() + "}";
+        + inFlight.size() + ", waiting=" + waiting.size() + ", peerMaxCalls=" + peerMaxCalls + ", " + writeQueue
+        + ", active=" + channel.isActive() + ", writable=" + channel.isWritable() + "}";
   }
 
+  /** Event loop: calls written and not yet answered (including abandoned ones, see {@link #forget}). */
   int inFlightCount() {
     return inFlight.size();
+  }
+
+  /** Event loop: calls held back, not yet written. */
+  int waitingCount() {
+    return waiting.size();
+  }
+
+  /** Event loop: the server's announced limit of calls in flight (see {@link #peerMaxCalls}). */
+  int peerMaxCalls() {
+    return peerMaxCalls;
   }
 
   /** Event loop: why the connection failed, if it was a TLS error; else null. */

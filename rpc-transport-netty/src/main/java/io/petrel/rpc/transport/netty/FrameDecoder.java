@@ -101,7 +101,7 @@ final class FrameDecoder extends ByteToMessageDecoder {
     byte type = in.getByte(r + OFF_TYPE);
     long metaLen = in.getUnsignedInt(r + OFF_METADATA_LENGTH);
     long bodyLen = in.getUnsignedInt(r + OFF_BODY_LENGTH);
-    if (type < TYPE_REQUEST || type > TYPE_CANCEL) {
+    if (type < TYPE_REQUEST || type > MAX_TYPE) {
       throw fail(in, "unknown frame type " + type);
     }
     if (length != MIN_LENGTH + metaLen + bodyLen) {

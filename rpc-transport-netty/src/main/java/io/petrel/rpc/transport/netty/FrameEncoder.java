@@ -213,6 +213,24 @@ final class FrameEncoder {
     return buf;
   }
 
+  /**
+   * A SETTINGS frame: {@code settings} holds (id, value) pairs, each written as a 6-byte entry (u16 id, u32
+   * value), in the order given.
+   */
+  static ByteBuf encodeSettings(ByteBufAllocator alloc, int... settings) {
+    if (settings.length % 2 != 0) {
+      throw new IllegalArgumentException("settings come in (id, value) pairs");
+    }
+    int bodyLen = settings.length / 2 * SETTINGS_ENTRY_SIZE;
+    ByteBuf buf = alloc.buffer(HEADER_SIZE + bodyLen);
+    writeHeader(buf, TYPE_SETTINGS, 0, 0, 0, 0, 0, bodyLen);
+    for (int i = 0; i < settings.length; i += 2) {
+      buf.writeShort(settings[i]);
+      buf.writeInt(settings[i + 1]);
+    }
+    return buf;
+  }
+
   private static void writeHeader(ByteBuf buf, byte type, int status, int requestId, int methodId,
       long timeoutMillis, int metaLen, int bodyLen) {
     buf.writeInt(MIN_LENGTH + metaLen + bodyLen);

@@ -188,6 +188,11 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
     return config.name();
   }
 
+  /** The client's own metadata limit; requests never exceed it. */
+  int maxMetadataSize() {
+    return config.maxMetadataSize();
+  }
+
   RateLimitedLog limitLog() {
     return limitLog;
   }
@@ -284,8 +289,9 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
     }
     if (n > config.maxPendingCalls()) {
       call.fail(Status.RESOURCE_EXHAUSTED.withDescription("client has " + config.maxPendingCalls()
-          + " calls awaiting responses, its maxPendingCalls (raise RpcClient.builder().maxPendingCalls, or wait"
-          + " for responses before sending more)"));
+          + " calls pending (awaiting responses, or waiting for the server to take more calls), its"
+          + " maxPendingCalls (raise RpcClient.builder().maxPendingCalls, or wait for responses before sending"
+          + " more)"));
       return call;
     }
     if (deadline != null && deadline.isExpired()) {
@@ -340,7 +346,8 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
    * Hands an encoded, unsent call to a usable connection of {@code slot}, or waits for the slot's connection
    * attempt (bounded by the call's deadline); while the slot backs off after a failed attempt, the call fails at
    * once (no attempt per call: see ClientSlot). Also used for a call whose connection closed or received GOAWAY
-   * before the call could be written: it was not sent, so sending it elsewhere is safe.
+   * before the call could be written (in its write queue, or held back waiting for the server to take more
+   * calls): it was not sent, so sending it elsewhere is safe.
    */
   @SuppressWarnings("unchecked")
   void route(PendingCall<?> call, ClientSlot slot) {
@@ -382,6 +389,11 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
     } else {
       call.fail(Status.UNAVAILABLE.withDescription("cannot connect to " + target + ": " + cause).withCause(cause));
     }
+  }
+
+  /** The {@code i}-th connection slot of the first endpoint (tests). */
+  ClientSlot slot(int i) {
+    return subchannels[0].slots()[i];
   }
 
   /** Ends a call for the client: uncounts it (and from its subchannel, when there are several). */

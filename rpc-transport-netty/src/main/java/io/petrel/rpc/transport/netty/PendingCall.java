@@ -41,7 +41,10 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
   int responseSize = -1;
   /** The encoded request; owned by this call until written. Touched on the event loop once queued. */
   ByteBuf frame;
-  /** Set on the event loop when the call is registered on a connection. */
+  /**
+   * Set on the event loop when the call is registered on a connection (a plain write, on the hot path) or held
+   * in its queue ({@link #holdOn}, a volatile write). Read from other threads by {@link #cancel} and friends.
+   */
   ClientConnection connection;
   int requestId;
   /**
@@ -53,6 +56,27 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
   boolean repicked;
   ScheduledFuture<?> timer;
   private volatile int finished;
+  /**
+   * Event loop only: the call ended locally (deadline, cancel) while in flight on a connection whose server
+   * limits its calls in flight; CANCEL was sent, and the call keeps its place in the connection's in-flight map
+   * until the server's answer comes, because the server counts it until then. See ClientConnection#forget.
+   */
+  boolean abandoned;
+  /** Event loop only: the connection queue the call waits in, if any, and its links there. */
+  CallQueue queuedIn;
+  PendingCall<?> queuePrev;
+  PendingCall<?> queueNext;
+
+  private static final java.lang.invoke.VarHandle CONNECTION;
+
+  static {
+    try {
+      CONNECTION = java.lang.invoke.MethodHandles.lookup().findVarHandle(PendingCall.class, "connection",
+          ClientConnection.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
 
   PendingCall(NettyRpcClient client, MethodDescriptor<?, Resp> method, Deadline deadline, boolean oneway,
       Consumer<Metadata> responseMetadata, CallMetrics metrics, Executor executor) {
@@ -200,16 +224,31 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
     }
   }
 
-  /** Deadline timer: runs on the connection's event loop. */
+  /**
+   * Event loop: the call waits in {@code c}'s queue. A volatile write, paired with the volatile read of
+   * {@link #connectionSeen} after a canceller has ended the call: either the canceller sees the connection (and
+   * has it drop the call) or the event loop sees the call ended (and drops it itself).
+   */
+  void holdOn(ClientConnection c) {
+    CONNECTION.setVolatile(this, c);
+  }
+
+  /** Any thread: the connection the call is registered or held on, if the caller's thread can tell. */
+  private ClientConnection connectionSeen() {
+    return (ClientConnection) CONNECTION.getVolatile(this);
+  }
+
+  /** Deadline timer (or the connection's sweep): runs on the connection's event loop. */
   @Override
   public void run() {
-    ClientConnection c = connection;
-    if (c != null) {
-      c.forget(this);
+    if (isFinished()) {
+      return; // ended meanwhile (response, cancel): the timer lost the race
     }
+    ClientConnection c = connection;
+    String notSent = c == null ? " (the request was not sent yet)" : c.forget(this);
     long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
     fail(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded after " + waitedMs + " ms waiting for "
-        + method.fullName() + " from " + client.target() + (c == null ? " (the request was not sent yet)" : "")));
+        + method.fullName() + " from " + client.target() + notSent));
   }
 
   /**
@@ -235,7 +274,7 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
     if (!tryFinish(Status.Code.CANCELLED)) {
       return false;
     }
-    ClientConnection c = connection;
+    ClientConnection c = connectionSeen();
     if (c != null) {
       c.cancelled(this);
     }
@@ -248,7 +287,7 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
     if (!tryFinish(Status.Code.OK)) {
       return false;
     }
-    ClientConnection c = connection;
+    ClientConnection c = connectionSeen();
     if (c != null) {
       c.cancelled(this);
     }
@@ -260,7 +299,7 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
     if (!tryFinish(Status.fromThrowable(ex).code())) {
       return false;
     }
-    ClientConnection c = connection;
+    ClientConnection c = connectionSeen();
     if (c != null) {
       c.cancelled(this);
     }

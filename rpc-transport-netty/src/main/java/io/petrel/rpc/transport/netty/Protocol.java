@@ -8,7 +8,7 @@ package io.petrel.rpc.transport.netty;
  *  0     4    length          bytes after this field: 28 + metadata length + body length (u32, big-endian)
  *  4     2    magic           0x5052 ("PR")
  *  6     1    version         1
- *  7     1    type            1 request, 2 response, 3 oneway, 4 ping, 5 pong, 6 goaway, 7 cancel
+ *  7     1    type            1 request, 2 response, 3 oneway, 4 ping, 5 pong, 6 goaway, 7 cancel, 8 settings
  *  8     1    flags           0 (reserved; receivers ignore unknown bits)
  *  9     1    status          status code of a response; 0 in every other frame
  * 10     2    reserved        0
@@ -19,6 +19,8 @@ package io.petrel.rpc.transport.netty;
  * 28     4    body length     (u32)
  * 32     ...  metadata, then body
  * </pre>
+ *
+ * <p>A SETTINGS body is a sequence of 6-byte entries: setting id (u16), value (u32); see {@link #SETTINGS_ENTRY_SIZE}.
  */
 final class Protocol {
   private Protocol() {}
@@ -50,6 +52,17 @@ final class Protocol {
   static final byte TYPE_PONG = 5;
   static final byte TYPE_GOAWAY = 6;
   static final byte TYPE_CANCEL = 7;
+  /** The server's limits, its first frame on a connection (docs/protocol.md, "SETTINGS"). */
+  static final byte TYPE_SETTINGS = 8;
+  /** The highest frame type this version knows; a receiver rejects higher ones. */
+  static final byte MAX_TYPE = TYPE_SETTINGS;
+
+  /** Bytes per SETTINGS entry: id (u16), value (u32). */
+  static final int SETTINGS_ENTRY_SIZE = 6;
+  /** SETTINGS ids. Receivers ignore ids they do not know. */
+  static final int SETTING_MAX_CONCURRENT_CALLS = 1;
+  static final int SETTING_MAX_FRAME_SIZE = 2;
+  static final int SETTING_MAX_METADATA_SIZE = 3;
 
   /** Metadata value kinds. */
   static final byte META_STRING = 0;
@@ -64,6 +77,7 @@ final class Protocol {
       case TYPE_PONG: return "PONG";
       case TYPE_GOAWAY: return "GOAWAY";
       case TYPE_CANCEL: return "CANCEL";
+      case TYPE_SETTINGS: return "SETTINGS";
       default: return "UNKNOWN(" + type + ")";
     }
   }

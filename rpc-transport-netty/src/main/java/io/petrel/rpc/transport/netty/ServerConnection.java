@@ -147,12 +147,40 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       ctx.close();
       return;
     }
+    if (!server.isTls()) {
+      sendSettings(ctx); // the server's first frame; with TLS, the first after the handshake (userEventTriggered)
+    }
     long tick = server.housekeepingPeriodNanos();
     if (tick > 0) {
       housekeeping = channel.eventLoop().scheduleAtFixedRate(this::tick, tick, tick, TimeUnit.NANOSECONDS);
     }
     log.debug("connection from {} opened", channel.remoteAddress());
     super.channelActive(ctx);
+  }
+
+  @Override
+  public void userEventTriggered(ChannelHandlerContext ctx, Object evt) throws Exception {
+    if (evt instanceof io.netty.handler.ssl.SslHandshakeCompletionEvent done && done.isSuccess()
+        && channel.isActive()) {
+      sendSettings(ctx);
+    }
+    super.userEventTriggered(ctx, evt);
+  }
+
+  /**
+   * Announces the server's limits (docs/protocol.md, SETTINGS): a client keeps its calls in flight on this
+   * connection within maxConcurrentCallsPerConnection instead of having the excess refused.
+   */
+  private void sendSettings(ChannelHandlerContext ctx) {
+    io.petrel.rpc.spi.ServerConfig c = server.config();
+    ByteBuf settings = FrameEncoder.encodeSettings(channel.alloc(),
+        SETTING_MAX_CONCURRENT_CALLS, c.maxConcurrentCallsPerConnection(),
+        SETTING_MAX_FRAME_SIZE, c.maxFrameSize(),
+        SETTING_MAX_METADATA_SIZE, c.maxMetadataSize());
+    if (metrics != null) {
+      metrics.bytesSent.increment(settings.readableBytes());
+    }
+    ctx.writeAndFlush(settings, ctx.voidPromise());
   }
 
   @Override
@@ -272,6 +300,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       }
       case TYPE_PONG: // an answer to our keepalive PING: reading it was enough
       case TYPE_GOAWAY:
+      case TYPE_SETTINGS: // reserved for clients of a later version; nothing to apply in this one
         frame.release();
         return;
       default:
@@ -449,8 +478,13 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       return;
     }
     if (call.context().deadline() != null && call.context().deadline().isExpired()) {
-      // The caller has failed the call by now; sending the response would only fill the socket again.
-      calls.remove(call.requestId);
+      // The caller has failed the call by now; sending the response would only fill the socket again. A short
+      // error goes instead: every request gets its one RESPONSE, which is what frees the call's place in the
+      // client's count of this connection's calls in flight (see SETTINGS in docs/protocol.md).
+      writeFrame(FrameEncoder.encodeError(channel.alloc(), call.requestId, Status.DEADLINE_EXCEEDED.withDescription(
+          "the deadline passed while the response waited for the client to read; response dropped"),
+          server.config().maxFrameSize()));
+      flushPending = true;
       call.deferredDone(Status.Code.DEADLINE_EXCEEDED, -1);
       return;
     }

@@ -33,7 +33,10 @@ import org.junit.jupiter.api.Test;
 class ClientResilienceTest extends TransportFixture {
   private static final int MIB = 1024 * 1024;
 
-  /** A server socket that accepts and then neither reads nor writes: a black hole. */
+  /**
+   * A server socket that accepts, announces that it takes any number of calls (so that the client writes until
+   * its high water mark rather than wait for a first frame), and then neither reads nor writes: a black hole.
+   */
   private static ServerSocket blackHole(List<Socket> accepted) throws IOException {
     ServerSocket ss = new ServerSocket();
     ss.setReceiveBufferSize(4096);
@@ -41,7 +44,9 @@ class ClientResilienceTest extends TransportFixture {
     Thread t = new Thread(() -> {
       try {
         while (!ss.isClosed()) {
-          accepted.add(ss.accept());
+          Socket s = ss.accept();
+          accepted.add(s);
+          s.getOutputStream().write(RawPeer.settingsFrame(Protocol.SETTING_MAX_CONCURRENT_CALLS, 1_000_000));
         }
       } catch (IOException closed) {
         // test over

@@ -116,16 +116,29 @@ class FailureTest extends TransportFixture {
   }
 
   @Test
-  void perConnectionCallLimitGivesResourceExhausted() throws Exception {
+  void perConnectionCallLimitGivesResourceExhaustedToAPeerThatIgnoresTheServersSettings() throws Exception {
     RpcServer server = startServer(b -> b.maxConcurrentCallsPerConnection(1));
+    // A peer that sends beyond the limit the server announced is refused, with the option named.
+    try (RawPeer raw = new RawPeer(server.port())) {
+      raw.send(RawPeer.request(TestService.BLOCK, 1, 0, StringValue.of("one")));
+      assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isEqualTo("one");
+      raw.send(RawPeer.request(TestService.ECHO, 2, 0, StringValue.of("two")));
+      RawPeer.RawFrame refused = raw.read();
+      assertThat(refused.requestId()).isEqualTo(2);
+      assertThat(refused.status()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
+      assertThat(refused.text()).contains("maxConcurrentCallsPerConnection");
+      assertThat(raw.settings().settings()).containsEntry((int) Protocol.SETTING_MAX_CONCURRENT_CALLS, 1L);
+      service.gate.countDown();
+      assertThat(raw.read().requestId()).isEqualTo(1);
+    }
+    // A Petrel client holds the second call until the first has ended, instead of having it refused.
     RpcClient client = client(server.port());
-    CompletableFuture<StringValue> blocked =
-        client.unaryCallAsync(TestService.BLOCK, StringValue.of("one"), CallOptions.DEFAULT);
-    assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isEqualTo("one");
-    assertFails(() -> client.unaryCall(TestService.ECHO, StringValue.of("two")), Status.Code.RESOURCE_EXHAUSTED,
-        "maxConcurrentCallsPerConnection");
-    service.gate.countDown();
-    assertThat(blocked.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("one");
+    CompletableFuture<StringValue> first =
+        client.unaryCallAsync(TestService.BLOCK, StringValue.of("first"), CallOptions.DEFAULT);
+    CompletableFuture<StringValue> second =
+        client.unaryCallAsync(TestService.ECHO, StringValue.of("second"), CallOptions.DEFAULT);
+    assertThat(first.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("first"); // the gate is open now
+    assertThat(second.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("second");
     // A caller that sends its next call as soon as it has the response always finds the slot free.
     for (int i = 0; i < 2000; i++) {
       assertThat(client.unaryCall(TestService.ADD, new Object[] {i, 1})).isEqualTo(i + 1);
@@ -249,6 +262,9 @@ class FailureTest extends TransportFixture {
         out.write(junk);
         out.flush();
         InputStream in = s.getInputStream();
+        // The server's SETTINGS (its first frame, sent on accept), then nothing: the connection is closed.
+        byte[] settings = in.readNBytes(Protocol.HEADER_SIZE + 3 * Protocol.SETTINGS_ENTRY_SIZE);
+        assertThat(settings[Protocol.OFF_TYPE]).isEqualTo(Protocol.TYPE_SETTINGS);
         assertThat(in.read()).as("server closes the connection").isEqualTo(-1);
       }
       assertThat(good.unaryCall(TestService.ECHO, StringValue.of("still")).getValue()).isEqualTo("still");

@@ -104,6 +104,29 @@ class FrameCodecTest {
     }
   }
 
+  /** The SETTINGS example of docs/protocol.md, byte for byte, and how the decoder hands it on. */
+  @Test
+  void settingsLayoutMatchesTheSpecification() {
+    ByteBuf b = FrameEncoder.encodeSettings(ALLOC, Protocol.SETTING_MAX_CONCURRENT_CALLS, 1000,
+        Protocol.SETTING_MAX_FRAME_SIZE, 8 * 1024 * 1024, Protocol.SETTING_MAX_METADATA_SIZE, 8192);
+    assertThat(io.netty.buffer.ByteBufUtil.hexDump(b)).isEqualTo("0000002e" + "5052" + "01" + "08" + "00" + "00"
+        + "0000" + "00000000" + "00000000" + "00000000" + "00000000" + "00000012"
+        + "0001" + "000003e8" + "0002" + "00800000" + "0003" + "00002000");
+    EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1 << 20, 8192));
+    ch.writeInbound(b);
+    Frame f = ch.readInbound();
+    try {
+      assertThat(f.type).isEqualTo(Protocol.TYPE_SETTINGS);
+      assertThat(f.requestId).isZero();
+      assertThat(f.body().readableBytes()).isEqualTo(18);
+      assertThat(f.body().getUnsignedShort(f.body().readerIndex() + 6)).isEqualTo(Protocol.SETTING_MAX_FRAME_SIZE);
+      assertThat(f.body().getInt(f.body().readerIndex() + 8)).isEqualTo(8 * 1024 * 1024);
+    } finally {
+      f.release();
+    }
+    assertFalse(ch.finish());
+  }
+
   @Test
   void oversizeFrameIsAnnouncedAndSkippedWithoutBuffering() throws Exception {
     EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1024, 8192));

@@ -20,7 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * The seed corpus of {@link FrameDecoderFuzzTest}: valid frames of every type, cut at various points, frames
+ * The seed corpus of {@link FrameDecoderFuzzTest}: valid frames of every type (SETTINGS included), cut at various points, frames
  * at and over the limits, truncated frames and each kind of protocol violation, in the input layout of
  * {@link ChunkedStream}. {@code FrameDecoderFuzzTest} checks that the committed files equal these; after a
  * change, rewrite them from the module directory with
@@ -65,6 +65,15 @@ public final class FrameDecoderSeeds {
     seeds.put("pong", ChunkedStream.encode(header(TYPE_PONG, 0, 11, 0, 0, 0, 0)));
     seeds.put("goaway", ChunkedStream.encode(header(TYPE_GOAWAY, 0, 0, 0, 0, 0, 0)));
     seeds.put("cancel", ChunkedStream.encode(cancel));
+    // SETTINGS: the server's three limits and an id of a later version (the decoder does not read the body).
+    byte[] settings = encoded(FrameEncoder.encodeSettings(ALLOC, SETTING_MAX_CONCURRENT_CALLS, 1000,
+        SETTING_MAX_FRAME_SIZE, MAX_FRAME, SETTING_MAX_METADATA_SIZE, MAX_METADATA, 0x7777, -1));
+    seeds.put("settings", ChunkedStream.encode(settings));
+    seeds.put("settings-empty", ChunkedStream.encode(encoded(FrameEncoder.encodeSettings(ALLOC))));
+    seeds.put("settings-then-response-cut", ChunkedStream.encode(SeedCorpus.concat(settings, response), 7, 32, 35,
+        settings.length + 1));
+    // A body that is not whole 6-byte entries: a whole frame for the decoder; the client rejects its content.
+    seeds.put("settings-odd-body", ChunkedStream.encode(header(TYPE_SETTINGS, 0, 0, 0, 0, 0, 5)));
     byte[] several = SeedCorpus.concat(request, ping, response, cancel, request(8, Metadata.EMPTY, ""));
     seeds.put("several-frames", ChunkedStream.encode(several));
     seeds.put("several-frames-cut", ChunkedStream.encode(several, 1, 2, 30, 33, request.length,
@@ -91,7 +100,7 @@ public final class FrameDecoderSeeds {
     badVersion[OFF_VERSION] = 2;
     seeds.put("bad-version-after-ping", ChunkedStream.encode(SeedCorpus.concat(ping, badVersion), 32, 38));
     seeds.put("unknown-type-0", ChunkedStream.encode(header((byte) 0, 0, 1, 0, 0, 0, 0)));
-    seeds.put("unknown-type-8", ChunkedStream.encode(header((byte) 8, 0, 1, 0, 0, 0, 0)));
+    seeds.put("unknown-type-9", ChunkedStream.encode(header((byte) (MAX_TYPE + 1), 0, 1, 0, 0, 0, 0)));
     byte[] badLength = ping.clone();
     badLength[OFF_LENGTH + 3] = 40;
     seeds.put("length-does-not-match", ChunkedStream.encode(badLength));

@@ -52,7 +52,7 @@ final class FrameModel {
     long length = u32(s, p);
     long metadataLength = u32(s, p + 24);
     long bodyLength = u32(s, p + 28);
-    if (type < 1 || type > 7 || length != 28 + metadataLength + bodyLength) {
+    if (type < 1 || type > 8 || length != 28 + metadataLength + bodyLength) { // 1 REQUEST .. 8 SETTINGS
       return of(Kind.INVALID);
     }
     if (4 + length > maxFrameSize || metadataLength > maxMetadataSize) {

@@ -19,17 +19,41 @@ import java.nio.charset.StandardCharsets;
 /**
  * A hand-driven Petrel peer on a plain socket, for tests that play a client (or server) that misbehaves:
  * it writes exactly the bytes it is told to and reads frames only when asked.
+ *
+ * <p>As a client, {@link #read()} passes over the server's SETTINGS, its first frame, and keeps it in
+ * {@link #settings()}; {@link #readRaw()} returns every frame as it comes.
  */
 final class RawPeer implements AutoCloseable {
   final Socket socket;
   private final OutputStream out;
   private final DataInputStream in;
+  /** No frame has been read yet. */
+  private boolean first = true;
+  private RawFrame settings;
 
   /** A frame as read off the wire. */
-  record RawFrame(int type, int status, int requestId, byte[] body) {
+  record RawFrame(int type, int status, int requestId, int methodId, byte[] body) {
     String text() {
       return new String(body, StandardCharsets.UTF_8);
     }
+
+    /** The entries of a SETTINGS body: id to value, in order. */
+    java.util.Map<Integer, Long> settings() {
+      java.util.Map<Integer, Long> m = new java.util.LinkedHashMap<>();
+      ByteBuf b = Unpooled.wrappedBuffer(body);
+      while (b.readableBytes() >= SETTINGS_ENTRY_SIZE) {
+        m.put(b.readUnsignedShort(), b.readUnsignedInt());
+      }
+      return m;
+    }
+  }
+
+  /** Wraps a socket accepted by a test playing a server. */
+  RawPeer(Socket accepted) throws IOException {
+    socket = accepted;
+    socket.setSoTimeout(15_000);
+    out = socket.getOutputStream();
+    in = new DataInputStream(socket.getInputStream());
   }
 
   /** Connects to 127.0.0.1:{@code port}; {@code receiveBuffer} > 0 sets SO_RCVBUF before connecting. */
@@ -98,13 +122,56 @@ final class RawPeer implements AutoCloseable {
     return header(type, requestId, 0, 0);
   }
 
+  /** A whole frame: the header of {@link #header} followed by {@code body}. */
+  static byte[] frame(byte type, int requestId, byte[] body) {
+    byte[] f = java.util.Arrays.copyOf(header(type, requestId, 0, body.length), HEADER_SIZE + body.length);
+    System.arraycopy(body, 0, f, HEADER_SIZE, body.length);
+    return f;
+  }
+
+  /** An OK RESPONSE carrying {@code body}. */
+  static byte[] response(int requestId, byte[] body) {
+    return frame(TYPE_RESPONSE, requestId, body);
+  }
+
+  /** A SETTINGS frame of (id, value) pairs. */
+  static byte[] settingsFrame(int... idValuePairs) {
+    ByteBuf b = FrameEncoder.encodeSettings(io.netty.buffer.UnpooledByteBufAllocator.DEFAULT, idValuePairs);
+    try {
+      return io.netty.buffer.ByteBufUtil.getBytes(b);
+    } finally {
+      b.release();
+    }
+  }
+
   void send(byte[] bytes) throws IOException {
     out.write(bytes);
     out.flush();
   }
 
-  /** Reads the next frame; throws EOFException if the peer closed the connection. */
+  /**
+   * Reads the next frame, passing over the server's SETTINGS if it is the first one (see {@link #settings()});
+   * throws EOFException if the peer closed the connection.
+   */
   RawFrame read() throws IOException {
+    if (first) {
+      RawFrame f = readRaw();
+      if (f.type() != TYPE_SETTINGS) {
+        return f;
+      }
+      settings = f;
+    }
+    return readRaw();
+  }
+
+  /** The SETTINGS frame {@link #read()} passed over, or null. */
+  RawFrame settings() {
+    return settings;
+  }
+
+  /** Reads the next frame, whatever it is; throws EOFException if the peer closed the connection. */
+  RawFrame readRaw() throws IOException {
+    first = false;
     int length = in.readInt();
     byte[] rest = new byte[length];
     in.readFully(rest);
@@ -112,11 +179,12 @@ final class RawPeer implements AutoCloseable {
     int type = b.getByte(OFF_TYPE - 4);
     int status = b.getUnsignedByte(OFF_STATUS - 4);
     int requestId = b.getInt(OFF_REQUEST_ID - 4);
+    int methodId = b.getInt(OFF_METHOD_ID - 4);
     int metaLen = b.getInt(OFF_METADATA_LENGTH - 4);
     int bodyLen = b.getInt(OFF_BODY_LENGTH - 4);
     byte[] body = new byte[bodyLen];
     b.getBytes(MIN_LENGTH + metaLen, body);
-    return new RawFrame(type, status, requestId, body);
+    return new RawFrame(type, status, requestId, methodId, body);
   }
 
   /**

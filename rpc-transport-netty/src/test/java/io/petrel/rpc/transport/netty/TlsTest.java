@@ -37,6 +37,7 @@ import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -336,6 +337,31 @@ class TlsTest extends TransportFixture {
           .contains("the client's certificate has expired");
       assertThat(whoRuns).hasValue(0);
     }
+  }
+
+  /**
+   * Over TLS the server's SETTINGS is its first frame after the handshake: the client keeps within the server's
+   * limit (it would see the PONG first and know no limit if SETTINGS were missing, and calls would be refused).
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"openssl", "jdk"})
+  void theServersCallLimitReachesTlsClientsToo(String provider) throws Exception {
+    use(provider);
+    HoldingService hold = new HoldingService(3);
+    RpcServer srv = tlsServer(serverTls(server), b -> b.addService(hold.definition())
+        .maxConcurrentCallsPerConnection(3));
+    RpcClient c = tlsClient(srv.port(), trustingCa());
+    List<CompletableFuture<StringValue>> calls = new java.util.ArrayList<>();
+    for (int i = 0; i < 100; i++) {
+      calls.add(c.unaryCallAsync(HoldingService.HOLD, StringValue.of("t" + i), CallOptions.DEFAULT));
+    }
+    assertThat(hold.started.tryAcquire(3, 10, TimeUnit.SECONDS)).isTrue();
+    hold.releaseAll();
+    for (int i = 0; i < calls.size(); i++) {
+      assertThat(calls.get(i).get(10, TimeUnit.SECONDS).getValue()).isEqualTo("held:t" + i);
+    }
+    assertThat(hold.overLimit).isEmpty();
+    assertThat(hold.maxRunning()).isEqualTo(3);
   }
 
   @ParameterizedTest(name = "{0}")
