@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Options of one call: its deadline (absolute, or a timeout counted from when the call starts), the metadata
@@ -86,7 +87,7 @@ public final class CallOptions {
   }
 
   /** The absolute deadline, or null. */
-  public Deadline deadline() {
+  public @Nullable Deadline deadline() {
     return deadline;
   }
 
@@ -104,12 +105,12 @@ public final class CallOptions {
   }
 
   /** The response metadata listener, or null. */
-  public Consumer<Metadata> responseMetadataListener() {
+  public @Nullable Consumer<Metadata> responseMetadataListener() {
     return responseMetadataListener;
   }
 
   /** The executor set by {@link #withExecutor}, or null. */
-  public Executor executor() {
+  public @Nullable Executor executor() {
     return executor;
   }
 

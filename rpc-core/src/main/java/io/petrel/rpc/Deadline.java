@@ -2,6 +2,7 @@ package io.petrel.rpc;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An absolute point in time by which a call must end, on the {@link System#nanoTime()} clock of this JVM.
@@ -60,7 +61,7 @@ public final class Deadline implements Comparable<Deadline> {
   }
 
   /** The earlier of this and {@code other} (other may be null). */
-  public Deadline minimum(Deadline other) {
+  public Deadline minimum(@Nullable Deadline other) {
     if (other == null) {
       return this;
     }

@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Key/value pairs sent with a request or a response, beside the body: string keys (lower-case ASCII letters,
@@ -97,7 +98,7 @@ public final class Metadata {
   }
 
   /** The last string value for the key, or null. */
-  public String get(String key) {
+  public @Nullable String get(String key) {
     for (int i = entries.length - 1; i >= 0; i--) {
       Entry e = entries[i];
       if (e.key.equals(key)) {
@@ -108,7 +109,7 @@ public final class Metadata {
   }
 
   /** The last binary value for the key (a copy), or null. */
-  public byte[] getBinary(String key) {
+  public byte @Nullable [] getBinary(String key) {
     for (int i = entries.length - 1; i >= 0; i--) {
       Entry e = entries[i];
       if (e.key.equals(key)) {

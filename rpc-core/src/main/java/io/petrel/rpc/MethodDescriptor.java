@@ -3,6 +3,7 @@ package io.petrel.rpc;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Describes one remote method: its service and method names, the numeric id carried in every request frame,
@@ -91,7 +92,7 @@ public final class MethodDescriptor<Req, Resp> {
   }
 
   /** The response marshaller; null for oneway methods. */
-  public Marshaller<Resp> responseMarshaller() {
+  public @Nullable Marshaller<Resp> responseMarshaller() {
     return responseMarshaller;
   }
 

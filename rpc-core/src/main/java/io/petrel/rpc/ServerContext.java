@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a server handler can know about the call it is serving: method, request metadata, deadline, peer,
@@ -57,19 +58,19 @@ public final class ServerContext {
   }
 
   /** The context of the call being served on this thread, or null outside a handler. */
-  public static ServerContext current() {
+  public static @Nullable ServerContext current() {
     return CURRENT.get();
   }
 
   /** Sets the current context and returns the previous one, to be restored with {@link #restore}. */
-  public ServerContext attach() {
+  public @Nullable ServerContext attach() {
     ServerContext prev = CURRENT.get();
     CURRENT.set(this);
     return prev;
   }
 
   /** Restores the context that {@link #attach()} returned. */
-  public static void restore(ServerContext previous) {
+  public static void restore(@Nullable ServerContext previous) {
     CURRENT.set(previous); // null rather than remove(): removal costs more, and the slot is reused
   }
 
@@ -83,7 +84,7 @@ public final class ServerContext {
   }
 
   /** The caller's deadline as seen on this server, or null if the caller set none. */
-  public Deadline deadline() {
+  public @Nullable Deadline deadline() {
     return deadline;
   }
 

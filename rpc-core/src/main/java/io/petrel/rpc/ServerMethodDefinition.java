@@ -1,6 +1,7 @@
 package io.petrel.rpc;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A method descriptor bound to its server-side handler: exactly one of a blocking {@link UnaryHandler} or a
@@ -33,12 +34,12 @@ public final class ServerMethodDefinition<Req, Resp> {
   }
 
   /** The blocking handler, or null when the method is asynchronous. */
-  public UnaryHandler<Req, Resp> handler() {
+  public @Nullable UnaryHandler<Req, Resp> handler() {
     return handler;
   }
 
   /** The non-blocking handler, or null when the method is blocking. */
-  public AsyncUnaryHandler<Req, Resp> asyncHandler() {
+  public @Nullable AsyncUnaryHandler<Req, Resp> asyncHandler() {
     return asyncHandler;
   }
 

@@ -1,6 +1,7 @@
 package io.petrel.rpc;
 
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The outcome of a call: a {@link Code}, a human-readable description and, on the side that produced it, an
@@ -135,12 +136,12 @@ public final class Status {
   }
 
   /** The description, or null when there is none. */
-  public String description() {
+  public @Nullable String description() {
     return description;
   }
 
   /** The local cause, or null. Causes are never sent over the wire. */
-  public Throwable cause() {
+  public @Nullable Throwable cause() {
     return cause;
   }
 

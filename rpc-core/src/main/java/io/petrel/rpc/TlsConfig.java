@@ -7,6 +7,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * TLS settings of a server ({@code RpcServer.builder().tls(...)}) or a client ({@code RpcClient.builder().tls(...)}):
@@ -69,52 +70,52 @@ public final class TlsConfig {
   }
 
   /** PEM file of the own certificate chain (own certificate first), or null. */
-  public Path certificateChainFile() {
+  public @Nullable Path certificateChainFile() {
     return certificateChainFile;
   }
 
   /** PEM file of the own private key (PKCS#8), or null. */
-  public Path privateKeyFile() {
+  public @Nullable Path privateKeyFile() {
     return privateKeyFile;
   }
 
   /** Password of an encrypted {@link #privateKeyFile()} (a copy), or null. */
-  public char[] privateKeyPassword() {
+  public char @Nullable [] privateKeyPassword() {
     return privateKeyPassword == null ? null : privateKeyPassword.clone();
   }
 
   /** Key store holding the own key and certificate chain, or null (see {@link #keyStoreFile()}). */
-  public KeyStore keyStore() {
+  public @Nullable KeyStore keyStore() {
     return keyStore;
   }
 
   /** Key store file (PKCS#12 or JKS) holding the own key and certificate chain, or null. */
-  public Path keyStoreFile() {
+  public @Nullable Path keyStoreFile() {
     return keyStoreFile;
   }
 
   /** Password of the key store and of its key (a copy), or null. */
-  public char[] keyStorePassword() {
+  public char @Nullable [] keyStorePassword() {
     return keyStorePassword == null ? null : keyStorePassword.clone();
   }
 
   /** PEM file of the certificates to trust (CAs, or the peer's own), or null. */
-  public Path trustCertificatesFile() {
+  public @Nullable Path trustCertificatesFile() {
     return trustCertificatesFile;
   }
 
   /** Trust store, or null. */
-  public KeyStore trustStore() {
+  public @Nullable KeyStore trustStore() {
     return trustStore;
   }
 
   /** Trust store file (PKCS#12 or JKS), or null. */
-  public Path trustStoreFile() {
+  public @Nullable Path trustStoreFile() {
     return trustStoreFile;
   }
 
   /** Password of {@link #trustStoreFile()} (a copy), or null. */
-  public char[] trustStorePassword() {
+  public char @Nullable [] trustStorePassword() {
     return trustStorePassword == null ? null : trustStorePassword.clone();
   }
 

@@ -6,6 +6,7 @@ import io.petrel.rpc.IoMode;
 import io.petrel.rpc.TlsConfig;
 import java.util.List;
 import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The validated settings of a client, handed by {@link io.petrel.rpc.RpcClientBuilder} to the transport.
@@ -37,8 +38,8 @@ public record ClientConfig(
     long reconnectMaxBackoffNanos,
     int writeBufferLowWaterMark,
     int writeBufferHighWaterMark,
-    Executor callbackExecutor,
-    MeterRegistry meterRegistry,
+    @Nullable Executor callbackExecutor,
+    @Nullable MeterRegistry meterRegistry,
     boolean percentileHistograms,
     String name,
-    TlsConfig tls) {}
+    @Nullable TlsConfig tls) {}

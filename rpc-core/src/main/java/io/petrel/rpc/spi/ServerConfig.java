@@ -8,6 +8,7 @@ import io.petrel.rpc.TlsConfig;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The validated settings of a server, handed by {@link io.petrel.rpc.RpcServerBuilder} to the transport.
@@ -26,7 +27,7 @@ public record ServerConfig(
     int workerThreads,
     int businessThreads,
     int businessQueueSize,
-    Executor executor,
+    @Nullable Executor executor,
     boolean direct,
     int maxFrameSize,
     int maxMetadataSize,
@@ -36,7 +37,7 @@ public record ServerConfig(
     int writeBufferHighWaterMark,
     long shutdownGracePeriodNanos,
     ServerLimits limits,
-    MeterRegistry meterRegistry,
+    @Nullable MeterRegistry meterRegistry,
     boolean percentileHistograms,
     String name,
-    TlsConfig tls) {}
+    @Nullable TlsConfig tls) {}

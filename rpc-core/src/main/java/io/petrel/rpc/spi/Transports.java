@@ -3,13 +3,14 @@ package io.petrel.rpc.spi;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.ServiceLoader;
+import org.jspecify.annotations.Nullable;
 
 /** Finds {@link TransportProvider}s; looked up once per builder, never per call. */
 public final class Transports {
   private Transports() {}
 
   /** The named provider, or the highest-priority one when {@code name} is null. */
-  public static TransportProvider find(String name) {
+  public static TransportProvider find(@Nullable String name) {
     List<TransportProvider> all = new ArrayList<>();
     for (TransportProvider p : ServiceLoader.load(TransportProvider.class, Transports.class.getClassLoader())) {
       all.add(p);

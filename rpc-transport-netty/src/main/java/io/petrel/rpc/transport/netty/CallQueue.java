@@ -1,5 +1,7 @@
 package io.petrel.rpc.transport.netty;
 
+import org.jspecify.annotations.Nullable;
+
 /**
  * The calls a {@link ClientConnection} holds back, in the order they were sent: a doubly linked list through
  * the calls themselves ({@link PendingCall#queuePrev}, {@link PendingCall#queueNext}), so that adding costs no
@@ -21,7 +23,7 @@ final class CallQueue {
   }
 
   /** The oldest call, or null; walk on with {@link PendingCall#queueNext}. */
-  PendingCall<?> first() {
+  @Nullable PendingCall<?> first() {
     return head;
   }
 
@@ -42,7 +44,7 @@ final class CallQueue {
   }
 
   /** Removes and returns the oldest call, or null. */
-  PendingCall<?> poll() {
+  @Nullable PendingCall<?> poll() {
     PendingCall<?> c = head;
     if (c != null) {
       remove(c);

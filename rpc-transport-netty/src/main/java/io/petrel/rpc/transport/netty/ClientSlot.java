@@ -20,6 +20,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One of the client's connections to the endpoint, kept alive across failures: a lost connection is
@@ -125,7 +126,7 @@ final class ClientSlot {
   }
 
   /** The usable connection, or null. Lock-free: the per-call fast path. */
-  ClientConnection current() {
+  @Nullable ClientConnection current() {
     ClientConnection c = connection;
     return c != null && c.isUsable() ? c : null;
   }

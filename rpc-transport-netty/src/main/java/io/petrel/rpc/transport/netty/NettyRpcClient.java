@@ -63,13 +63,13 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
   private final AtomicBoolean terminating = new AtomicBoolean();
   /** Requests are encoded on the callers' threads: see {@link IoSupport#CALLER_ALLOCATOR}. */
   private final ByteBufAllocator alloc = IoSupport.CALLER_ALLOCATOR;
-  private final TransportMetrics metrics;
+  private final @Nullable TransportMetrics metrics;
   private volatile boolean shutdown;
   private final RateLimitedLog limitLog = new RateLimitedLog(log);
   /** The event loops this client's connections run on, to refuse blocking calls made on them. */
   private final EventExecutor[] loops;
   /** The TLS contexts of new connections, or null for plaintext. */
-  private final TlsSource tls;
+  private final @Nullable TlsSource tls;
 
   NettyRpcClient(ClientConfig config) {
     super(config);
@@ -167,7 +167,7 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
   }
 
   /** The TLS contexts of new connections, or null for plaintext. */
-  TlsSource tls() {
+  @Nullable TlsSource tls() {
     return tls;
   }
 
@@ -208,7 +208,7 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
   }
 
   /** The client's meters, or null when no registry was given. */
-  TransportMetrics metrics() {
+  @Nullable TransportMetrics metrics() {
     return metrics;
   }
 

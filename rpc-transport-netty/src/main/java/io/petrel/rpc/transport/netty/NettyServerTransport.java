@@ -27,6 +27,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The Netty side of a server: one boss loop accepts, worker loops frame requests into calls for the core's
@@ -37,7 +38,7 @@ final class NettyServerTransport implements ServerTransport {
   private static final Logger log = LoggerFactory.getLogger(NettyServerTransport.class);
 
   private final ServerConfig config;
-  private final TransportMetrics metrics;
+  private final @Nullable TransportMetrics metrics;
   private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
   private final AtomicInteger connectionCount = new AtomicInteger();
   /**
@@ -62,7 +63,7 @@ final class NettyServerTransport implements ServerTransport {
   private Channel serverChannel;
   private InetSocketAddress localAddress;
   /** The TLS contexts of new connections, or null for plaintext; set by start(). */
-  private volatile TlsSource tls;
+  private volatile @Nullable TlsSource tls;
 
   NettyServerTransport(ServerConfig config) {
     this.config = config;
@@ -109,7 +110,7 @@ final class NettyServerTransport implements ServerTransport {
   }
 
   /** The server's meters, or null when no registry was given. */
-  TransportMetrics metrics() {
+  @Nullable TransportMetrics metrics() {
     return metrics;
   }
 

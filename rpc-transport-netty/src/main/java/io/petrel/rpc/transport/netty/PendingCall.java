@@ -18,6 +18,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A client call from start to end, and the future the caller holds. It ends exactly once: with a response,
@@ -36,7 +37,7 @@ final class PendingCall<Resp> extends CompletableFuture<Resp> implements Runnabl
   private final Consumer<Metadata> responseMetadata;
   private final CallMetrics metrics;
   /** Where the response is decoded and the future completed; null for the event loop. */
-  private final Executor executor;
+  private final @Nullable Executor executor;
   int requestSize = -1;
   int responseSize = -1;
   /** The encoded request; owned by this call until written. Touched on the event loop once queued. */

@@ -24,6 +24,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The server side of one connection: one instance per channel. Consumes every {@link Frame} it reads
@@ -129,7 +130,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   }
 
   /** The peer's IP address, or null if it has none (not a TCP connection). */
-  java.net.InetAddress remoteIp() {
+  java.net.@Nullable InetAddress remoteIp() {
     return channel.remoteAddress() instanceof java.net.InetSocketAddress a ? a.getAddress() : null;
   }
 

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import javax.net.ssl.SSLException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Says in words why a TLS handshake failed, from the exception chain that either provider (JDK, OpenSSL) gives:
@@ -158,7 +159,7 @@ final class TlsErrors {
   }
 
   /** The most specific message in the chain (the root cause's, which names the check that failed), or null. */
-  private static String detail(Throwable t) {
+  private static @Nullable String detail(Throwable t) {
     String best = null;
     for (Throwable c : chain(t)) {
       if (c instanceof NotSslRecordException) {
