@@ -36,11 +36,19 @@ public abstract class RpcClient implements AutoCloseable {
     }
   };
 
-  /** For transports. */
+  /** For transports: {@link #isSecure()} is true when the config has TLS. */
   protected RpcClient(ClientConfig config) {
+    this(config, config.tls() != null);
+  }
+
+  /**
+   * For transports that are secure without TLS, such as the in-process one (nothing leaves the process):
+   * {@code secure} is what {@link #isSecure()} says.
+   */
+  protected RpcClient(ClientConfig config, boolean secure) {
     this.interceptors = config.interceptors();
     this.defaultTimeoutNanos = config.defaultTimeoutNanos();
-    this.secure = config.tls() != null;
+    this.secure = secure;
   }
 
   public static RpcClientBuilder builder() {
@@ -165,8 +173,9 @@ public abstract class RpcClient implements AutoCloseable {
 
   /**
    * True when this client was built with {@code RpcClientBuilder.tls(...)}: every connection it makes is TLS,
-   * so nothing it sends (metadata such as tokens, requests) travels in plaintext. Interceptors see the same
-   * through {@link ClientInterceptor.Chain#isSecure()}.
+   * so nothing it sends (metadata such as tokens, requests) travels in plaintext. Also true for an in-process
+   * client ({@code RpcClientBuilder.inProcess(...)}), whose calls never leave the process. Interceptors see the
+   * same through {@link ClientInterceptor.Chain#isSecure()}.
    */
   public final boolean isSecure() {
     return secure;

@@ -36,6 +36,7 @@ public final class RpcClientBuilder {
 
   private String target;
   private NameResolver resolver;
+  private String inProcessName;
   private LoadBalancer.Factory loadBalancer = LoadBalancers.LEAST_PENDING_FACTORY;
   private int connectionsPerEndpoint = 1;
   private IoMode ioMode = IoMode.AUTO;
@@ -81,6 +82,7 @@ public final class RpcClientBuilder {
     Objects.requireNonNull(target, "target");
     this.resolver = Targets.resolver(target);
     this.target = target;
+    this.inProcessName = null;
     return this;
   }
 
@@ -92,6 +94,7 @@ public final class RpcClientBuilder {
       sb.append(sb.length() == 0 ? "" : ",").append(e);
     }
     this.target = endpoints.size() == 1 ? sb.toString() : "static://" + sb;
+    this.inProcessName = null;
     return this;
   }
 
@@ -101,6 +104,26 @@ public final class RpcClientBuilder {
   public RpcClientBuilder nameResolver(String target, NameResolver resolver) {
     this.target = Objects.requireNonNull(target, "target");
     this.resolver = Objects.requireNonNull(resolver, "resolver");
+    this.inProcessName = null;
+    return this;
+  }
+
+  /**
+   * Calls the in-process server of this name in the same JVM ({@code RpcServer.builder().inProcess(name)}),
+   * without a socket: the in-process transport, built into rpc-core. Replaces {@link #address}, {@link #target},
+   * {@link #endpoints} and {@link #nameResolver} (the last one set wins). The server is looked up at each call,
+   * so it may start after the client, or restart; while none of that name runs, calls fail at once with
+   * UNAVAILABLE "no in-process server named 'x' is running; start one with
+   * RpcServer.builder().inProcess("x")" ({@link RpcClient#start()} throws it). Deadlines, {@link #maxPendingCalls},
+   * {@link #maxFrameSize}, {@link #maxMetadataSize}, {@link #callbackExecutor}, interceptors and metrics behave
+   * as over a socket; options about connections (load balancer, connections per endpoint, I/O, connect timeout,
+   * keepalive, backoff, water marks) do not apply; {@link #tls} and {@link #transport} cannot be combined with
+   * it. The client counts as secure ({@link RpcClient#isSecure()}): nothing leaves the process.
+   */
+  public RpcClientBuilder inProcess(String name) {
+    this.inProcessName = RpcServerBuilder.checkInProcessName(name);
+    this.target = "inprocess:" + name;
+    this.resolver = null;
     return this;
   }
 
@@ -276,14 +299,30 @@ public final class RpcClientBuilder {
   }
 
   public RpcClient build() {
-    if (resolver == null) {
-      throw new IllegalStateException("no server to call: set address(host, port), target(...) or endpoints(...)");
+    if (inProcessName != null) {
+      if (tls != null) {
+        throw new IllegalStateException("tls(...) does not apply to an in-process client (inProcess(\""
+            + inProcessName + "\")): its calls never leave the JVM; remove one of them");
+      }
+      if (transport != null) {
+        throw new IllegalStateException("transport(\"" + transport + "\") and inProcess(\"" + inProcessName
+            + "\") both choose the transport; remove one of them");
+      }
+      return new io.petrel.rpc.internal.inprocess.InProcessClient(inProcessName, config());
     }
+    if (resolver == null) {
+      throw new IllegalStateException("no server to call: set address(host, port), target(...), endpoints(...)"
+          + " or inProcess(name)");
+    }
+    return Transports.find(transport).newClient(config());
+  }
+
+  private ClientConfig config() {
     ClientConfig config = new ClientConfig(target, resolver, loadBalancer,
         List.copyOf(interceptors), connectionsPerEndpoint, ioMode, ioThreads, defaultDeadline.toNanos(),
         connectTimeout.toNanos(), keepAliveTime.toNanos(), maxFrameSize, maxMetadataSize, maxPendingCalls, reconnectInitial.toNanos(),
         reconnectMax.toNanos(), writeBufferLow, writeBufferHigh, callbackExecutor, meterRegistry,
         percentileHistograms, name, tls);
-    return Transports.find(transport).newClient(config);
+    return config;
   }
 }

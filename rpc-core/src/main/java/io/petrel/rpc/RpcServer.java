@@ -2,10 +2,13 @@ package io.petrel.rpc;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
+import java.net.SocketAddress;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A running (or stopped) Petrel server. Create with {@link #builder()}, then {@link #start()}.
+ * A running (or stopped) Petrel server. Create with {@link #builder()}, then {@link #start()}. It listens on a
+ * network address ({@code port(...)}, {@code bindAddress(...)}) or, with {@code inProcess(name)}, serves clients
+ * of the same JVM by name, without a socket.
  *
  * <p>Lifecycle: {@link #shutdown()} stops accepting connections, tells connected clients to go away, lets
  * in-flight calls finish for up to the configured grace period, then closes everything;
@@ -21,10 +24,29 @@ public abstract class RpcServer implements AutoCloseable {
   /** Binds and starts serving. Throws {@link IOException} naming the address if it cannot bind. */
   public abstract RpcServer start() throws IOException;
 
-  /** The bound address; valid after {@link #start()}. */
+  /**
+   * The bound network address; valid after {@link #start()}.
+   *
+   * @throws IllegalStateException if the server is not started, or is in-process (it has no network address;
+   *     see {@link #address()})
+   */
   public abstract InetSocketAddress localAddress();
 
-  /** The bound port (useful with port 0); valid after {@link #start()}. */
+  /**
+   * Where the server can be reached; valid after {@link #start()}: the bound {@link InetSocketAddress} of a
+   * network server, or the {@link InProcessAddress} of an in-process one
+   * ({@code RpcServer.builder().inProcess(name)}), whose {@link InProcessAddress#name()} clients call with
+   * {@code RpcClient.builder().inProcess(name)}.
+   */
+  public SocketAddress address() {
+    return localAddress();
+  }
+
+  /**
+   * The bound port (useful with port 0); valid after {@link #start()}.
+   *
+   * @throws IllegalStateException if the server is not started, or is in-process (no port; see {@link #address()})
+   */
   public int port() {
     return localAddress().getPort();
   }

@@ -57,6 +57,7 @@ public final class RpcServerBuilder {
 
   private String host;
   private int port = -1;
+  private String inProcessName;
   private final List<ServiceDefinition> services = new ArrayList<>();
   private IoMode ioMode = IoMode.AUTO;
   private int workerThreads;
@@ -93,6 +94,7 @@ public final class RpcServerBuilder {
   public RpcServerBuilder port(int port) {
     checkPort(port);
     this.port = port;
+    this.inProcessName = null;
     return this;
   }
 
@@ -101,7 +103,35 @@ public final class RpcServerBuilder {
     checkPort(port);
     this.host = Objects.requireNonNull(host, "host");
     this.port = port;
+    this.inProcessName = null;
     return this;
+  }
+
+  /**
+   * Serves clients of this JVM only, by name, without a socket: the in-process transport, built into rpc-core
+   * (no transport dependency needed). Clients call it with {@code RpcClient.builder().inProcess(name)}. Replaces
+   * {@link #port}/{@link #bindAddress} (the last one set wins). Statuses, deadlines, limits
+   * ({@link #maxFrameSize}, {@link #maxMetadataSize}, {@link #maxConcurrentCallsPerConnection} per client), the
+   * executor, interceptors, metrics and shutdown behave as over a socket; requests and responses are marshalled,
+   * never shared. Options about sockets and peers (I/O mode, worker threads, connection limits and timeouts,
+   * water marks, buffer budget) do not apply; {@link #tls} and {@link #transport} cannot be combined with it.
+   * The name is taken at {@link RpcServer#start()} (which throws {@link java.io.IOException} if a running server
+   * of this JVM has it) and freed when the server has stopped. {@link RpcServer#address()} is then an
+   * {@link InProcessAddress}; {@link RpcServer#port()} throws.
+   */
+  public RpcServerBuilder inProcess(String name) {
+    this.inProcessName = checkInProcessName(name);
+    this.host = null;
+    this.port = -1;
+    return this;
+  }
+
+  static String checkInProcessName(String name) {
+    Objects.requireNonNull(name, "inProcess name");
+    if (name.isBlank()) {
+      throw new IllegalArgumentException("inProcess name must not be blank: '" + name + "'");
+    }
+    return name;
   }
 
   public RpcServerBuilder addService(ServiceDefinition service) {
@@ -358,8 +388,18 @@ public final class RpcServerBuilder {
   }
 
   public RpcServer build() {
-    if (port < 0) {
-      throw new IllegalStateException("no port set: call port(int) or bindAddress(host, port)");
+    if (port < 0 && inProcessName == null) {
+      throw new IllegalStateException("no port set: call port(int), bindAddress(host, port) or inProcess(name)");
+    }
+    if (inProcessName != null) {
+      if (tls != null) {
+        throw new IllegalStateException("tls(...) does not apply to an in-process server (inProcess(\""
+            + inProcessName + "\")): its calls never leave the JVM; remove one of them");
+      }
+      if (transport != null) {
+        throw new IllegalStateException("transport(\"" + transport + "\") and inProcess(\"" + inProcessName
+            + "\") both choose the transport; remove one of them");
+      }
     }
     Map<Integer, String> ids = new HashMap<>();
     for (ServiceDefinition s : services) {
@@ -372,7 +412,8 @@ public final class RpcServerBuilder {
         }
       }
     }
-    InetSocketAddress addr = host == null ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
+    InetSocketAddress addr = inProcessName != null ? null
+        : host == null ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
     ServerConfig config = new ServerConfig(addr, List.copyOf(services), List.copyOf(interceptors), ioMode,
         workerThreads, businessThreads, businessQueueSize, executor, direct, maxFrameSize, maxMetadataSize,
         maxConcurrentCallsPerConnection, maxConnections, writeBufferLow, writeBufferHigh,
@@ -380,6 +421,10 @@ public final class RpcServerBuilder {
             keepAliveTime.toNanos(), keepAliveTimeout.toNanos(), frameReceiveTimeout.toNanos(),
             maxConnectionAge.toNanos(), unwritableTimeout.toNanos(), maxConnectionsPerAddress, maxBufferedBytes),
         meterRegistry, percentileHistograms, name, tls);
+    if (inProcessName != null) {
+      return new io.petrel.rpc.internal.ServerImpl(config,
+          new io.petrel.rpc.internal.inprocess.InProcessServerTransport(inProcessName, config));
+    }
     return new io.petrel.rpc.internal.ServerImpl(config, Transports.find(transport).newServerTransport(config));
   }
 

@@ -30,8 +30,9 @@ import org.openjdk.jmh.annotations.Warmup;
  * The per-call cost of a generated stub ({@code EchoServiceRpc.stub(client).echo(msg)}) against the generic
  * call API it delegates to ({@code client.unaryCall(EchoServiceRpc.METHOD_ECHO, msg, CallOptions.DEFAULT)}).
  *
- * <p>{@code transport=inprocess} isolates the client-side code: an {@link RpcClient} whose transport answers
- * at once with a prepared reply, so the score is the stub and call-API path alone (nanoseconds per call).
+ * <p>{@code transport=answering} isolates the client-side code: an {@link RpcClient} whose transport answers
+ * at once with a prepared reply, so the score is the stub and call-API path alone (nanoseconds per call). (It
+ * is not the in-process transport, which marshals and serves like a server: see {@link InProcessBenchmark}.)
  * {@code transport=loopback} is a real Petrel server (direct mode) on 127.0.0.1 in the same JVM.
  */
 @BenchmarkMode(Mode.AverageTime)
@@ -41,7 +42,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(1)
 @State(Scope.Benchmark)
 public class StubOverheadBenchmark {
-  @Param({"inprocess", "loopback"})
+  @Param({"answering", "loopback"})
   public String transport;
 
   private RpcServer server;

@@ -187,6 +187,15 @@ class BenchmarksSmokeTest {
     results.forEach(r -> assertThat(r.getPrimaryResult().getScore()).isPositive());
   }
 
+  @Test
+  @Timeout(value = 2, unit = TimeUnit.MINUTES)
+  void inProcessBenchmarkRunsAgainstThePlainMethodCall() throws Exception {
+    Collection<RunResult> results = runInProcess("\\.InProcessBenchmark\\.", 1);
+    // plainCall and plainCallWithMarshalling once; inProcessCall with each executor.
+    assertThat(results).hasSize(1 + 1 + 2);
+    results.forEach(r -> assertThat(r.getPrimaryResult().getScore()).as(r.getParams().getBenchmark()).isPositive());
+  }
+
   /** One 100 ms iteration of the benchmarks matching {@code include}, in this JVM, no server of its own. */
   private static Collection<RunResult> runInProcess(String include, int threads) throws Exception {
     return new Runner(new OptionsBuilder()

@@ -1,6 +1,7 @@
 package io.petrel.rpc.internal;
 
 import io.micrometer.core.instrument.Tags;
+import io.petrel.rpc.InProcessAddress;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.spi.ServerCall;
 import io.petrel.rpc.spi.ServerConfig;
@@ -118,14 +119,24 @@ public final class ServerImpl extends RpcServer {
 
   @Override
   public InetSocketAddress localAddress() {
-    if (state == State.NEW) {
-      throw new IllegalStateException("server not started");
-    }
-    SocketAddress a = transport.localAddress();
+    SocketAddress a = address();
     if (a instanceof InetSocketAddress inet) {
       return inet;
     }
+    if (a instanceof InProcessAddress inProcess) {
+      throw new IllegalStateException("server '" + config.name() + "' is in-process (" + a + "): it has no network"
+          + " address and no port; clients call it with RpcClient.builder().inProcess(\"" + inProcess.name()
+          + "\"), and address() returns its InProcessAddress");
+    }
     throw new IllegalStateException("server '" + config.name() + "' does not listen on a network address: " + a);
+  }
+
+  @Override
+  public SocketAddress address() {
+    if (state == State.NEW) {
+      throw new IllegalStateException("server not started");
+    }
+    return transport.localAddress();
   }
 
   /** Called after every call ends while shutting down. */

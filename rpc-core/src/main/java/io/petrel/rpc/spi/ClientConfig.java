@@ -12,7 +12,8 @@ import org.jspecify.annotations.Nullable;
  * The validated settings of a client, handed by {@link io.petrel.rpc.RpcClientBuilder} to the transport.
  *
  * @param target what the client calls, as given to the builder ("host:port", "static://h1:7000,h2:7000")
- * @param resolver yields the endpoints of {@code target}
+ * @param resolver yields the endpoints of {@code target}; null for an in-process client
+ *     ({@code RpcClientBuilder.inProcess}, target {@code "inprocess:name"}, made by the builder itself)
  * @param loadBalancer picks an endpoint per call when there are several
  * @param callbackExecutor where futures complete; null means on the connection's event loop
  * @param meterRegistry where metrics go, or null for none

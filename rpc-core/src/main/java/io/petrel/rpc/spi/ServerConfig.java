@@ -13,6 +13,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * The validated settings of a server, handed by {@link io.petrel.rpc.RpcServerBuilder} to the transport.
  *
+ * @param bindAddress where a network transport listens; null for an in-process server
+ *     ({@code RpcServerBuilder.inProcess}, whose transport the builder makes itself)
  * @param executor the user's business executor, or null for the built-in bounded pool (unless {@code direct})
  * @param direct run handlers on the event loop (for non-blocking services)
  * @param meterRegistry where metrics go, or null for none

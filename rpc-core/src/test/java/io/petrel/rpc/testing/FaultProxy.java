@@ -112,7 +112,10 @@ public final class FaultProxy implements AutoCloseable {
 
   /** Resets every open connection (RST, as a crashed peer or a middlebox would); the listener stays open. */
   public void resetAll() {
-    for (Socket s : sockets) {
+    // A snapshot: a client that reconnects at once (while this loop still runs) must find its new connection alive.
+    java.util.List<Socket> now = new java.util.ArrayList<>(sockets);
+    sockets.removeAll(now);
+    for (Socket s : now) {
       try {
         s.setSoLinger(true, 0);
       } catch (IOException ignored) {
@@ -120,7 +123,6 @@ public final class FaultProxy implements AutoCloseable {
       }
       closeQuietly(s);
     }
-    sockets.clear();
   }
 
   private void acceptLoop() {

@@ -67,6 +67,14 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   private long pingSentAt;
   private long unwritableSince;
   private long agedGoawayAt;
+  /**
+   * The id of the PING sent right after a maxConnectionAge GOAWAY. The client answers it after it has read the
+   * GOAWAY, and every call it sent before that arrives before the PONG: once the PONG is in and no call is in
+   * flight, closing cuts no call the client sent in the meantime.
+   */
+  static final int DRAIN_PING_ID = 0x60A7;
+  /** Event loop only: the PONG to {@link #DRAIN_PING_ID} has arrived. */
+  private boolean drainPingAnswered;
   private final long maxAgeNanos;
   /**
    * Bytes of responses encoded by business threads and queued for the event loop, not yet in the channel's
@@ -299,7 +307,12 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
         }
         return;
       }
-      case TYPE_PONG: // an answer to our keepalive PING: reading it was enough
+      case TYPE_PONG: // an answer to our keepalive PING: reading it was enough; or to the drain PING after GOAWAY
+        if (frame.requestId == DRAIN_PING_ID) {
+          drainPingAnswered = true;
+        }
+        frame.release();
+        return;
       case TYPE_GOAWAY:
       case TYPE_SETTINGS: // reserved for clients of a later version; nothing to apply in this one
         frame.release();
@@ -725,7 +738,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       }
     }
     if (goawaySent) {
-      if (agedGoawayAt != 0 && (inFlight.get() == 0 || now - agedGoawayAt > server.config().shutdownGracePeriodNanos())) {
+      if (agedGoawayAt != 0 && ((drainPingAnswered && inFlight.get() == 0)
+          || now - agedGoawayAt > server.config().shutdownGracePeriodNanos())) {
         log.debug("closing connection from {}: older than maxConnectionAge", channel.remoteAddress());
         closeAfterWrites();
         agedGoawayAt = 0;
@@ -742,6 +756,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     if (maxAgeNanos > 0 && now - openedAt > maxAgeNanos) {
       agedGoawayAt = now;
       sendGoaway();
+      writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_PING, DRAIN_PING_ID));
     }
   }
 

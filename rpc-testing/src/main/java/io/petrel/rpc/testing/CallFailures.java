@@ -13,9 +13,14 @@ import java.util.concurrent.TimeoutException;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 
 /**
- * The one way Petrel's tests check a failed call: it failed with a {@link StatusException}, of the expected code,
+ * The one way to check a failed call in a test: it failed with a {@link StatusException}, of the expected code,
  * whose description says each expected fragment. Used for blocking calls (a callable that must throw) and async
- * ones (a future that must fail, waited for a bounded time).
+ * ones (a future that must fail, waited for a bounded time). Petrel's own tests use it, and so can yours:
+ *
+ * <pre>{@code
+ * assertFails(() -> greeter.greetVip(request), Status.Code.UNKNOWN, "is not on the list");
+ * assertFails(asyncGreeter.sayHelloLater(request), Status.Code.DEADLINE_EXCEEDED);
+ * }</pre>
  */
 public final class CallFailures {
   /** How long {@link #failureOf(Future)} waits for a future to end. */

@@ -1,0 +1,449 @@
+package io.petrel.rpc.testing;
+
+import static io.petrel.rpc.testing.CallFailures.assertFails;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.StringValue;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.ClientInterceptor;
+import io.petrel.rpc.Metadata;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcClientBuilder;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.RpcServerBuilder;
+import io.petrel.rpc.ServerInterceptor;
+import io.petrel.rpc.Status;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.UnaryOperator;
+import javax.security.auth.x500.X500Principal;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The conformance suite of a Petrel transport: what every transport must do the same, as a caller sees it.
+ * Subclass it for a transport with the two factories; a transport that legitimately differs says so by
+ * overriding a hook (documented on each), never by skipping a test. Every failed call is checked with
+ * {@link CallFailures}: status code and the message fragments common to all transports.
+ *
+ * <p>Covers: round trips of every kind of call (the handler never gets the caller's own request object);
+ * server errors; unknown methods; deadlines (on time, the server's call cancelled) and cancellation; the limits
+ * ({@code maxConcurrentCallsPerConnection}, {@code maxFrameSize} and {@code maxMetadataSize} on both sides,
+ * {@code maxPendingCalls}); metadata both ways; interceptors on both sides; callback executors; client call
+ * metrics; graceful drain; and a closed server or client failing only its own calls.
+ */
+public abstract class AbstractTransportTest {
+  private static final long WAIT_SECONDS = 10;
+
+  private final ConformanceService service = new ConformanceService();
+  private final Deque<AutoCloseable> resources = new ArrayDeque<>();
+
+  /** A server builder of the transport under test, its address set (an in-process name, 127.0.0.1 port 0). */
+  protected abstract RpcServerBuilder serverBuilder();
+
+  /** A client builder of the transport under test, pointed at {@code server} (made from {@link #serverBuilder}). */
+  protected abstract RpcClientBuilder clientBuilder(RpcServer server);
+
+  /**
+   * Whether a client holds calls beyond the server's {@code maxConcurrentCallsPerConnection} until earlier calls
+   * end (true for Netty: the server announces the limit in its SETTINGS frame), rather than having the server
+   * refuse them with RESOURCE_EXHAUSTED (the default, and the in-process transport, whose client does not
+   * queue).
+   */
+  protected boolean clientQueuesCallsBeyondTheServersLimit() {
+    return false;
+  }
+
+  // ---- fixture ----
+
+  private RpcServer startServer(ConformanceService svc, UnaryOperator<RpcServerBuilder> options) throws Exception {
+    RpcServer server = options.apply(serverBuilder().addService(svc.definition())).build().start();
+    resources.addLast(() -> {
+      svc.releaseAll();
+      server.shutdownNow();
+      assertThat(server.awaitTermination(20, TimeUnit.SECONDS)).as("server %s terminated", server).isTrue();
+    });
+    return server;
+  }
+
+  private RpcServer startServer(UnaryOperator<RpcServerBuilder> options) throws Exception {
+    return startServer(service, options);
+  }
+
+  private RpcClient client(RpcServer server, UnaryOperator<RpcClientBuilder> options) {
+    RpcClient client = options.apply(clientBuilder(server)).build();
+    resources.addFirst(() -> {
+      client.shutdownNow();
+      assertThat(client.awaitTermination(20, TimeUnit.SECONDS)).as("client %s terminated", client).isTrue();
+    });
+    return client;
+  }
+
+  private RpcClient client(RpcServer server) {
+    return client(server, b -> b);
+  }
+
+  private ExecutorService executor(String threadName) {
+    ExecutorService e = Executors.newSingleThreadExecutor(r -> new Thread(r, threadName));
+    resources.addFirst(e::shutdownNow);
+    return e;
+  }
+
+  @AfterEach
+  public void closeAll() throws Exception {
+    service.releaseAll();
+    AutoCloseable r;
+    while ((r = resources.pollFirst()) != null) {
+      r.close();
+    }
+  }
+
+  private static StringValue text(String s) {
+    return StringValue.of(s);
+  }
+
+  private String nextHolding(ConformanceService svc) throws InterruptedException {
+    String s = svc.holding.poll(WAIT_SECONDS, TimeUnit.SECONDS);
+    assertThat(s).as("a HOLD call reached the handler within %d s", WAIT_SECONDS).isNotNull();
+    return s;
+  }
+
+  private String nextCancelled(ConformanceService svc) throws InterruptedException {
+    String s = svc.cancelled.poll(WAIT_SECONDS, TimeUnit.SECONDS);
+    assertThat(s).as("a HOLD call was cancelled on the server within %d s", WAIT_SECONDS).isNotNull();
+    return s;
+  }
+
+  // ---- round trips ----
+
+  @Test
+  public void everyKindOfCallRoundTripsAndTheHandlerNeverSharesTheCallersObjects() throws Exception {
+    RpcServer server = startServer(b -> b);
+    RpcClient client = client(server);
+
+    StringValue hello = text("hello");
+    assertThat(client.unaryCall(ConformanceService.ECHO, hello)).isEqualTo(hello);
+    assertThat(service.requestsSeen.poll()).as("the handler decodes a request of its own").isEqualTo(hello)
+        .isNotSameAs(hello);
+    assertThat(client.unaryCall(ConformanceService.ADD, new Object[] {40, 2})).isEqualTo(42);
+    assertThat(client.unaryCallAsync(ConformanceService.ASYNC_ECHO, text("a"), CallOptions.DEFAULT)
+        .get(WAIT_SECONDS, TimeUnit.SECONDS).getValue()).isEqualTo("async:a");
+
+    byte[] bytes = {1, 2, 3, 4};
+    byte[] reversed = client.unaryCall(ConformanceService.REVERSE, bytes);
+    assertThat(reversed).isEqualTo(new byte[] {4, 3, 2, 1}).isNotSameAs(bytes);
+    assertThat(bytes).as("the handler reversed its own copy, not the caller's array").isEqualTo(new byte[] {1, 2, 3, 4});
+
+    assertThat(client.oneway(ConformanceService.LOG, text("a line"), CallOptions.DEFAULT)
+        .get(WAIT_SECONDS, TimeUnit.SECONDS)).isNull();
+    assertThat(service.logged.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("a line");
+
+    List<CompletableFuture<Integer>> many = new ArrayList<>();
+    for (int i = 0; i < 500; i++) {
+      many.add(client.unaryCallAsync(ConformanceService.ADD, new Object[] {i, 1}, CallOptions.DEFAULT));
+    }
+    for (int i = 0; i < many.size(); i++) {
+      assertThat(many.get(i).get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo(i + 1);
+    }
+    assertThat(client.pendingCalls()).isZero();
+  }
+
+  // ---- failures from the server ----
+
+  @Test
+  public void aServersErrorReachesTheCallerWithItsStatusAndMessage() throws Exception {
+    RpcServer server = startServer(b -> b);
+    RpcClient client = client(server);
+    assertFails(() -> client.unaryCall(ConformanceService.NOT_FOUND, text("x")), Status.Code.NOT_FOUND,
+        "no such thing: x");
+    assertFails(client.unaryCallAsync(ConformanceService.NOT_FOUND, text("y"), CallOptions.DEFAULT),
+        Status.Code.NOT_FOUND, "no such thing: y");
+    assertFails(() -> client.unaryCall(ConformanceService.CRASH, text("z")), Status.Code.UNKNOWN,
+        "java.lang.IllegalStateException: crashed on z");
+    assertThat(client.unaryCall(ConformanceService.ECHO, text("still serving")).getValue())
+        .isEqualTo("still serving");
+  }
+
+  @Test
+  public void anUnknownMethodIsUnimplemented() throws Exception {
+    RpcServer server = startServer(b -> b);
+    RpcClient client = client(server);
+    assertFails(() -> client.unaryCall(ConformanceService.MISSING, text("?")), Status.Code.UNIMPLEMENTED,
+        "conformance.Echo/missing is not implemented by", "no method with id", "conformance.Echo");
+    assertThat(client.unaryCall(ConformanceService.ECHO, text("next")).getValue()).isEqualTo("next");
+  }
+
+  // ---- deadlines and cancellation ----
+
+  @Test
+  public void theDeadlineEndsTheCallOnTimeAndCancelsItOnTheServer() throws Exception {
+    RpcServer server = startServer(b -> b);
+    RpcClient client = client(server);
+    long start = System.nanoTime();
+    CompletableFuture<StringValue> slow = client.unaryCallAsync(ConformanceService.HOLD, text("slow"),
+        CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300)));
+    assertThat(nextHolding(service)).isEqualTo("slow");
+    assertFails(slow, Status.Code.DEADLINE_EXCEEDED, "deadline exceeded", "conformance.Echo/hold");
+    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertThat(tookMs).as("ended near its 300 ms deadline").isBetween(250L, 5_000L);
+    assertThat(nextCancelled(service)).isEqualTo("slow");
+    assertThat(client.pendingCalls()).isZero();
+
+    // A blocking call with the client's default deadline.
+    RpcClient impatient = client(server, b -> b.defaultDeadline(Duration.ofMillis(200)));
+    assertFails(() -> impatient.unaryCall(ConformanceService.HOLD, text("blocking")), Status.Code.DEADLINE_EXCEEDED);
+    assertThat(nextCancelled(service)).isEqualTo("blocking");
+    assertThat(client.unaryCall(ConformanceService.ECHO, text("after")).getValue()).isEqualTo("after");
+  }
+
+  @Test
+  public void cancellingTheFutureCancelsTheCallOnTheServer() throws Exception {
+    RpcServer server = startServer(b -> b);
+    RpcClient client = client(server);
+    CompletableFuture<StringValue> doomed =
+        client.unaryCallAsync(ConformanceService.HOLD, text("doomed"), CallOptions.DEFAULT);
+    assertThat(nextHolding(service)).isEqualTo("doomed");
+    assertThat(doomed.cancel(true)).isTrue();
+    assertThat(doomed).isCancelled();
+    assertThat(nextCancelled(service)).isEqualTo("doomed");
+    assertThat(client.pendingCalls()).isZero();
+    assertThat(client.unaryCall(ConformanceService.ECHO, text("after")).getValue()).isEqualTo("after");
+  }
+
+  // ---- limits ----
+
+  @Test
+  public void aConnectionHasAtMostTheServersMaxConcurrentCallsPerConnectionInFlight() throws Exception {
+    RpcServer server = startServer(b -> b.maxConcurrentCallsPerConnection(1));
+    RpcClient client = client(server);
+    CompletableFuture<StringValue> first =
+        client.unaryCallAsync(ConformanceService.HOLD, text("first"), CallOptions.DEFAULT);
+    assertThat(nextHolding(service)).isEqualTo("first");
+    CompletableFuture<StringValue> second =
+        client.unaryCallAsync(ConformanceService.ECHO, text("second"), CallOptions.DEFAULT);
+    // The limit is per connection: another client is served meanwhile.
+    assertThat(client(server).unaryCall(ConformanceService.ECHO, text("other")).getValue()).isEqualTo("other");
+    if (clientQueuesCallsBeyondTheServersLimit()) {
+      assertThat(second).as("held by the client until the first call ends").isNotDone();
+      service.releaseAll();
+      assertThat(second.get(WAIT_SECONDS, TimeUnit.SECONDS).getValue()).isEqualTo("second");
+    } else {
+      assertFails(second, Status.Code.RESOURCE_EXHAUSTED, "this connection already has 1 calls in flight",
+          "maxConcurrentCallsPerConnection");
+      service.releaseAll();
+    }
+    assertThat(first.get(WAIT_SECONDS, TimeUnit.SECONDS).getValue()).isEqualTo("held:first");
+    for (int i = 0; i < 200; i++) {
+      assertThat(client.unaryCall(ConformanceService.ADD, new Object[] {i, 1})).isEqualTo(i + 1);
+    }
+  }
+
+  @Test
+  public void framesOverTheSizeLimitsFailWithResourceExhaustedAndTheConnectionGoesOn() throws Exception {
+    RpcServer server = startServer(b -> b.maxFrameSize(64 * 1024).maxMetadataSize(64));
+    RpcClient client = client(server);
+    // A request over the server's limit.
+    assertFails(() -> client.unaryCall(ConformanceService.REVERSE, new byte[100_000]),
+        Status.Code.RESOURCE_EXHAUSTED, "request of 100032 bytes exceeds the server's maxFrameSize 65536",
+        "RpcServer.builder().maxFrameSize");
+    assertThat(client.unaryCall(ConformanceService.REVERSE, new byte[5000])).hasSize(5000);
+    // Metadata over the server's limit.
+    CallOptions bigMetadata = CallOptions.DEFAULT.withMetadata(Metadata.of("x-test", "m".repeat(100)));
+    assertFails(() -> client.unaryCall(ConformanceService.META, text("big"), bigMetadata),
+        Status.Code.RESOURCE_EXHAUSTED, "exceeds the server's maxMetadataSize 64",
+        "RpcServer.builder().maxMetadataSize");
+    // A response over the server's limit.
+    assertFails(() -> client.unaryCall(ConformanceService.BIG_RESPONSE, new Object[] {100_000}),
+        Status.Code.RESOURCE_EXHAUSTED, "response of 100032 bytes exceeds maxFrameSize 65536");
+
+    RpcClient small = client(server, b -> b.maxFrameSize(32 * 1024));
+    // A request over the client's own limit, and a response over it.
+    assertFails(() -> small.unaryCall(ConformanceService.REVERSE, new byte[50_000]),
+        Status.Code.RESOURCE_EXHAUSTED, "request of 50032 bytes exceeds maxFrameSize 32768",
+        "RpcClient.builder().maxFrameSize");
+    assertFails(() -> small.unaryCall(ConformanceService.BIG_RESPONSE, new Object[] {50_000}),
+        Status.Code.RESOURCE_EXHAUSTED, "response of 50032 bytes exceeds the client's maxFrameSize 32768",
+        "RpcClient.builder().maxFrameSize");
+    assertThat(small.unaryCall(ConformanceService.BIG_RESPONSE, new Object[] {1000})).hasSize(1000);
+    assertThat(client.unaryCall(ConformanceService.ECHO, text("after")).getValue()).isEqualTo("after");
+  }
+
+  @Test
+  public void aClientHasAtMostMaxPendingCallsPending() throws Exception {
+    RpcServer server = startServer(b -> b);
+    RpcClient client = client(server, b -> b.maxPendingCalls(1));
+    CompletableFuture<StringValue> held =
+        client.unaryCallAsync(ConformanceService.HOLD, text("one"), CallOptions.DEFAULT);
+    assertThat(nextHolding(service)).isEqualTo("one");
+    assertFails(() -> client.unaryCall(ConformanceService.ECHO, text("two")), Status.Code.RESOURCE_EXHAUSTED,
+        "client has 1 calls pending", "maxPendingCalls");
+    service.releaseAll();
+    assertThat(held.get(WAIT_SECONDS, TimeUnit.SECONDS).getValue()).isEqualTo("held:one");
+    assertThat(client.unaryCall(ConformanceService.ECHO, text("two")).getValue()).isEqualTo("two");
+  }
+
+  // ---- metadata, interceptors, executors, metrics ----
+
+  @Test
+  public void metadataTravelsBothWaysWithResponsesAndWithErrors() throws Exception {
+    RpcServer server = startServer(b -> b);
+    RpcClient client = client(server);
+    AtomicReference<Metadata> received = new AtomicReference<>();
+    StringValue reply = client.unaryCall(ConformanceService.META, text("m"), CallOptions.DEFAULT
+        .withMetadata(Metadata.of("x-test", "sent")).withResponseMetadataListener(received::set));
+    assertThat(reply.getValue()).isEqualTo("sent|null|-");
+    assertThat(received.get().get("x-served")).isEqualTo("m");
+
+    AtomicReference<Metadata> withError = new AtomicReference<>();
+    assertFails(() -> client.unaryCall(ConformanceService.NOT_FOUND, text("q"),
+        CallOptions.DEFAULT.withResponseMetadataListener(withError::set)), Status.Code.NOT_FOUND, "no such thing: q");
+    assertThat(withError.get().get("x-failed")).isEqualTo("q");
+  }
+
+  @Test
+  public void interceptorsRunOnBothSides() throws Exception {
+    List<String> seen = new CopyOnWriteArrayList<>();
+    ServerInterceptor authenticate = new ServerInterceptor() {
+      @Override
+      public <Req, Resp> CompletionStage<Resp> intercept(Chain<Req, Resp> chain) throws Exception {
+        seen.add("server:" + chain.method().methodName());
+        if (!"yes".equals(chain.context().metadata().get("x-intercepted"))) {
+          throw Status.UNAUTHENTICATED.withDescription("no x-intercepted metadata").asException();
+        }
+        chain.context().setPrincipal(new X500Principal("CN=tester"));
+        return chain.proceed();
+      }
+    };
+    ClientInterceptor tag = new ClientInterceptor() {
+      @Override
+      public <Req, Resp> CompletableFuture<Resp> intercept(Chain<Req, Resp> chain) {
+        seen.add("client:" + chain.method().methodName());
+        return chain.proceed(chain.request(), chain.options().withMetadata(Metadata.of("x-intercepted", "yes")));
+      }
+    };
+    RpcServer server = startServer(b -> b.intercept(authenticate));
+    RpcClient client = client(server, b -> b.intercept(tag));
+    StringValue reply = client.unaryCall(ConformanceService.META, text("i"),
+        CallOptions.DEFAULT.withMetadata(Metadata.of("x-test", "t")));
+    assertThat(reply.getValue()).isEqualTo("t|yes|CN=tester");
+    assertThat(seen).containsExactly("client:meta", "server:meta");
+
+    // A server interceptor's refusal reaches the caller; the handler never runs.
+    RpcClient untagged = client(server);
+    assertFails(() -> untagged.unaryCall(ConformanceService.ECHO, text("no tag")), Status.Code.UNAUTHENTICATED,
+        "no x-intercepted metadata");
+    assertThat(service.requestsSeen).isEmpty();
+  }
+
+  @Test
+  public void responsesCompleteOnTheClientsCallbackExecutorOrTheCallsOwn() throws Exception {
+    RpcServer server = startServer(b -> b);
+    RpcClient client = client(server, b -> b.callbackExecutor(executor("conformance-callbacks")));
+    CompletableFuture<StringValue> viaClient =
+        client.unaryCallAsync(ConformanceService.HOLD, text("client's"), CallOptions.DEFAULT);
+    CompletableFuture<StringValue> viaCall = client.unaryCallAsync(ConformanceService.HOLD, text("call's"),
+        CallOptions.DEFAULT.withExecutor(executor("conformance-per-call")));
+    assertThat(Set.of(nextHolding(service), nextHolding(service))).containsExactlyInAnyOrder("client's", "call's");
+    CompletableFuture<String> clientThread = viaClient.thenApply(r -> Thread.currentThread().getName());
+    CompletableFuture<String> callThread = viaCall.thenApply(r -> Thread.currentThread().getName());
+    service.releaseAll();
+    assertThat(clientThread.get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("conformance-callbacks");
+    assertThat(callThread.get(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("conformance-per-call");
+  }
+
+  @Test
+  public void theClientRecordsItsCallsInItsMeterRegistry() throws Exception {
+    RpcServer server = startServer(b -> b);
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    RpcClient client = client(server, b -> b.meterRegistry(registry).name("measured"));
+    client.unaryCall(ConformanceService.ECHO, text("m"));
+    assertFails(() -> client.unaryCall(ConformanceService.NOT_FOUND, text("n")), Status.Code.NOT_FOUND);
+    Timer ok = registry.find("rpc.client.calls").tag("client", "measured").tag("method", "echo")
+        .tag("status", "OK").timer();
+    assertThat(ok).as("rpc.client.calls{method=echo,status=OK}").isNotNull();
+    assertThat(ok.count()).isEqualTo(1);
+    Timer notFound = registry.find("rpc.client.calls").tag("method", "notFound").tag("status", "NOT_FOUND").timer();
+    assertThat(notFound).as("rpc.client.calls{method=notFound,status=NOT_FOUND}").isNotNull();
+    assertThat(notFound.count()).isEqualTo(1);
+    assertThat(registry.find("rpc.client.request.size").tag("method", "echo").summary().totalAmount())
+        .isEqualTo(text("m").getSerializedSize());
+    assertThat(registry.find("rpc.client.calls.pending").gauge().value()).isZero();
+  }
+
+  // ---- shutdown and closed connections ----
+
+  @Test
+  public void aGracefulShutdownLetsCallsInFlightFinishAndRefusesNewOnes() throws Exception {
+    RpcServer server = startServer(b -> b.shutdownGracePeriod(Duration.ofSeconds(60)));
+    RpcClient client = client(server);
+    CompletableFuture<StringValue> inFlight =
+        client.unaryCallAsync(ConformanceService.HOLD, text("draining"), CallOptions.DEFAULT);
+    assertThat(nextHolding(service)).isEqualTo("draining");
+    server.shutdown();
+    assertThat(server.isShutdown()).isTrue();
+    assertFails(() -> client.unaryCall(ConformanceService.ECHO, text("late")), Status.Code.UNAVAILABLE);
+    assertThat(inFlight).isNotDone();
+    assertThat(server.isTerminated()).isFalse();
+    service.releaseAll();
+    assertThat(inFlight.get(WAIT_SECONDS, TimeUnit.SECONDS).getValue()).isEqualTo("held:draining");
+    assertThat(server.awaitTermination(20, TimeUnit.SECONDS)).as("terminated once its last call ended").isTrue();
+    assertFails(() -> client.unaryCall(ConformanceService.ECHO, text("after")), Status.Code.UNAVAILABLE);
+  }
+
+  @Test
+  public void aServerStoppedAtOnceFailsOnlyItsOwnCallsInFlight() throws Exception {
+    ConformanceService other = new ConformanceService();
+    RpcServer doomed = startServer(b -> b);
+    RpcServer survivor = startServer(other, b -> b);
+    RpcClient toDoomed = client(doomed);
+    RpcClient toSurvivor = client(survivor);
+    CompletableFuture<StringValue> lost =
+        toDoomed.unaryCallAsync(ConformanceService.HOLD, text("lost"), CallOptions.DEFAULT);
+    CompletableFuture<StringValue> kept =
+        toSurvivor.unaryCallAsync(ConformanceService.HOLD, text("kept"), CallOptions.DEFAULT);
+    assertThat(nextHolding(service)).isEqualTo("lost");
+    assertThat(nextHolding(other)).isEqualTo("kept");
+    doomed.shutdownNow();
+    assertFails(lost, Status.Code.UNAVAILABLE, "closed", "conformance.Echo/hold");
+    assertThat(nextCancelled(service)).isEqualTo("lost");
+    assertThat(kept).isNotDone();
+    other.releaseAll();
+    assertThat(kept.get(WAIT_SECONDS, TimeUnit.SECONDS).getValue()).isEqualTo("held:kept");
+    assertThat(doomed.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
+    assertThat(toSurvivor.unaryCall(ConformanceService.ECHO, text("still")).getValue()).isEqualTo("still");
+  }
+
+  @Test
+  public void aClientShutDownAtOnceFailsOnlyItsOwnCallsAndTheServerCancelsThem() throws Exception {
+    RpcServer server = startServer(b -> b);
+    RpcClient gone = client(server);
+    RpcClient stays = client(server);
+    CompletableFuture<StringValue> lost =
+        gone.unaryCallAsync(ConformanceService.HOLD, text("gone"), CallOptions.DEFAULT);
+    CompletableFuture<StringValue> kept =
+        stays.unaryCallAsync(ConformanceService.HOLD, text("stays"), CallOptions.DEFAULT);
+    assertThat(Set.of(nextHolding(service), nextHolding(service))).containsExactlyInAnyOrder("gone", "stays");
+    gone.shutdownNow();
+    assertFails(lost, Status.Code.UNAVAILABLE);
+    assertThat(nextCancelled(service)).isEqualTo("gone");
+    assertThat(gone.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
+    assertFails(() -> gone.unaryCall(ConformanceService.ECHO, text("after")), Status.Code.UNAVAILABLE,
+        "shut down");
+    assertThat(kept).isNotDone();
+    service.releaseAll();
+    assertThat(kept.get(WAIT_SECONDS, TimeUnit.SECONDS).getValue()).isEqualTo("held:stays");
+  }
+}

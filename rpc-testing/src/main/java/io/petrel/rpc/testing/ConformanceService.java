@@ -1,0 +1,153 @@
+package io.petrel.rpc.testing;
+
+import com.google.protobuf.StringValue;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.MethodType;
+import io.petrel.rpc.ServerContext;
+import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.marshal.ArgsMarshaller;
+import io.petrel.rpc.marshal.FieldCodecs;
+import io.petrel.rpc.marshal.Marshallers;
+import io.petrel.rpc.marshal.ProtobufMarshaller;
+import io.petrel.rpc.marshal.ValueMarshaller;
+import java.util.Queue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+
+/**
+ * The service {@link AbstractTransportTest} calls: descriptors as generated code declares them, and handlers
+ * that report what they saw (requests, metadata, cancellation) through queues the tests wait on.
+ */
+final class ConformanceService {
+  static final String NAME = "conformance.Echo";
+
+  private static MethodDescriptor.Builder<StringValue, StringValue> text(String method) {
+    return MethodDescriptor.<StringValue, StringValue>newBuilder().serviceName(NAME).methodName(method)
+        .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+        .responseMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()));
+  }
+
+  static final MethodDescriptor<StringValue, StringValue> ECHO = text("echo").build();
+
+  static final MethodDescriptor<Object[], Integer> ADD = MethodDescriptor.<Object[], Integer>newBuilder()
+      .serviceName(NAME).methodName("add")
+      .requestMarshaller(ArgsMarshaller.of(FieldCodecs.INT32, FieldCodecs.INT32))
+      .responseMarshaller(ValueMarshaller.of(FieldCodecs.INT32))
+      .build();
+
+  /** Reverses the bytes it receives in place and returns that same array. */
+  static final MethodDescriptor<byte[], byte[]> REVERSE = MethodDescriptor.<byte[], byte[]>newBuilder()
+      .serviceName(NAME).methodName("reverse")
+      .requestMarshaller(Marshallers.bytes()).responseMarshaller(Marshallers.bytes())
+      .build();
+
+  /** Returns a body of the requested size. */
+  static final MethodDescriptor<Object[], byte[]> BIG_RESPONSE = MethodDescriptor.<Object[], byte[]>newBuilder()
+      .serviceName(NAME).methodName("bigResponse")
+      .requestMarshaller(ArgsMarshaller.of(FieldCodecs.INT32)).responseMarshaller(Marshallers.bytes())
+      .build();
+
+  /** Fails with NOT_FOUND naming the request; adds response metadata "x-failed" first. */
+  static final MethodDescriptor<StringValue, StringValue> NOT_FOUND = text("notFound").build();
+
+  /** Throws an IllegalStateException naming the request (an unexpected exception: UNKNOWN). */
+  static final MethodDescriptor<StringValue, StringValue> CRASH = text("crash").build();
+
+  static final MethodDescriptor<StringValue, StringValue> ASYNC_ECHO = text("asyncEcho").build();
+
+  /**
+   * Answers with the request's "x-test" metadata and the principal interceptors set, and sends response
+   * metadata "x-served" = the request.
+   */
+  static final MethodDescriptor<StringValue, StringValue> META = text("meta").build();
+
+  /** Holds the call (no thread) until the test releases it, or the call is cancelled. */
+  static final MethodDescriptor<StringValue, StringValue> HOLD = text("hold").build();
+
+  static final MethodDescriptor<StringValue, Void> LOG = MethodDescriptor.<StringValue, Void>newBuilder()
+      .serviceName(NAME).methodName("log").type(MethodType.ONEWAY)
+      .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+      .build();
+
+  /** Served nowhere: the server answers UNIMPLEMENTED. */
+  static final MethodDescriptor<StringValue, StringValue> MISSING = text("missing").build();
+
+  /** Oneway requests, in arrival order. */
+  final BlockingQueue<String> logged = new LinkedBlockingQueue<>();
+  /** Requests of HOLD calls that reached the handler. */
+  final BlockingQueue<String> holding = new LinkedBlockingQueue<>();
+  /** Requests of HOLD calls whose server context was cancelled (caller gone: deadline, cancel, closed). */
+  final BlockingQueue<String> cancelled = new LinkedBlockingQueue<>();
+  /** The request objects the handlers of ECHO and REVERSE saw (a transport must not hand over the caller's). */
+  final Queue<Object> requestsSeen = new ConcurrentLinkedQueue<>();
+  private final Queue<CompletableFuture<StringValue>> held = new ConcurrentLinkedQueue<>();
+  private volatile boolean released;
+
+  ServiceDefinition definition() {
+    return ServiceDefinition.builder(NAME)
+        .unary(ECHO, req -> {
+          requestsSeen.add(req);
+          return req;
+        })
+        .unary(ADD, args -> (Integer) args[0] + (Integer) args[1])
+        .unary(REVERSE, bytes -> {
+          requestsSeen.add(bytes);
+          for (int i = 0, j = bytes.length - 1; i < j; i++, j--) {
+            byte t = bytes[i];
+            bytes[i] = bytes[j];
+            bytes[j] = t;
+          }
+          return bytes;
+        })
+        .unary(BIG_RESPONSE, args -> new byte[(Integer) args[0]])
+        .unary(NOT_FOUND, req -> {
+          ServerContext.current().addResponseMetadata("x-failed", req.getValue());
+          throw Status.NOT_FOUND.withDescription("no such thing: " + req.getValue()).asException();
+        })
+        .unary(CRASH, req -> {
+          throw new IllegalStateException("crashed on " + req.getValue());
+        })
+        .async(ASYNC_ECHO, req -> CompletableFuture.supplyAsync(() -> StringValue.of("async:" + req.getValue())))
+        .unary(META, req -> {
+          ServerContext ctx = ServerContext.current();
+          ctx.addResponseMetadata("x-served", req.getValue());
+          return StringValue.of(ctx.metadata().get("x-test") + "|" + ctx.metadata().get("x-intercepted")
+              + "|" + (ctx.principal() == null ? "-" : ctx.principal().getName()));
+        })
+        .async(HOLD, req -> {
+          ServerContext ctx = ServerContext.current();
+          CompletableFuture<StringValue> f = new CompletableFuture<>();
+          ctx.onCancel(() -> {
+            cancelled.add(req.getValue());
+            f.completeExceptionally(Status.CANCELLED.withDescription("cancelled").asException());
+          });
+          held.add(f);
+          holding.add(req.getValue());
+          if (released) {
+            releaseHeld();
+          }
+          return f.thenApply(r -> StringValue.of("held:" + req.getValue()));
+        })
+        .unary(LOG, req -> {
+          logged.add(req.getValue());
+          return null;
+        })
+        .build();
+  }
+
+  /** Answers every HOLD call held so far, and from now on answers them at once. */
+  void releaseAll() {
+    released = true;
+    releaseHeld();
+  }
+
+  private void releaseHeld() {
+    CompletableFuture<StringValue> f;
+    while ((f = held.poll()) != null) {
+      f.complete(StringValue.getDefaultInstance());
+    }
+  }
+}
