@@ -1,7 +1,6 @@
 package io.petrel.rpc.transport.netty;
 
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -19,8 +18,6 @@ import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.internal.CallMetrics;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.function.Supplier;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -36,7 +33,6 @@ final class TransportMetrics {
   final Counter bytesSent;
   final Counter connectionsOpened;
   final Counter connectionsClosed;
-  private final Map<String, Counter> rejectedByService = new ConcurrentHashMap<>();
   private final Map<MethodDescriptor<?, ?>, CallMetrics> byMethod = new ConcurrentHashMap<>();
 
   TransportMetrics(MeterRegistry registry, String side, Tags tags, boolean histograms) {
@@ -67,27 +63,8 @@ final class TransportMetrics {
     return c;
   }
 
-  void rejected(String service) {
-    rejectedByService.computeIfAbsent(service, s -> Counter.builder("rpc.server.executor.rejected")
-        .description("Calls refused because the business executor was full").tags(tags).tag("service", s)
-        .register(registry)).increment();
-  }
-
   <T> void gauge(String name, T obj, ToDoubleFunction<T> f) {
     Gauge.builder(name, obj, f).tags(tags).register(registry);
-  }
-
-  void gauge(String name, Supplier<Number> f) {
-    Gauge.builder(name, f).tags(tags).register(registry);
-  }
-
-  void executor(ThreadPoolExecutor pool) {
-    String p = "rpc.server.executor";
-    Gauge.builder(p + ".active", pool, ThreadPoolExecutor::getActiveCount).tags(tags).register(registry);
-    Gauge.builder(p + ".queued", pool, e -> e.getQueue().size()).tags(tags).register(registry);
-    Gauge.builder(p + ".threads", pool, ThreadPoolExecutor::getPoolSize).tags(tags).register(registry);
-    FunctionCounter.builder(p + ".completed", pool, ThreadPoolExecutor::getCompletedTaskCount).tags(tags)
-        .register(registry);
   }
 
   void eventLoops(EventLoopGroup group) {

@@ -280,6 +280,9 @@ class PeerCallLimitTest extends TransportFixture {
       CompletableFuture<StringValue> second = hold(client, "second");
       ClientConnection conn = connection(client);
       awaitOnLoop(conn, () -> conn.waitingCount() == 1, "the second call waiting");
+      // The server's first frame must have reached the client through the proxy: a connection closed before the
+      // server answered anything counts as a failed attempt (backoff, calls fail at once), which is not this test.
+      awaitOnLoop(conn, conn::answered, "the server's SETTINGS received");
       proxy.resetAll(); // the connection dies: the call in flight fails, the unsent one moves
       StatusException e = statusOf(first);
       assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
