@@ -11,6 +11,7 @@ import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.util.ArrayList;
@@ -138,6 +139,45 @@ class ClientChannelTest extends TransportFixture {
       }
       assertThat(b.calls.get() - before).isEqualTo(50);
     }
+  }
+
+  @Test
+  void leastPendingRoutesAroundAnEndpointThatAcceptsAndNeverAnswers() throws Exception {
+    RpcServer sb = server(b);
+    try (ServerSocket blackHole = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      // Accepts (the kernel does it), never reads, never answers: not even the server's SETTINGS.
+      RpcClient c = client("static://127.0.0.1:" + blackHole.getLocalPort() + ",127.0.0.1:" + sb.port(),
+          x -> x.defaultDeadline(java.time.Duration.ofMillis(500)));
+      List<CompletableFuture<StringValue>> stuck = new ArrayList<>();
+      for (int i = 0; i < 100; i++) { // one caller: each call is answered, or left pending at the black hole
+        CompletableFuture<StringValue> f = c.unaryCallAsync(TestService.ECHO, StringValue.of("c" + i),
+            CallOptions.DEFAULT);
+        try {
+          assertThat(f.get(200, TimeUnit.MILLISECONDS).getValue()).isEqualTo("c" + i);
+        } catch (java.util.concurrent.TimeoutException pendingThere) {
+          stuck.add(f);
+        }
+      }
+      long start = System.nanoTime();
+      int lost = 0;
+      for (CompletableFuture<StringValue> f : stuck) { // each ends by its deadline (or was only slow)
+        try {
+          f.get(5, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+          assertThat(catchFailure(f).status().code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+          lost++;
+        }
+      }
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(1_500L);
+      // A call left at the black hole counts there until its deadline, so the next ones go to the server that
+      // answers; only a tie (both at 0 pending, once per deadline's worth of time) can send one there again.
+      assertThat(lost).as("calls that went to the black hole, of 100").isLessThanOrEqualTo(5);
+      assertThat(b.calls.get()).isEqualTo(100 - lost);
+    }
+  }
+
+  private static StatusException catchFailure(CompletableFuture<?> f) throws Exception {
+    return io.petrel.rpc.testing.CallFailures.failureOf(f);
   }
 
   @Test

@@ -193,11 +193,38 @@ class HostilePeerTest extends TransportFixture {
   /** Weakness 3: a connection older than maxConnectionAge is sent GOAWAY; the client moves on seamlessly. */
   @Test
   void connectionsOlderThanMaxConnectionAgeAreDrainedAndClientsMoveOn() throws Exception {
-    RpcServer server = startServer(b -> b.maxConnectionAge(Duration.ofMillis(200)));
+    RpcServer server = startServer(b -> b.maxConnectionAge(Duration.ofMillis(200))
+        .shutdownGracePeriod(Duration.ofSeconds(2)));
+    // A peer that answers the PING that follows the GOAWAY is closed as soon as its PONG is in (no call in flight).
     try (RawPeer p = new RawPeer(server.port())) {
       p.send(RawPeer.control(TYPE_PING, 1));
+      long goawayAt = 0;
+      List<Integer> seen = new ArrayList<>();
+      long closedAfter = -1;
+      try {
+        for (;;) {
+          RawPeer.RawFrame f = p.read();
+          seen.add(f.type());
+          if (f.type() == TYPE_GOAWAY) {
+            goawayAt = System.nanoTime();
+          } else if (f.type() == TYPE_PING && f.requestId() == ServerConnection.DRAIN_PING_ID) {
+            p.send(RawPeer.control(TYPE_PONG, f.requestId()));
+          }
+        }
+      } catch (java.io.EOFException | java.net.SocketException closed) {
+        closedAfter = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - goawayAt);
+      }
+      assertThat(seen).contains((int) TYPE_PONG, (int) TYPE_GOAWAY, (int) TYPE_PING);
+      assertThat(closedAfter).as("closed after the PONG, well before the 2 s grace period").isBetween(0L, 1_500L);
+    }
+    // A peer that never answers that PING (it may still have calls on the way) is closed after the grace period.
+    try (RawPeer p = new RawPeer(server.port())) {
+      p.send(RawPeer.control(TYPE_PING, 1));
+      long start = System.nanoTime();
       List<Integer> seen = p.readUntilClosed();
-      assertThat(seen).contains((int) TYPE_PONG, (int) TYPE_GOAWAY);
+      assertThat(seen).contains((int) TYPE_GOAWAY, (int) TYPE_PING);
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("held for the grace period")
+          .isBetween(1_900L, 8_000L);
     }
     RpcClient client = client(server.port());
     long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1200);
