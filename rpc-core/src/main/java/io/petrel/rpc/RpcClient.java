@@ -2,13 +2,17 @@ package io.petrel.rpc;
 
 import io.petrel.rpc.internal.CallDeadline;
 import io.petrel.rpc.internal.ClientChain;
+import io.petrel.rpc.internal.ClientRuntime;
 import io.petrel.rpc.internal.ThreadlessExecutor;
+import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A client of one Petrel server endpoint, over one or more connections. Thread-safe; share one per endpoint.
@@ -18,8 +22,14 @@ import java.util.function.Consumer;
  * connection that closes fails at once with UNAVAILABLE; lost connections are re-established with backoff.
  * A call made while serving another call (inside a handler) never gets a later deadline than the call being
  * served. Generated stubs call these methods; they are also usable directly with hand-written descriptors.
+ *
+ * <p>For transports: this class is the client's runtime, the same whatever the transport: interceptors,
+ * deadlines, the pending-call limit, shutdown and termination, call meters ({@link ClientRuntime}), and each
+ * call's single completion ({@link ClientCall}). A transport subclasses it and implements how a call is made
+ * ({@link #newCall}), sent ({@link #startCall}) and how the connections close ({@link #terminate}).
  */
 public abstract class RpcClient implements AutoCloseable {
+  private final ClientRuntime runtime;
   private final List<ClientInterceptor> interceptors;
   private final long defaultTimeoutNanos;
   private final boolean secure;
@@ -46,6 +56,8 @@ public abstract class RpcClient implements AutoCloseable {
    * {@code secure} is what {@link #isSecure()} says.
    */
   protected RpcClient(ClientConfig config, boolean secure) {
+    this.runtime = new ClientRuntime(config);
+    this.runtime.terminator(this::terminate);
     this.interceptors = config.interceptors();
     this.defaultTimeoutNanos = config.defaultTimeoutNanos();
     this.secure = secure;
@@ -107,13 +119,74 @@ public abstract class RpcClient implements AutoCloseable {
     return d;
   }
 
+  /** For transports: the client's runtime (pending calls, shutdown state, meters), to make calls with. */
+  protected final ClientRuntime runtime() {
+    return runtime;
+  }
+
   /**
-   * The transport's part of a call, after the interceptors: send the request and complete the future with
-   * the response or a {@link StatusException}; hand response metadata to {@code responseMetadata} (if not
-   * null) before completing.
+   * A call after the interceptors: made by the transport, counted, checked against the client's state and
+   * limits, then handed to the transport to send. Every path ends the call exactly once.
    */
-  protected abstract <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
-      CallOptions options, Deadline deadline, Consumer<Metadata> responseMetadata);
+  private <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
+      CallOptions options, @Nullable Deadline deadline, @Nullable Consumer<Metadata> responseMetadata) {
+    Executor executor = options.executor() != null ? options.executor() : runtime.callbackExecutor();
+    ClientCall<Resp> call = newCall(method, deadline, responseMetadata, executor);
+    // Counted from here; every path below ends the call exactly once, which uncounts it.
+    int n = runtime.callStarted();
+    if (runtime.isShutdown()) {
+      call.fail(Status.UNAVAILABLE.withDescription("client '" + runtime.name() + "' is shut down; "
+          + method.fullName() + " not sent"));
+      return call;
+    }
+    if (n > runtime.maxPendingCalls()) {
+      call.fail(Status.RESOURCE_EXHAUSTED.withDescription("client has " + runtime.maxPendingCalls()
+          + " calls pending (awaiting responses, or waiting for the server to take more calls), its"
+          + " maxPendingCalls (raise RpcClient.builder().maxPendingCalls, or wait for responses before sending"
+          + " more)"));
+      return call;
+    }
+    if (deadline != null && deadline.isExpired()) {
+      call.fail(Status.DEADLINE_EXCEEDED.withDescription("deadline already passed before " + method.fullName()
+          + " was sent"));
+      return call;
+    }
+    try {
+      startCall(call, method, request, options);
+    } catch (StatusException e) {
+      call.fail(e.status());
+    } catch (Throwable t) {
+      // The request's marshaller failed (the transport encodes before it hands the call on).
+      Status.Code code = t instanceof IllegalArgumentException || t instanceof NullPointerException
+          ? Status.Code.INVALID_ARGUMENT : Status.Code.INTERNAL;
+      call.fail(code.toStatus().withDescription("cannot encode the request of " + method.fullName() + ": "
+          + Status.describe(t)).withCause(t));
+    }
+    return call;
+  }
+
+  /**
+   * For transports: a new call of {@code method}, not yet counted or sent. It must pass {@link #runtime()} and
+   * the other arguments to {@link ClientCall}'s constructor and do nothing else that could fail.
+   */
+  protected abstract <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+      @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor);
+
+  /**
+   * For transports: encode the request and send it, or hold it until it can be sent. The call has been counted
+   * and checked (client running, within maxPendingCalls, deadline not passed). A marshaller's exception thrown
+   * from here fails the call with INVALID_ARGUMENT or INTERNAL, a {@link StatusException} with its status; once
+   * the request is handed on, the transport ends the call (by its deadline at the latest) and throws nothing.
+   */
+  protected abstract <Req> void startCall(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request,
+      CallOptions options) throws Exception;
+
+  /**
+   * For transports: the client terminates (shut down with no call pending, or {@link #shutdownNow()}): close
+   * every connection (calls still in flight fail with UNAVAILABLE), release threads, then run {@code done}.
+   * Called once.
+   */
+  protected abstract void terminate(Runnable done);
 
   /**
    * Sends a request and waits for the response; throws {@link StatusException} on failure. The response is
@@ -195,19 +268,33 @@ public abstract class RpcClient implements AutoCloseable {
   }
 
   /** Stops accepting new calls and closes connections once pending calls have ended. Returns at once. */
-  public abstract RpcClient shutdown();
+  public final RpcClient shutdown() {
+    runtime.shutdown();
+    return this;
+  }
 
   /** Fails pending calls with UNAVAILABLE and closes at once. */
-  public abstract RpcClient shutdownNow();
+  public final RpcClient shutdownNow() {
+    runtime.shutdownNow();
+    return this;
+  }
 
-  public abstract boolean isShutdown();
+  public final boolean isShutdown() {
+    return runtime.isShutdown();
+  }
 
-  public abstract boolean isTerminated();
+  public final boolean isTerminated() {
+    return runtime.isTerminated();
+  }
 
-  public abstract boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException;
+  public final boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+    return runtime.awaitTermination(timeout, unit);
+  }
 
-  /** Calls sent and not yet answered, for operators and tests. */
-  public abstract int pendingCalls();
+  /** Calls started and not yet ended, for operators and tests. */
+  public final int pendingCalls() {
+    return runtime.pendingCalls();
+  }
 
   @Override
   public void close() {

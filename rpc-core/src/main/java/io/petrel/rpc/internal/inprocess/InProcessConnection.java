@@ -72,7 +72,7 @@ final class InProcessConnection {
    */
   <Resp> void dispatch(InProcessCall<Resp> call, Metadata metadata, int metaLen, ByteBuf body,
       @Nullable Deadline deadline, boolean oneway) {
-    MethodDescriptor<?, Resp> method = call.method;
+    MethodDescriptor<?, Resp> method = call.method();
     ServerConfig config = server.config();
     ServerDispatcher dispatcher = server.dispatcher();
     int bodySize = body.readableBytes();

@@ -166,7 +166,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     call.releaseFrame();
     call.fail(Status.RESOURCE_EXHAUSTED.withDescription(what + " (announced in its SETTINGS; raise"
         + " RpcServer.builder().max" + (frameTooLarge ? "FrameSize" : "MetadataSize") + "); "
-        + call.method.fullName() + " not sent"));
+        + call.method().fullName() + " not sent"));
   }
 
   /**
@@ -182,8 +182,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       call.releaseFrame();
       return;
     }
-    if (call.deadline != null) {
-      long at = call.deadline.nanoTime();
+    if (call.deadline() != null) {
+      long at = call.deadline().nanoTime();
       if (at - System.nanoTime() < SWEPT_DEADLINE_NANOS) {
         call.armTimer(channel.eventLoop());
       } else if (at < earliestSwept) {
@@ -242,16 +242,16 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     TransportMetrics metrics = client.metrics();
     ByteBuf frame = call.frame;
     call.frame = null;
-    if (call.oneway) {
+    if (call.isOneway()) {
       if (!answered) {
         peerMaxCalls = 0; // the one call allowed before the server's first frame (oneways hold no place after)
       }
       FrameEncoder.patchRequest(frame, 0, 0);
       channel.write(frame).addListener(f -> {
         if (f.isSuccess()) {
-          call.succeed(null);
+          call.onSent();
         } else {
-          call.fail(Status.UNAVAILABLE.withDescription("oneway " + call.method.fullName() + " to "
+          call.fail(Status.UNAVAILABLE.withDescription("oneway " + call.method().fullName() + " to "
               + slot.authority() + " could not be written: " + f.cause()).withCause(f.cause()));
         }
       });
@@ -260,8 +260,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     int id = nextRequestId();
     long timeoutMillis = 0;
     long remainingNanos = Long.MAX_VALUE;
-    if (call.deadline != null) {
-      remainingNanos = call.deadline.remainingNanos();
+    if (call.deadline() != null) {
+      remainingNanos = call.deadline().remainingNanos();
       timeoutMillis = Math.max(1, (remainingNanos + 999_999) / 1_000_000);
     }
     FrameEncoder.patchRequest(frame, id, timeoutMillis);
@@ -271,7 +271,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     if (remainingNanos < SWEPT_DEADLINE_NANOS) {
       call.armTimer(channel.eventLoop());
     } else if (remainingNanos != Long.MAX_VALUE) {
-      long at = call.deadline.nanoTime();
+      long at = call.deadline().nanoTime();
       if (at < earliestSwept) {
         earliestSwept = at;
       }
@@ -301,7 +301,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     }
     PendingCall<?> call = (PendingCall<?>) item;
     call.releaseFrame();
-    call.fail(Status.UNAVAILABLE.withDescription("client is shut down; " + call.method.fullName() + " not sent"));
+    call.fail(Status.UNAVAILABLE.withDescription("client is shut down; " + call.method().fullName() + " not sent"));
   }
 
   /**
@@ -498,18 +498,13 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       return;
     }
     ByteBuf body = frame.body();
-    call.responseSize = body.readableBytes();
-    call.responseMetadata(frame.metadata);
+    call.onResponseMetadata(frame.metadata);
     if (frame.status != 0) {
-      Status s = Status.fromCodeValue(frame.status).withDescription(body.toString(StandardCharsets.UTF_8));
-      if (s.code() == Status.Code.UNIMPLEMENTED) {
-        s = s.withDescription(call.method.fullName() + " is not implemented by " + slot.authority() + ": "
-            + s.description());
-      }
-      call.fail(s);
+      call.onStatus(Status.fromCodeValue(frame.status).withDescription(body.toString(StandardCharsets.UTF_8)),
+          slot.authority());
       return;
     }
-    call.onResponseBody(body, wakeChain);
+    call.onMessage(body, true, wakeChain); // a unary response: one message that ends the call with OK
     posted = true;
   }
 
@@ -578,10 +573,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       long earliest = Long.MAX_VALUE;
       List<PendingCall<?>> expired = null;
       for (PendingCall<?> c : inFlight.values()) {
-        if (c.deadline == null || c.abandoned) {
+        if (c.deadline() == null || c.abandoned) {
           continue;
         }
-        long at = c.deadline.nanoTime();
+        long at = c.deadline().nanoTime();
         if (now - at >= 0) {
           if (expired == null) {
             expired = new ArrayList<>();
@@ -592,10 +587,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         }
       }
       for (PendingCall<?> c = waiting.first(); c != null; c = c.queueNext) {
-        if (c.deadline == null) {
+        if (c.deadline() == null) {
           continue;
         }
-        long at = c.deadline.nanoTime();
+        long at = c.deadline().nanoTime();
         if (now - at >= 0) {
           if (expired == null) {
             expired = new ArrayList<>();
@@ -639,7 +634,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     List<PendingCall<?>> calls = new ArrayList<>(inFlight.values());
     inFlight.clear();
     for (PendingCall<?> c : calls) {
-      c.fail(Status.UNAVAILABLE.withDescription(why + " while " + c.method.fullName()
+      c.fail(Status.UNAVAILABLE.withDescription(why + " while " + c.method().fullName()
           + " was in flight; the server may or may not have run it"));
     }
   }

@@ -4,6 +4,7 @@ import static io.petrel.rpc.transport.netty.Protocol.TYPE_ONEWAY;
 import static io.petrel.rpc.transport.netty.Protocol.TYPE_REQUEST;
 
 import io.micrometer.core.instrument.Tags;
+import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
@@ -13,23 +14,20 @@ import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
-import io.petrel.rpc.MethodType;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
-import io.petrel.rpc.internal.CallMetrics;
+import io.petrel.rpc.internal.ClientRuntime;
 import io.petrel.rpc.internal.RateLimitedLog;
+import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.LoadBalancer;
 import io.petrel.rpc.spi.NameResolver;
 import io.petrel.rpc.spi.Subchannel;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -58,13 +56,9 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
   /** The only subchannel when there is exactly one: calls skip the balancer and its counting. */
   private volatile @Nullable NettySubchannel single;
   private volatile @Nullable Status resolverError;
-  private final AtomicInteger pending = new AtomicInteger();
-  private final CountDownLatch terminated = new CountDownLatch(1);
-  private final AtomicBoolean terminating = new AtomicBoolean();
   /** Requests are encoded on the callers' threads: see {@link IoSupport#CALLER_ALLOCATOR}. */
   private final ByteBufAllocator alloc = IoSupport.CALLER_ALLOCATOR;
   private final @Nullable TransportMetrics metrics;
-  private volatile boolean shutdown;
   private final RateLimitedLog limitLog = new RateLimitedLog(log);
   /** The event loops this client's connections run on, to refuse blocking calls made on them. */
   private final EventExecutor[] loops;
@@ -101,7 +95,6 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
     group.forEach(executors::add);
     this.loops = executors.toArray(new EventExecutor[0]);
     if (metrics != null) {
-      metrics.gauge("rpc.client.calls.pending", pending, AtomicInteger::get);
       metrics.gauge("rpc.client.connections", this, c -> {
         int n = 0;
         for (NettySubchannel s : c.subchannels) {
@@ -121,7 +114,7 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
   /** The resolver's list: keeps the subchannels of endpoints still there, makes new ones, closes the rest. */
   @Override
   public synchronized void onEndpoints(List<Endpoint> endpoints) {
-    if (shutdown || endpoints.isEmpty()) {
+    if (isShutdown() || endpoints.isEmpty()) {
       return;
     }
     resolverError = null;
@@ -273,50 +266,33 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
         + String.join("; ", failures)).asException();
   }
 
+  /** The core's runtime of this client, for its calls. */
+  ClientRuntime callRuntime() {
+    return runtime();
+  }
+
   @Override
-  protected <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
-      CallOptions options, Deadline deadline, Consumer<Metadata> responseMetadata) {
-    boolean oneway = method.type() == MethodType.ONEWAY;
-    CallMetrics cm = metrics == null ? CallMetrics.NOOP : metrics.forMethod(method);
-    Executor executor = options.executor() != null ? options.executor() : config.callbackExecutor();
-    PendingCall<Resp> call = new PendingCall<>(this, method, deadline, oneway, responseMetadata, cm, executor);
-    // Counted from here; every path below ends the call exactly once, which uncounts it.
-    int n = pending.incrementAndGet();
-    if (shutdown) {
-      call.fail(Status.UNAVAILABLE.withDescription("client '" + config.name() + "' is shut down; "
-          + method.fullName() + " not sent"));
-      return call;
-    }
-    if (n > config.maxPendingCalls()) {
-      call.fail(Status.RESOURCE_EXHAUSTED.withDescription("client has " + config.maxPendingCalls()
-          + " calls pending (awaiting responses, or waiting for the server to take more calls), its"
-          + " maxPendingCalls (raise RpcClient.builder().maxPendingCalls, or wait for responses before sending"
-          + " more)"));
-      return call;
-    }
-    if (deadline != null && deadline.isExpired()) {
-      call.fail(Status.DEADLINE_EXCEEDED.withDescription("deadline already passed before " + method.fullName()
-          + " was sent"));
-      return call;
-    }
+  protected <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+      @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
+    return new PendingCall<>(this, method, deadline, responseMetadata, executor);
+  }
+
+  /** Encodes the request on the caller's thread, picks the endpoint, and hands the call to a connection. */
+  @Override
+  protected <Req> void startCall(ClientCall<?> c, MethodDescriptor<Req, ?> method, Req request,
+      CallOptions options) throws Exception {
+    PendingCall<?> call = (PendingCall<?>) c;
+    ByteBuf frame;
     try {
-      call.frame = FrameEncoder.encodeMessage(alloc, oneway ? TYPE_ONEWAY : TYPE_REQUEST, 0, method.id(), 0,
-          options.metadata(), method.requestMarshaller(), request, config.maxFrameSize(), config.maxMetadataSize(),
-          "RpcClient.builder()");
-      call.requestSize = call.frame.getInt(Protocol.OFF_BODY_LENGTH);
+      frame = FrameEncoder.encodeMessage(alloc, call.isOneway() ? TYPE_ONEWAY : TYPE_REQUEST, 0, method.id(), 0,
+          options.metadata(), method.requestMarshaller(), request, config.maxFrameSize(),
+          config.maxMetadataSize(), "RpcClient.builder()");
     } catch (FrameEncoder.FrameTooLargeException e) {
       call.fail(e.status.augmentDescription("not sent"));
-      return call;
-    } catch (StatusException e) {
-      call.fail(e.status());
-      return call;
-    } catch (Throwable t) {
-      Status.Code code = t instanceof IllegalArgumentException || t instanceof NullPointerException
-          ? Status.Code.INVALID_ARGUMENT : Status.Code.INTERNAL;
-      call.fail(code.toStatus().withDescription("cannot encode the request of " + method.fullName() + ": "
-          + Status.describe(t)).withCause(t));
-      return call;
+      return;
     }
+    call.frame = frame;
+    call.requestSize(frame.getInt(Protocol.OFF_BODY_LENGTH));
     NettySubchannel sub = single;
     if (sub == null) {
       sub = pick();
@@ -325,13 +301,12 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
         call.releaseFrame();
         call.fail(Status.UNAVAILABLE.withDescription("no endpoint for " + target + " yet"
             + (e != null ? ": " + e.description() : "") + "; " + method.fullName() + " not sent"));
-        return call;
+        return;
       }
       call.subchannel = sub;
       sub.pending.incrementAndGet();
     }
     route(call, sub.nextSlot());
-    return call;
   }
 
   private @Nullable NettySubchannel pick() {
@@ -396,42 +371,9 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
     return subchannels[0].slots()[i];
   }
 
-  /** Ends a call for the client: uncounts it (and from its subchannel, when there are several). */
-  void callEnded(PendingCall<?> call) {
-    NettySubchannel sub = call.subchannel;
-    if (sub != null) {
-      sub.pending.decrementAndGet();
-    }
-    if (pending.decrementAndGet() == 0 && shutdown) {
-      terminate();
-    }
-  }
-
+  /** Closes every endpoint's connections, then releases the event loops (or this client's share of them). */
   @Override
-  public int pendingCalls() {
-    return pending.get();
-  }
-
-  @Override
-  public RpcClient shutdown() {
-    shutdown = true;
-    if (pending.get() == 0) {
-      terminate();
-    }
-    return this;
-  }
-
-  @Override
-  public RpcClient shutdownNow() {
-    shutdown = true;
-    terminate();
-    return this;
-  }
-
-  private void terminate() {
-    if (!terminating.compareAndSet(false, true)) {
-      return;
-    }
+  protected void terminate(Runnable done) {
     NettySubchannel[] subs;
     synchronized (this) {
       subs = subchannels;
@@ -441,7 +383,7 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
     Runnable next = () -> {
       if (remaining.decrementAndGet() == 0) {
         Future<?> stopped = shared != null ? shared.release() : group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
-        stopped.addListener(g -> terminated.countDown());
+        stopped.addListener(g -> done.run());
       }
     };
     for (NettySubchannel s : subs) {
@@ -451,23 +393,8 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
   }
 
   @Override
-  public boolean isShutdown() {
-    return shutdown;
-  }
-
-  @Override
-  public boolean isTerminated() {
-    return terminated.getCount() == 0;
-  }
-
-  @Override
-  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
-    return terminated.await(timeout, unit);
-  }
-
-  @Override
   public String toString() {
-    return "NettyRpcClient{" + target + ", pending=" + pending.get() + ", subchannels="
+    return "NettyRpcClient{" + target + ", pending=" + pendingCalls() + ", subchannels="
         + java.util.Arrays.toString(subchannels) + "}";
   }
 }

@@ -14,14 +14,11 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.SingleThreadEventExecutor;
-import io.petrel.rpc.MethodDescriptor;
-import io.petrel.rpc.internal.CallMetrics;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.ToDoubleFunction;
 
 /**
- * The Micrometer meters of one server or client (names in docs/observability.md). Created only when the user
+ * The Netty transport's Micrometer meters of one server or client: bytes, connections, event loops, pooled
+ * memory (names in docs/observability.md; the call meters are the core's). Created only when the user
  * gave a registry; otherwise the transport holds {@code null} and skips every metrics call.
  */
 final class TransportMetrics {
@@ -33,7 +30,6 @@ final class TransportMetrics {
   final Counter bytesSent;
   final Counter connectionsOpened;
   final Counter connectionsClosed;
-  private final Map<MethodDescriptor<?, ?>, CallMetrics> byMethod = new ConcurrentHashMap<>();
 
   TransportMetrics(MeterRegistry registry, String side, Tags tags, boolean histograms) {
     this.registry = registry;
@@ -53,14 +49,6 @@ final class TransportMetrics {
       Gauge.builder("rpc.netty.memory.used", m, ByteBufAllocatorMetric::usedHeapMemory).baseUnit("bytes")
           .tags(tags).tag("area", "heap").register(registry);
     }
-  }
-
-  CallMetrics forMethod(MethodDescriptor<?, ?> m) {
-    CallMetrics c = byMethod.get(m);
-    if (c == null) {
-      c = byMethod.computeIfAbsent(m, k -> new CallMetrics(registry, side, tags, k, histograms));
-    }
-    return c;
   }
 
   <T> void gauge(String name, T obj, ToDoubleFunction<T> f) {

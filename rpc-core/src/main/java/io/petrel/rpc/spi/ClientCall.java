@@ -1,0 +1,370 @@
+package io.petrel.rpc.spi;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.ByteBufUtil;
+import io.netty.buffer.Unpooled;
+import io.petrel.rpc.Deadline;
+import io.petrel.rpc.Metadata;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.MethodType;
+import io.petrel.rpc.ServerContext;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.internal.CallDeadline;
+import io.petrel.rpc.internal.CallMetrics;
+import io.petrel.rpc.internal.ClientRuntime;
+import io.petrel.rpc.internal.ThreadlessExecutor;
+import io.petrel.rpc.internal.WakeChain;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One client call from start to end, and the future its caller holds: the client's per-call runtime, the same
+ * for every transport. It ends exactly once, with a response, a status, or an end by the caller (cancel, or
+ * completing the future by hand); the first to {@linkplain #claim claim} it wins and the others do nothing. On
+ * that end it is uncounted from the client's pending calls, its meters recorded, and its future completed on
+ * the call's executor (the call's own, else the client's callback executor, else the thread that ended it).
+ *
+ * <p>The transport's part is the subclass: how the request travels (set up by
+ * {@code RpcClient.start(call, ...)}), the deadline timer, and what to do when the call ends
+ * ({@link #onEnded()}) or the caller gives up on it ({@link #onCancelledByCaller()}). It reports what the peer
+ * sends through the methods below, as a stream of events: {@link #onResponseMetadata}, then
+ * {@link #onMessage} (a message, possibly with the end of the stream) and/or {@link #onStatus} (the end with a
+ * status). A unary response is one message with the end marker; an error is a status alone. A server-streaming
+ * call (not offered to users yet) will deliver several messages before its end without a change to this
+ * contract; today a unary call that gets a message without the end fails with INTERNAL.
+ *
+ * <p>Derived stages ({@code thenApply} etc.) are plain CompletableFutures.
+ */
+public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implements CallDeadline {
+  @SuppressWarnings("rawtypes")
+  private static final AtomicIntegerFieldUpdater<ClientCall> FINISHED =
+      AtomicIntegerFieldUpdater.newUpdater(ClientCall.class, "finished");
+
+  private final ClientRuntime runtime;
+  private final MethodDescriptor<?, Resp> method;
+  private final @Nullable Deadline deadline;
+  private final long startNanos;
+  private final @Nullable Consumer<Metadata> responseMetadata;
+  private final CallMetrics metrics;
+  /** Where the response is decoded and the future completed; null for the thread that ends the call. */
+  private final @Nullable Executor executor;
+  private int requestSize = -1;
+  private int responseSize = -1;
+  private volatile int finished;
+
+  /**
+   * @param runtime the client's runtime ({@code RpcClient.runtime()})
+   * @param deadline when the call must end, or null for none
+   * @param responseMetadata gets the server's response metadata before the future completes, or null
+   * @param executor where the future completes, or null for the thread that ends the call
+   */
+  protected ClientCall(ClientRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+      @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
+    this.runtime = runtime;
+    this.method = method;
+    this.deadline = deadline;
+    this.responseMetadata = responseMetadata;
+    this.executor = executor;
+    this.metrics = runtime.metricsFor(method);
+    this.startNanos = System.nanoTime();
+  }
+
+  public final MethodDescriptor<?, Resp> method() {
+    return method;
+  }
+
+  /** When the call must end, or null for none. */
+  public final @Nullable Deadline deadline() {
+    return deadline;
+  }
+
+  @Override
+  public final @Nullable Deadline callDeadline() {
+    return deadline;
+  }
+
+  public final boolean isOneway() {
+    return method.type() == MethodType.ONEWAY;
+  }
+
+  /** When the call started, in {@link System#nanoTime()}. */
+  public final long startNanos() {
+    return startNanos;
+  }
+
+  /** The encoded request body's size, for the meters; set by the transport before it sends the request. */
+  public final void requestSize(int bytes) {
+    requestSize = bytes;
+  }
+
+  /** True once the call has ended (any thread). */
+  public final boolean isFinished() {
+    return finished != 0;
+  }
+
+  // ---- the transport's hooks ----
+
+  /**
+   * The call has ended, whoever ended it: the transport's bookkeeping (cancel its deadline timer, uncount it
+   * from its endpoint). Called exactly once, from any thread, before the future completes.
+   */
+  protected void onEnded() {}
+
+  /**
+   * The caller ended the call ({@code cancel}, or completing the future by hand) after it was handed to the
+   * transport: stop waiting for it, tell the server if it was sent. Any thread; after {@link #onEnded()}.
+   */
+  protected void onCancelledByCaller() {}
+
+  /**
+   * The call's deadline ended it ({@link #deadlineExceeded}): called after {@link #onEnded()} and before the
+   * future fails, so that whatever the transport cancels is cancelled before the caller hears of it.
+   */
+  protected void onDeadlineExceeded() {}
+
+  // ---- events from the transport ----
+
+  /** The server's response metadata: handed to the call's listener, if any, before the call completes. */
+  public final void onResponseMetadata(Metadata md) {
+    if (responseMetadata != null && !isFinished()) {
+      try {
+        responseMetadata.accept(md);
+      } catch (RuntimeException e) {
+        LoggerFactory.getLogger(ClientCall.class).warn("response metadata listener of {} threw",
+            method.fullName(), e);
+      }
+    }
+  }
+
+  /**
+   * A response message, and whether it ends the server's stream with OK. The transport keeps ownership of
+   * {@code body}: the call decodes it, or copies its bytes for the executor, before returning.
+   *
+   * @param wakeChain the transport thread's chain for waking blocking callers in batches, or null to hand the
+   *     decoding to the executor at once
+   */
+  @SuppressWarnings("unchecked")
+  public final void onMessage(ByteBuf body, boolean endOfStream, @Nullable WakeChain wakeChain) {
+    if (!endOfStream) {
+      fail(Status.INTERNAL.withDescription("the server sent " + method.fullName() + " a response message that"
+          + " does not end the call; a " + method.type() + " method has exactly one (is the server streaming?)"));
+      return;
+    }
+    responseSize = body.readableBytes();
+    Executor e = executor;
+    if (e == null) {
+      Resp value;
+      try {
+        value = (Resp) method.responseMarshaller().read(body);
+      } catch (Throwable t) {
+        fail(decodeFailure(t));
+        return;
+      }
+      if (tryFinish(Status.Code.OK)) {
+        completeDetached(value, null);
+      }
+      return;
+    }
+    if (!claim()) {
+      return;
+    }
+    // The executor may be a caller waiting (a blocking call) or a pool that could drop the task: it gets the
+    // bytes, not the buffer, so nothing can leak whatever it does with the task.
+    byte[] bytes = ByteBufUtil.getBytes(body);
+    Runnable task = () -> decodeAndComplete(bytes);
+    if (wakeChain != null && e instanceof ThreadlessExecutor waiter) {
+      wakeChain.post(waiter, task); // a blocking caller: woken by the chain, see WakeChain
+      return;
+    }
+    completeOn(e, task);
+  }
+
+  /**
+   * The end of the call with the server's status (an error, in place of a response). {@code peer} names the
+   * server in the message of an UNIMPLEMENTED status.
+   */
+  public final void onStatus(Status status, String peer) {
+    if (isFinished()) {
+      return;
+    }
+    Status s = status;
+    if (s.code() == Status.Code.OK) {
+      s = Status.INTERNAL.withDescription("the server ended " + method.fullName() + " with OK but sent no"
+          + " response message");
+    } else if (s.code() == Status.Code.UNIMPLEMENTED) {
+      s = s.withDescription(method.fullName() + " is not implemented by " + peer + ": " + s.description());
+    }
+    fail(s);
+  }
+
+  /** A oneway request was handed over (written, or given to the in-process server): the call is done. */
+  public final void onSent() {
+    if (tryFinish(Status.Code.OK)) {
+      completeDetached(null, null);
+    }
+  }
+
+  /**
+   * The call's deadline passed: it fails with DEADLINE_EXCEEDED, saying how long it waited and where;
+   * {@code detail} adds what the transport knows (" (the request was not sent yet)"). Returns false if the call
+   * had ended already.
+   */
+  public final boolean deadlineExceeded(String detail) {
+    if (isFinished()) {
+      return false;
+    }
+    long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    Status status = Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded after " + waitedMs
+        + " ms waiting for " + method.fullName() + " from " + runtime.target() + detail);
+    if (!tryFinish(status.code())) {
+      return false;
+    }
+    onDeadlineExceeded();
+    completeFailed(status);
+    return true;
+  }
+
+  /** Ends the call with {@code status}; false if it had ended already. */
+  public final boolean fail(Status status) {
+    if (!tryFinish(status.code())) {
+      return false;
+    }
+    completeFailed(status);
+    return true;
+  }
+
+  private void completeFailed(Status status) {
+    Executor e = executor;
+    if (e == null) {
+      completeDetached(null, status.asException());
+    } else {
+      completeOn(e, () -> super.completeExceptionally(status.asException()));
+    }
+  }
+
+  // ---- the caller's side ----
+
+  @Override
+  public final boolean cancel(boolean mayInterruptIfRunning) {
+    if (!tryFinish(Status.Code.CANCELLED)) {
+      return false;
+    }
+    onCancelledByCaller();
+    return super.cancel(mayInterruptIfRunning);
+  }
+
+  @Override
+  public final boolean complete(Resp value) {
+    // Completing by hand ends the call for the transport too.
+    if (!tryFinish(Status.Code.OK)) {
+      return false;
+    }
+    onCancelledByCaller();
+    return super.complete(value);
+  }
+
+  @Override
+  public final boolean completeExceptionally(Throwable ex) {
+    if (!tryFinish(Status.fromThrowable(ex).code())) {
+      return false;
+    }
+    onCancelledByCaller();
+    return super.completeExceptionally(ex);
+  }
+
+  @Override
+  public <U> CompletableFuture<U> newIncompleteFuture() {
+    return new CompletableFuture<>();
+  }
+
+  // ---- internals ----
+
+  /**
+   * Ends the call for the client (no longer pending, the transport told); the winner of this race completes the
+   * future. Returns false if the call had already ended.
+   */
+  private boolean claim() {
+    if (!FINISHED.compareAndSet(this, 0, 1)) {
+      return false;
+    }
+    try {
+      onEnded();
+    } finally {
+      runtime.callEnded();
+    }
+    return true;
+  }
+
+  private boolean tryFinish(Status.Code code) {
+    if (!claim()) {
+      return false;
+    }
+    record(code);
+    return true;
+  }
+
+  private void record(Status.Code code) {
+    metrics.record(code, System.nanoTime() - startNanos, requestSize, responseSize);
+  }
+
+  @SuppressWarnings("unchecked")
+  private void decodeAndComplete(byte[] bytes) {
+    ByteBuf in = Unpooled.wrappedBuffer(bytes);
+    Resp value;
+    try {
+      value = (Resp) method.responseMarshaller().read(in);
+    } catch (Throwable t) {
+      Status s = decodeFailure(t);
+      record(s.code());
+      super.completeExceptionally(s.asException());
+      return;
+    } finally {
+      in.release();
+    }
+    record(Status.Code.OK);
+    super.complete(value);
+  }
+
+  private Status decodeFailure(Throwable t) {
+    return Status.INTERNAL.withDescription("cannot decode the response of " + method.fullName() + ": "
+        + Status.describe(t)).withCause(t);
+  }
+
+  /** Runs {@code task} on the call's executor, or here if that executor refuses it (shut down). */
+  private static void completeOn(Executor e, Runnable task) {
+    try {
+      e.execute(task);
+    } catch (RejectedExecutionException rejected) {
+      task.run(); // complete here rather than never
+    }
+  }
+
+  /**
+   * Completes the future on this thread with no server call attached: when a server's thread ends the call (an
+   * in-process server's business thread, or a handler calling out in direct mode), the caller's callbacks must
+   * not see that server call's context. On an event loop the check is one array read.
+   */
+  private void completeDetached(@Nullable Resp value, @Nullable Throwable error) {
+    ServerContext serving = ServerContext.current();
+    if (serving != null) {
+      ServerContext.restore(null);
+    }
+    try {
+      if (error == null) {
+        super.complete(value);
+      } else {
+        super.completeExceptionally(error);
+      }
+    } finally {
+      if (serving != null) {
+        ServerContext.restore(serving);
+      }
+    }
+  }
+}

@@ -1,0 +1,108 @@
+package io.petrel.rpc.spi;
+
+import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.Deadline;
+import io.petrel.rpc.Metadata;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.RpcClient;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executor;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A transport for the core's own tests, selected with {@code transport("recording")}: its client sends nothing;
+ * it keeps every started call for the test, which then plays the server's side through {@link ClientCall}'s
+ * events and checks what the core did. Servers are not supported.
+ */
+public final class RecordingTransport implements TransportProvider {
+  @Override
+  public String name() {
+    return "recording";
+  }
+
+  @Override
+  public int priority() {
+    return -100;
+  }
+
+  @Override
+  public ServerTransport newServerTransport(ServerConfig config) {
+    throw new UnsupportedOperationException("the recording transport has no server");
+  }
+
+  @Override
+  public RpcClient newClient(ClientConfig config) {
+    return new Client(config);
+  }
+
+  /** A call as the recording client made it, with what the transport heard of its end, in order. */
+  public static final class Call<Resp> extends ClientCall<Resp> {
+    public final List<String> events = new CopyOnWriteArrayList<>();
+    public @Nullable Object request;
+
+    Call(Client client, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+        @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
+      super(client.runtime0(), method, deadline, responseMetadata, executor);
+    }
+
+    @Override
+    protected void onEnded() {
+      events.add("ended");
+    }
+
+    @Override
+    protected void onCancelledByCaller() {
+      events.add("cancelledByCaller");
+    }
+
+    @Override
+    protected void onDeadlineExceeded() {
+      events.add("deadline:" + (isDone() ? "after completion" : "before completion"));
+    }
+  }
+
+  /** The recording client: started calls go to {@link #started}; a request "boom" makes encoding throw. */
+  public static final class Client extends RpcClient {
+    public final BlockingQueue<Call<?>> started = new LinkedBlockingQueue<>();
+    public volatile int terminations;
+
+    Client(ClientConfig config) {
+      super(config);
+    }
+
+    io.petrel.rpc.internal.ClientRuntime runtime0() {
+      return runtime();
+    }
+
+    @Override
+    public RpcClient start() {
+      return this;
+    }
+
+    @Override
+    protected <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+        @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
+      return new Call<>(this, method, deadline, responseMetadata, executor);
+    }
+
+    @Override
+    protected <Req> void startCall(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request,
+        CallOptions options) {
+      if (request instanceof byte[] b && new String(b, java.nio.charset.StandardCharsets.UTF_8).equals("boom")) {
+        throw new IllegalArgumentException("the marshaller refused it");
+      }
+      ((Call<?>) call).request = request;
+      started.add((Call<?>) call);
+    }
+
+    @Override
+    protected void terminate(Runnable done) {
+      terminations++;
+      done.run();
+    }
+  }
+}
