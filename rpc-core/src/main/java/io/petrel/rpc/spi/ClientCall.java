@@ -19,6 +19,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicIntegerFieldUpdater;
+import java.util.concurrent.atomic.AtomicReferenceFieldUpdater;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.LoggerFactory;
@@ -45,6 +46,9 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
   @SuppressWarnings("rawtypes")
   private static final AtomicIntegerFieldUpdater<ClientCall> FINISHED =
       AtomicIntegerFieldUpdater.newUpdater(ClientCall.class, "finished");
+  @SuppressWarnings("rawtypes")
+  private static final AtomicReferenceFieldUpdater<ClientCall, ClientSubchannel> COUNTED =
+      AtomicReferenceFieldUpdater.newUpdater(ClientCall.class, ClientSubchannel.class, "countedOn");
 
   private final ClientRuntime runtime;
   private final MethodDescriptor<?, Resp> method;
@@ -56,6 +60,8 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
   private final @Nullable Executor executor;
   private int requestSize = -1;
   private int responseSize = -1;
+  /** The endpoint the call is counted on, when the client has several; uncounted when the call ends. */
+  private volatile @Nullable ClientSubchannel countedOn;
   private volatile int finished;
 
   /**
@@ -101,6 +107,15 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
   /** The encoded request body's size, for the meters; set by the transport before it sends the request. */
   public final void requestSize(int bytes) {
     requestSize = bytes;
+  }
+
+  /** Counts the call on {@code s} until it ends (once; by {@link ClientEndpoints#pick}). */
+  final void countOn(ClientSubchannel s) {
+    s.callStarted();
+    countedOn = s;
+    if (isFinished() && COUNTED.compareAndSet(this, s, null)) {
+      s.callEnded(); // ended meanwhile (cancelled by another thread before it was routed)
+    }
   }
 
   /** True once the call has ended (any thread). */
@@ -296,6 +311,10 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
     try {
       onEnded();
     } finally {
+      ClientSubchannel s = countedOn;
+      if (s != null && COUNTED.compareAndSet(this, s, null)) {
+        s.callEnded();
+      }
       runtime.callEnded();
     }
     return true;

@@ -11,7 +11,7 @@ public interface TransportProvider {
   /** A short name, e.g. {@code "netty"}, that builders can select with {@code transport(name)}. */
   String name();
 
-  /** Higher wins when several are on the class path. */
+  /** Higher wins when several are on the class path; below 0, the provider is used only when named. */
   int priority();
 
   /** The listening side of a server; the core's server drives it (see {@link ServerTransport}). */

@@ -9,15 +9,14 @@ import org.jspecify.annotations.Nullable;
 public final class Transports {
   private Transports() {}
 
-  /** The named provider, or the highest-priority one when {@code name} is null. */
+  /**
+   * The named provider, or the highest-priority one when {@code name} is null. A provider with a negative
+   * priority (a test double) is used only when named.
+   */
   public static TransportProvider find(@Nullable String name) {
     List<TransportProvider> all = new ArrayList<>();
     for (TransportProvider p : ServiceLoader.load(TransportProvider.class, Transports.class.getClassLoader())) {
       all.add(p);
-    }
-    if (all.isEmpty()) {
-      throw new IllegalStateException(
-          "no Petrel transport on the class path; add the dependency io.petrel:rpc-transport-netty");
     }
     TransportProvider best = null;
     for (TransportProvider p : all) {
@@ -25,9 +24,13 @@ public final class Transports {
         if (p.name().equals(name)) {
           return p;
         }
-      } else if (best == null || p.priority() > best.priority()) {
+      } else if (p.priority() >= 0 && (best == null || p.priority() > best.priority())) {
         best = p;
       }
+    }
+    if (name == null && best == null) {
+      throw new IllegalStateException(
+          "no Petrel transport on the class path; add the dependency io.petrel:rpc-transport-netty");
     }
     if (best == null) {
       List<String> names = new ArrayList<>();

@@ -43,6 +43,7 @@ public final class RecordingTransport implements TransportProvider {
   public static final class Call<Resp> extends ClientCall<Resp> {
     public final List<String> events = new CopyOnWriteArrayList<>();
     public @Nullable Object request;
+    public @Nullable Sub subchannel;
 
     Call(Client client, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
         @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
@@ -65,13 +66,41 @@ public final class RecordingTransport implements TransportProvider {
     }
   }
 
-  /** The recording client: started calls go to {@link #started}; a request "boom" makes encoding throw. */
+  /** An endpoint's "connections": it records whether it was closed. */
+  public static final class Sub extends ClientSubchannel {
+    public volatile boolean available = true;
+    public final java.util.concurrent.CompletableFuture<Void> closed = new java.util.concurrent.CompletableFuture<>();
+
+    Sub(io.petrel.rpc.Endpoint endpoint) {
+      super(endpoint);
+    }
+
+    @Override
+    public boolean isAvailable() {
+      return available;
+    }
+
+    @Override
+    protected java.util.concurrent.CompletionStage<Void> close() {
+      closed.complete(null);
+      return closed;
+    }
+  }
+
+  /**
+   * The recording client: started calls go to {@link #started}, each with the subchannel the core's endpoints
+   * picked for it; a request "boom" makes encoding throw.
+   */
   public static final class Client extends RpcClient {
     public final BlockingQueue<Call<?>> started = new LinkedBlockingQueue<>();
+    public final ClientEndpoints<Sub> endpoints;
     public volatile int terminations;
 
     Client(ClientConfig config) {
       super(config);
+      endpoints = new ClientEndpoints<>(config, Sub::new, new io.petrel.rpc.internal.RateLimitedLog(
+          org.slf4j.LoggerFactory.getLogger(RecordingTransport.class)));
+      endpoints.start();
     }
 
     io.petrel.rpc.internal.ClientRuntime runtime0() {
@@ -95,14 +124,20 @@ public final class RecordingTransport implements TransportProvider {
       if (request instanceof byte[] b && new String(b, java.nio.charset.StandardCharsets.UTF_8).equals("boom")) {
         throw new IllegalArgumentException("the marshaller refused it");
       }
-      ((Call<?>) call).request = request;
-      started.add((Call<?>) call);
+      Call<?> c = (Call<?>) call;
+      c.request = request;
+      c.subchannel = endpoints.pick(call);
+      if (c.subchannel == null) {
+        call.fail(endpoints.noEndpoint("; " + method.fullName() + " not sent"));
+        return;
+      }
+      started.add(c);
     }
 
     @Override
     protected void terminate(Runnable done) {
       terminations++;
-      done.run();
+      endpoints.shutdown().thenRun(done);
     }
   }
 }

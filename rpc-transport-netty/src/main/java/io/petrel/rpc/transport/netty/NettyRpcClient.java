@@ -11,7 +11,6 @@ import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
-import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.RpcClient;
@@ -21,14 +20,11 @@ import io.petrel.rpc.internal.ClientRuntime;
 import io.petrel.rpc.internal.RateLimitedLog;
 import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
-import io.petrel.rpc.spi.LoadBalancer;
-import io.petrel.rpc.spi.NameResolver;
-import io.petrel.rpc.spi.Subchannel;
+import io.petrel.rpc.spi.ClientEndpoints;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -40,9 +36,8 @@ import org.slf4j.LoggerFactory;
  * sent through per-connection write queues. Event loops are the JVM's shared ones unless {@code ioThreads} is
  * set.
  */
-final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
+final class NettyRpcClient extends RpcClient {
   private static final Logger log = LoggerFactory.getLogger(NettyRpcClient.class);
-  private static final NettySubchannel[] NONE = new NettySubchannel[0];
 
   private final ClientConfig config;
   private final String target;
@@ -50,12 +45,8 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
   private final EventLoopGroup group;
   /** The shared event loops in use, or null when the client has its own group. */
   private final @Nullable SharedEventLoops shared;
-  private final LoadBalancer balancer;
-  /** The endpoints' subchannels; replaced (never changed in place) when the resolver says so. */
-  private volatile NettySubchannel[] subchannels = NONE;
-  /** The only subchannel when there is exactly one: calls skip the balancer and its counting. */
-  private volatile @Nullable NettySubchannel single;
-  private volatile @Nullable Status resolverError;
+  /** The endpoints (the core's resolver listener and load balancer) and their subchannels. */
+  private final ClientEndpoints<NettySubchannel> endpoints;
   /** Requests are encoded on the callers' threads: see {@link IoSupport#CALLER_ALLOCATOR}. */
   private final ByteBufAllocator alloc = IoSupport.CALLER_ALLOCATOR;
   private final @Nullable TransportMetrics metrics;
@@ -87,7 +78,7 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
       this.shared = SharedEventLoops.acquire(io);
       this.group = shared.group();
     }
-    this.balancer = config.loadBalancer().newLoadBalancer();
+    this.endpoints = new ClientEndpoints<>(config, e -> new NettySubchannel(this, e, group, io, config), limitLog);
     this.metrics = config.meterRegistry() == null ? null
         : new TransportMetrics(config.meterRegistry(), "client",
             Tags.of("client", config.name(), "target", target), config.percentileHistograms());
@@ -97,7 +88,7 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
     if (metrics != null) {
       metrics.gauge("rpc.client.connections", this, c -> {
         int n = 0;
-        for (NettySubchannel s : c.subchannels) {
+        for (NettySubchannel s : c.endpoints.subchannels()) {
           n += s.connected();
         }
         return n;
@@ -108,55 +99,7 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
         config.name(), target, io.name, config.connectionsPerEndpoint(), shared != null ? "shared event loops"
             : config.ioThreads() + " io threads of its own", config.loadBalancer().name(),
         tls == null ? "plaintext" : tls.describe());
-    config.resolver().start(this); // last: a static resolver answers at once, on this thread
-  }
-
-  /** The resolver's list: keeps the subchannels of endpoints still there, makes new ones, closes the rest. */
-  @Override
-  public synchronized void onEndpoints(List<Endpoint> endpoints) {
-    if (isShutdown() || endpoints.isEmpty()) {
-      return;
-    }
-    resolverError = null;
-    NettySubchannel[] old = subchannels;
-    List<NettySubchannel> next = new ArrayList<>();
-    List<NettySubchannel> kept = new ArrayList<>();
-    for (Endpoint e : endpoints) {
-      NettySubchannel found = null;
-      for (NettySubchannel s : old) {
-        if (s.endpoint().sameAddress(e)) {
-          found = s;
-          break;
-        }
-      }
-      if (found != null) {
-        found.setEndpoint(e); // the weight may have changed
-        kept.add(found);
-      } else {
-        found = new NettySubchannel(this, e, group, io, config);
-      }
-      next.add(found);
-    }
-    NettySubchannel[] arr = next.toArray(NONE);
-    subchannels = arr;
-    single = arr.length == 1 ? arr[0] : null;
-    balancer.update(next);
-    for (NettySubchannel s : old) {
-      if (!kept.contains(s)) {
-        log.debug("endpoint {} of {} is gone; closing its connections", s.endpoint(), target);
-        s.close();
-      }
-    }
-    if (old.length > 0 || arr.length > 1) {
-      log.info("client '{}' for {}: endpoints {}", config.name(), target, endpoints);
-    }
-  }
-
-  @Override
-  public void onError(Status error) {
-    resolverError = error;
-    limitLog.warn("resolver error: " + target, "client '" + config.name() + "' cannot resolve " + target + ": "
-        + error + (subchannels.length > 0 ? "; keeping the endpoints it had" : ""));
+    endpoints.start(); // last: a static resolver answers at once, on this thread
   }
 
   /** The TLS contexts of new connections, or null for plaintext. */
@@ -212,12 +155,11 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
    */
   @Override
   public RpcClient start() {
-    NettySubchannel[] subs = subchannels;
-    if (subs.length == 0) {
-      Status e = resolverError;
+    List<NettySubchannel> subs = endpoints.subchannels();
+    if (subs.isEmpty()) {
+      Status e = endpoints.noEndpoint("");
       shutdownNow();
-      throw Status.UNAVAILABLE.withDescription("no endpoint for " + target + " yet"
-          + (e != null ? ": " + e.description() : "")).asException();
+      throw e.asException();
     }
     List<Future<ClientConnection>> attempts = new ArrayList<>();
     List<NettySubchannel> owners = new ArrayList<>();
@@ -293,28 +235,14 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
     }
     call.frame = frame;
     call.requestSize(frame.getInt(Protocol.OFF_BODY_LENGTH));
-    NettySubchannel sub = single;
+    NettySubchannel sub = endpoints.pick(call);
     if (sub == null) {
-      sub = pick();
-      if (sub == null) {
-        Status e = resolverError;
-        call.releaseFrame();
-        call.fail(Status.UNAVAILABLE.withDescription("no endpoint for " + target + " yet"
-            + (e != null ? ": " + e.description() : "") + "; " + method.fullName() + " not sent"));
-        return;
-      }
-      call.subchannel = sub;
-      sub.pending.incrementAndGet();
+      call.releaseFrame();
+      call.fail(endpoints.noEndpoint("; " + method.fullName() + " not sent"));
+      return;
     }
+    call.subchannel = sub;
     route(call, sub.nextSlot());
-  }
-
-  private @Nullable NettySubchannel pick() {
-    Subchannel s = balancer.pick();
-    if (s == null && subchannels.length == 1) {
-      return subchannels[0]; // changed from one to several while we looked
-    }
-    return (NettySubchannel) s;
   }
 
   /**
@@ -350,8 +278,8 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
     NettySubchannel from = call.subchannel;
     if (from != null && !call.repicked) {
       // Several endpoints: an unsent call whose endpoint cannot be reached now tries another one, once.
-      NettySubchannel other = pick();
-      if (other != null && other != from) {
+      NettySubchannel other = endpoints.pickOther(from);
+      if (other != null) {
         call.repicked = true; // (still counted on its first subchannel: the count never moves, so never drifts)
         route(call, other.nextSlot());
         return;
@@ -368,33 +296,21 @@ final class NettyRpcClient extends RpcClient implements NameResolver.Listener {
 
   /** The {@code i}-th connection slot of the first endpoint (tests). */
   ClientSlot slot(int i) {
-    return subchannels[0].slots()[i];
+    return endpoints.subchannels().get(0).slots()[i];
   }
 
   /** Closes every endpoint's connections, then releases the event loops (or this client's share of them). */
   @Override
   protected void terminate(Runnable done) {
-    NettySubchannel[] subs;
-    synchronized (this) {
-      subs = subchannels;
-    }
-    config.resolver().shutdown();
-    AtomicInteger remaining = new AtomicInteger(subs.length + 1);
-    Runnable next = () -> {
-      if (remaining.decrementAndGet() == 0) {
-        Future<?> stopped = shared != null ? shared.release() : group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
-        stopped.addListener(g -> done.run());
-      }
-    };
-    for (NettySubchannel s : subs) {
-      s.close().addListener(f -> next.run());
-    }
-    next.run();
+    endpoints.shutdown().whenComplete((v, t) -> {
+      Future<?> stopped = shared != null ? shared.release() : group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+      stopped.addListener(g -> done.run());
+    });
   }
 
   @Override
   public String toString() {
     return "NettyRpcClient{" + target + ", pending=" + pendingCalls() + ", subchannels="
-        + java.util.Arrays.toString(subchannels) + "}";
+        + endpoints.subchannels() + "}";
   }
 }

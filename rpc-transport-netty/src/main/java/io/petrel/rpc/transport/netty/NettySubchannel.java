@@ -1,13 +1,11 @@
 package io.petrel.rpc.transport.netty;
 
 import io.netty.channel.EventLoopGroup;
-import io.netty.util.concurrent.Future;
-import io.netty.util.concurrent.GlobalEventExecutor;
-import io.netty.util.concurrent.Promise;
 import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.spi.ClientConfig;
-import io.petrel.rpc.spi.Subchannel;
+import io.petrel.rpc.spi.ClientSubchannel;
 import java.net.InetSocketAddress;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -15,34 +13,21 @@ import java.util.concurrent.atomic.AtomicInteger;
  * own reconnect backoff), as the core's load balancer sees them: the endpoint, its pending calls, whether it is
  * backing off.
  */
-final class NettySubchannel implements Subchannel {
-  private volatile Endpoint endpoint;
+final class NettySubchannel extends ClientSubchannel {
   private final InetSocketAddress address;
   private final String authority;
   private final ClientSlot[] slots;
-  /** Calls sent through here and not yet ended; counted only when the client has several endpoints. */
-  final AtomicInteger pending = new AtomicInteger();
   private int roundRobin;
 
   NettySubchannel(NettyRpcClient client, Endpoint endpoint, EventLoopGroup group, IoSupport io,
       ClientConfig config) {
-    this.endpoint = endpoint;
+    super(endpoint);
     this.address = InetSocketAddress.createUnresolved(endpoint.host(), endpoint.port());
     this.authority = endpoint.authority();
     this.slots = new ClientSlot[config.connectionsPerEndpoint()];
     for (int i = 0; i < slots.length; i++) {
       slots[i] = new ClientSlot(client, this, group.next(), io, config);
     }
-  }
-
-  @Override
-  public Endpoint endpoint() {
-    return endpoint;
-  }
-
-  /** The same address with a new weight (the resolver said so). */
-  void setEndpoint(Endpoint e) {
-    this.endpoint = e;
   }
 
   /** Where to connect (resolved at each connect, so a DNS change is seen on reconnect). */
@@ -57,11 +42,6 @@ final class NettySubchannel implements Subchannel {
 
   ClientSlot[] slots() {
     return slots;
-  }
-
-  @Override
-  public int pendingCalls() {
-    return pending.get();
   }
 
   @Override
@@ -93,13 +73,14 @@ final class NettySubchannel implements Subchannel {
   }
 
   /** Closes every connection (their pending calls fail with UNAVAILABLE); completes when all are closed. */
-  Future<Void> close() {
-    Promise<Void> all = GlobalEventExecutor.INSTANCE.newPromise();
+  @Override
+  protected CompletableFuture<Void> close() {
+    CompletableFuture<Void> all = new CompletableFuture<>();
     AtomicInteger remaining = new AtomicInteger(slots.length);
     for (ClientSlot s : slots) {
       s.close().addListener(f -> {
         if (remaining.decrementAndGet() == 0) {
-          all.trySuccess(null);
+          all.complete(null);
         }
       });
     }
@@ -108,7 +89,7 @@ final class NettySubchannel implements Subchannel {
 
   @Override
   public String toString() {
-    return "Subchannel{" + endpoint + ", pending=" + pending.get() + ", slots=" + java.util.Arrays.toString(slots)
+    return "Subchannel{" + endpoint() + ", pending=" + pendingCalls() + ", slots=" + java.util.Arrays.toString(slots)
         + "}";
   }
 }

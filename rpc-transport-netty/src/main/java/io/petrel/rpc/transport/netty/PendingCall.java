@@ -28,11 +28,8 @@ final class PendingCall<Resp> extends ClientCall<Resp> implements Runnable {
    */
   @Nullable ClientConnection connection;
   int requestId;
-  /**
-   * The endpoint's subchannel the call is counted on, when the client has several endpoints (null with one);
-   * written before the call is routed, read when it ends.
-   */
-  volatile @Nullable NettySubchannel subchannel;
+  /** The endpoint the call was picked for; written before the call is routed. */
+  @Nullable NettySubchannel subchannel;
   /** The call was moved once to another endpoint because its own could not be reached. */
   boolean repicked;
   @Nullable ScheduledFuture<?> timer;
@@ -64,16 +61,12 @@ final class PendingCall<Resp> extends ClientCall<Resp> implements Runnable {
     this.client = client;
   }
 
-  /** The call has ended: no timer, and no longer counted on its endpoint. */
+  /** The call has ended: no timer. */
   @Override
   protected void onEnded() {
     ScheduledFuture<?> t = timer;
     if (t != null) {
       t.cancel(false);
-    }
-    NettySubchannel sub = subchannel;
-    if (sub != null) {
-      sub.pending.decrementAndGet();
     }
   }
 

@@ -1,0 +1,171 @@
+package io.petrel.rpc.spi;
+
+import io.petrel.rpc.Endpoint;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.internal.RateLimitedLog;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A client's endpoints and the choice among them, the same whatever the transport: it listens to the
+ * {@link NameResolver}, keeps one {@link ClientSubchannel} per endpoint (made by the transport, kept while the
+ * endpoint stays, closed when it goes), tells the {@link LoadBalancer} of every change, and picks a subchannel
+ * per call. With one endpoint the pick is a field read: no balancer, no counting.
+ *
+ * @param <S> the transport's subchannel type
+ */
+public final class ClientEndpoints<S extends ClientSubchannel> implements NameResolver.Listener {
+  private static final Logger log = LoggerFactory.getLogger(ClientEndpoints.class);
+
+  private final String name;
+  private final String target;
+  private final NameResolver resolver;
+  private final LoadBalancer balancer;
+  private final Function<Endpoint, S> factory;
+  private final RateLimitedLog limitLog;
+  /** The endpoints' subchannels; replaced (never changed in place) when the resolver says so. */
+  private volatile List<S> subchannels = List.of();
+  /** The only subchannel when there is exactly one: calls skip the balancer and its counting. */
+  private volatile @Nullable S single;
+  private volatile @Nullable Status resolverError;
+  private boolean shutdown;
+
+  /**
+   * @param factory makes the transport's subchannel for a new endpoint (under this object's lock; it must not
+   *     call back into it)
+   */
+  public ClientEndpoints(ClientConfig config, Function<Endpoint, S> factory, RateLimitedLog limitLog) {
+    this.name = config.name();
+    this.target = config.target();
+    NameResolver r = config.resolver();
+    if (r == null) {
+      throw new IllegalArgumentException("client '" + name + "' for " + target + " has no name resolver");
+    }
+    this.resolver = r;
+    this.balancer = config.loadBalancer().newLoadBalancer();
+    this.factory = factory;
+    this.limitLog = limitLog;
+  }
+
+  /** Starts the resolver; a static one answers at once, on this thread. */
+  public void start() {
+    resolver.start(this);
+  }
+
+  /** The resolver's list: keeps the subchannels of endpoints still there, makes new ones, closes the rest. */
+  @Override
+  public synchronized void onEndpoints(List<Endpoint> endpoints) {
+    if (shutdown || endpoints.isEmpty()) {
+      return;
+    }
+    resolverError = null;
+    List<S> old = subchannels;
+    List<S> next = new ArrayList<>();
+    List<S> kept = new ArrayList<>();
+    for (Endpoint e : endpoints) {
+      S found = null;
+      for (S s : old) {
+        if (s.endpoint().sameAddress(e)) {
+          found = s;
+          break;
+        }
+      }
+      if (found != null) {
+        found.updateEndpoint(e); // the weight may have changed
+        kept.add(found);
+      } else {
+        found = factory.apply(e);
+      }
+      next.add(found);
+    }
+    List<S> now = List.copyOf(next);
+    subchannels = now;
+    single = now.size() == 1 ? now.get(0) : null;
+    balancer.update(now);
+    for (S s : old) {
+      if (!kept.contains(s)) {
+        log.debug("endpoint {} of {} is gone; closing its connections", s.endpoint(), target);
+        s.close();
+      }
+    }
+    if (!old.isEmpty() || now.size() > 1) {
+      log.info("client '{}' for {}: endpoints {}", name, target, endpoints);
+    }
+  }
+
+  @Override
+  public void onError(Status error) {
+    resolverError = error;
+    limitLog.warn("resolver error: " + target, "client '" + name + "' cannot resolve " + target + ": " + error
+        + (subchannels.isEmpty() ? "" : "; keeping the endpoints it had"));
+  }
+
+  /** The current subchannels (an immutable snapshot). */
+  public List<S> subchannels() {
+    return subchannels;
+  }
+
+  /**
+   * The subchannel for a new call, or null when there is none yet (see {@link #noEndpoint}). With several
+   * endpoints the call is counted on the one picked until it ends.
+   */
+  public @Nullable S pick(ClientCall<?> call) {
+    S s = single;
+    if (s != null) {
+      return s;
+    }
+    s = pickAny();
+    if (s != null) {
+      call.countOn(s);
+    }
+    return s;
+  }
+
+  /**
+   * Another subchannel than {@code from} for a call that could not reach its endpoint and was not sent, or null
+   * if the balancer has no other to offer. The call stays counted where it was first picked (so the counts never
+   * drift).
+   */
+  public @Nullable S pickOther(S from) {
+    S other = pickAny();
+    return other != from ? other : null;
+  }
+
+  @SuppressWarnings("unchecked")
+  private @Nullable S pickAny() {
+    Subchannel s = balancer.pick();
+    if (s == null) {
+      List<S> now = subchannels;
+      return now.size() == 1 ? now.get(0) : null; // changed from one to several while we looked
+    }
+    return (S) s;
+  }
+
+  /** The status of a call made while no endpoint is known. */
+  public Status noEndpoint(String notSent) {
+    Status e = resolverError;
+    return Status.UNAVAILABLE.withDescription("no endpoint for " + target + " yet"
+        + (e != null ? ": " + e.description() : "") + notSent);
+  }
+
+  /** Stops the resolver and closes every subchannel; completes when all are closed. */
+  public CompletionStage<Void> shutdown() {
+    List<S> subs;
+    synchronized (this) {
+      shutdown = true;
+      subs = subchannels;
+    }
+    resolver.shutdown();
+    CompletableFuture<?>[] closing = new CompletableFuture<?>[subs.size()];
+    for (int i = 0; i < closing.length; i++) {
+      closing[i] = subs.get(i).close().toCompletableFuture();
+    }
+    return CompletableFuture.allOf(closing);
+  }
+}
