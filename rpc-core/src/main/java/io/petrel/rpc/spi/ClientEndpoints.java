@@ -34,6 +34,8 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
   /** The only subchannel when there is exactly one: calls skip the balancer and its counting. */
   private volatile @Nullable S single;
   private volatile @Nullable Status resolverError;
+  /** Subchannels of endpoints no longer listed, until their calls in flight have ended (under this lock). */
+  private final List<S> draining = new ArrayList<>();
   private boolean shutdown;
 
   /**
@@ -90,13 +92,19 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     balancer.update(now);
     for (S s : old) {
       if (!kept.contains(s)) {
-        log.debug("endpoint {} of {} is gone; closing its connections", s.endpoint(), target);
-        s.close();
+        log.debug("endpoint {} of {} is gone; its connections close once their calls in flight have ended",
+            s.endpoint(), target);
+        draining.add(s);
+        s.drain().whenComplete((v, t) -> drained(s));
       }
     }
     if (!old.isEmpty() || now.size() > 1) {
       log.info("client '{}' for {}: endpoints {}", name, target, endpoints);
     }
+  }
+
+  private synchronized void drained(S s) {
+    draining.remove(s);
   }
 
   @Override
@@ -154,12 +162,15 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
         + (e != null ? ": " + e.description() : "") + notSent);
   }
 
-  /** Stops the resolver and closes every subchannel; completes when all are closed. */
+  /**
+   * Stops the resolver and closes every subchannel, draining ones included; completes when all are closed.
+   */
   public CompletionStage<Void> shutdown() {
     List<S> subs;
     synchronized (this) {
       shutdown = true;
-      subs = subchannels;
+      subs = new ArrayList<>(subchannels);
+      subs.addAll(draining); // closed now too: the client is going away
     }
     resolver.shutdown();
     CompletableFuture<?>[] closing = new CompletableFuture<?>[subs.size()];

@@ -47,4 +47,14 @@ public abstract class ClientSubchannel implements Subchannel {
    * all are closed. Called once.
    */
   protected abstract CompletionStage<Void> close();
+
+  /**
+   * The endpoint is gone from the resolver's list: take no new call (calls not yet sent go to another endpoint),
+   * let the calls in flight finish, and close each connection once it has none (by their deadlines at the
+   * latest). Completes when all are closed. {@link #close()} may still follow (the client is shut down now).
+   * The default closes at once.
+   */
+  protected CompletionStage<Void> drain() {
+    return close();
+  }
 }

@@ -347,14 +347,45 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   }
 
   /**
-   * Event loop: after GOAWAY the connection takes no new calls; once its last call has ended the client closes
-   * it (the server would too, but a server that went away mid-shutdown might not).
+   * Event loop: after GOAWAY (or a local drain) the connection takes no new calls; once no call waits for an
+   * answer on it the client closes it (the server would too, but a server that went away mid-shutdown might
+   * not). Abandoned calls (ended here by deadline or cancel, their places kept for the server's count) do not
+   * hold it open: nothing new will be sent here, so their places no longer matter, and a server that never
+   * answers them must not keep the connection forever.
    */
   private void closeIfDrained() {
-    if (inFlight.isEmpty() && waiting.isEmpty() && !closed) {
-      log.debug("closing connection to {} after GOAWAY: no call left on it", slot.authority());
-      channel.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(
-          io.netty.channel.ChannelFutureListener.CLOSE);
+    if (closed || !waiting.isEmpty()) {
+      return;
+    }
+    for (PendingCall<?> c : inFlight.values()) {
+      if (!c.abandoned) {
+        return;
+      }
+    }
+    log.debug("closing connection to {} after GOAWAY: no call left on it", slot.authority());
+    closed = true;
+    channel.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(
+        io.netty.channel.ChannelFutureListener.CLOSE);
+  }
+
+  /**
+   * Any thread: the endpoint is gone (its slot no longer holds this connection): as after a GOAWAY, no new call
+   * is written here, calls waiting here go elsewhere, and the connection closes once its last call has ended.
+   */
+  void drain(String why) {
+    try {
+      channel.eventLoop().execute(() -> {
+        if (goaway || closed) {
+          return;
+        }
+        goaway = true;
+        log.debug("draining connection to {}: {}; {} calls in flight finish here, {} not sent go elsewhere",
+            slot.authority(), why, inFlight.size(), waiting.size());
+        rerouteWaiting();
+        closeIfDrained();
+      });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      channel.close(); // the client's event loops are stopping: nothing left to drain for
     }
   }
 

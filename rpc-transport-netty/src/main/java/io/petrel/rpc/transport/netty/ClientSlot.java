@@ -33,6 +33,8 @@ final class ClientSlot {
   private static final AttributeKey<SslHandler> TLS_HANDLER = AttributeKey.valueOf("petrel-client-tls");
 
   private final NettyRpcClient client;
+  /** Why the slot was closed, for calls that still reach it; null: the client was shut down. */
+  private volatile @Nullable String closedWhy;
   private final NettySubchannel subchannel;
   /** True while a reconnect waits out its backoff after a failed attempt; read lock-free by the balancer. */
   private volatile boolean backingOff;
@@ -163,7 +165,8 @@ final class ClientSlot {
   }
 
   private StatusException shutDown() {
-    return Status.UNAVAILABLE.withDescription("client is shut down").asException();
+    String why = closedWhy;
+    return Status.UNAVAILABLE.withDescription(why != null ? why : "client is shut down").asException();
   }
 
   // Holding the lock.
@@ -313,6 +316,32 @@ final class ClientSlot {
         connection = null; // new calls go to a new connection; in-flight calls finish on the old one
       }
     }
+  }
+
+  /**
+   * The endpoint was removed by the resolver: stops reconnecting and sends nothing new here; the connection's
+   * calls in flight finish and it closes after the last (see ClientConnection#drain). Calls waiting for a
+   * connection attempt fail over to another endpoint.
+   */
+  Future<?> drain() {
+    ClientConnection c;
+    // (closedWhy is set before close() so that calls failing on this slot from now on say why)
+    synchronized (this) {
+      if (closed) {
+        c = null;
+      } else {
+        c = connection;
+        connection = null;
+      }
+    }
+    if (c == null) {
+      return close();
+    }
+    Future<?> closed = c.channel().closeFuture();
+    closedWhy = subchannel.authority() + " was removed from " + client.target() + " by its resolver";
+    close(); // no reconnect, no attempt left; the connection is no longer the slot's, so it is not closed here
+    c.drain(closedWhy);
+    return closed;
   }
 
   /** Stops reconnecting and closes the connection (pending calls on it fail with UNAVAILABLE). */

@@ -75,10 +75,20 @@ final class NettySubchannel extends ClientSubchannel {
   /** Closes every connection (their pending calls fail with UNAVAILABLE); completes when all are closed. */
   @Override
   protected CompletableFuture<Void> close() {
+    return each(false);
+  }
+
+  /** The endpoint is gone: each connection closes once its calls have ended (see ClientSlot#drain). */
+  @Override
+  protected CompletableFuture<Void> drain() {
+    return each(true);
+  }
+
+  private CompletableFuture<Void> each(boolean drain) {
     CompletableFuture<Void> all = new CompletableFuture<>();
     AtomicInteger remaining = new AtomicInteger(slots.length);
     for (ClientSlot s : slots) {
-      s.close().addListener(f -> {
+      (drain ? s.drain() : s.close()).addListener(f -> {
         if (remaining.decrementAndGet() == 0) {
           all.complete(null);
         }

@@ -116,6 +116,70 @@ class ClientChannelTest extends TransportFixture {
     }
   }
 
+  /** A resolver the test drives. */
+  private static final class ManualResolver implements io.petrel.rpc.spi.NameResolver {
+    volatile Listener listener;
+
+    @Override
+    public void start(Listener l) {
+      listener = l;
+    }
+
+    @Override
+    public void shutdown() {}
+  }
+
+  @Test
+  void anEndpointTheResolverRemovesFinishesItsCallsInFlightThenCloses() throws Exception {
+    RpcServer sa = server(a);
+    RpcServer sb = server(b);
+    ManualResolver resolver = new ManualResolver();
+    RpcClient c = client(1, x -> x.nameResolver("manual://orders", resolver));
+    resolver.listener.onEndpoints(List.of(Endpoint.of("127.0.0.1", sa.port())));
+    a.hold = new CountDownLatch(1);
+    CompletableFuture<StringValue> inFlight = c.unaryCallAsync(TestService.ECHO, StringValue.of("held"),
+        CallOptions.DEFAULT);
+    assertThat(arrivals.poll(10, TimeUnit.SECONDS)).isEqualTo("a");
+    ClientConnection toA = ((NettyRpcClient) c).slot(0).current();
+    assertThat(toA).isNotNull();
+
+    resolver.listener.onEndpoints(List.of(Endpoint.of("127.0.0.1", sb.port())));
+    assertThat(echo(c, "next")).isEqualTo("next");
+    assertThat(arrivals.poll(10, TimeUnit.SECONDS)).as("new calls go to the endpoint listed now").isEqualTo("b");
+    assertThat(toA.channel().isOpen()).as("a's connection stays while its call is in flight").isTrue();
+    assertThat(inFlight.isDone()).isFalse();
+
+    a.hold.countDown();
+    assertThat(inFlight.get(10, TimeUnit.SECONDS).getValue()).as("the call in flight finished, not cut")
+        .isEqualTo("held");
+    assertThat(toA.channel().closeFuture().await(10, TimeUnit.SECONDS))
+        .as("a's connection closed after its last call").isTrue();
+    assertThat(a.calls.get()).isEqualTo(1);
+  }
+
+  @Test
+  void aRemovedEndpointThatNeverAnswersDoesNotKeepItsConnectionPastItsCallsDeadlines() throws Exception {
+    RpcServer sa = server(a);
+    RpcServer sb = server(b);
+    ManualResolver resolver = new ManualResolver();
+    RpcClient c = client(1, x -> x.nameResolver("manual://orders", resolver));
+    resolver.listener.onEndpoints(List.of(Endpoint.of("127.0.0.1", sa.port())));
+    a.hold = new CountDownLatch(1); // a takes the call and never answers (until the test ends)
+    try {
+      CompletableFuture<StringValue> hung = c.unaryCallAsync(TestService.ECHO, StringValue.of("hung"),
+          CallOptions.DEFAULT.withTimeout(java.time.Duration.ofMillis(300)));
+      assertThat(arrivals.poll(10, TimeUnit.SECONDS)).isEqualTo("a");
+      ClientConnection toA = ((NettyRpcClient) c).slot(0).current();
+      resolver.listener.onEndpoints(List.of(Endpoint.of("127.0.0.1", sb.port())));
+      assertFails(hung, Status.Code.DEADLINE_EXCEEDED, "deadline exceeded after");
+      assertThat(toA.channel().closeFuture().await(10, TimeUnit.SECONDS))
+          .as("closed once its only call ended by its deadline, without the server's answer").isTrue();
+      assertThat(echo(c, "b")).isEqualTo("b");
+    } finally {
+      a.hold.countDown();
+    }
+  }
+
   @Test
   void whenOneServerStopsEveryCallGoesToTheOther() throws Exception {
     RpcServer sa = server(a);
