@@ -59,8 +59,9 @@ import org.slf4j.LoggerFactory;
  *     version-1 server sends</td><td>MESSAGE with MORE clear (the last message; the call ends OK, no
  *     trailers)</td></tr>
  *   <tr><td>{@code sendStatus(s, md)}</td><td>an error RESPONSE: status {@code s}, the description as body,
- *     {@code md} as metadata</td><td>after messages: MESSAGE with END_WITH_STATUS, status {@code s}, the
- *     description as body, the trailers {@code md} as metadata</td></tr>
+ *     {@code md} as metadata</td><td>MESSAGE with END_WITH_STATUS, status {@code s} (0 for OK), the
+ *     description as body, the trailers {@code md} as metadata; before any message, an error is still the
+ *     error RESPONSE</td></tr>
  * </table>
  *
  * <p>The in-process transport carries the same calls without frames: a message with the end completes the
