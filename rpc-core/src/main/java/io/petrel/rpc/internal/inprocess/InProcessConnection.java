@@ -172,7 +172,11 @@ final class InProcessConnection {
     }
   }
 
-  /** A business thread (or the caller's, in direct mode): the handler's response, marshalled for the caller. */
+  /**
+   * A business thread (or the caller's, in direct mode): the call's one message with the end marker
+   * ({@code ServerCall.sendMessage}), marshalled for the caller, whose future it completes with {@code metadata}
+   * as the response headers. Returns its size, or -1 if it could not be encoded (an error went instead).
+   */
   int sendResponse(InProcessServerCall serverCall, Marshaller<Object> marshaller, Object response,
       Metadata metadata) {
     ServerConfig config = server.config();
@@ -206,7 +210,10 @@ final class InProcessConnection {
     return size;
   }
 
-  /** An error status in place of the response, as it would arrive over a socket (no local cause). */
+  /**
+   * An error status in place of the response ({@code ServerCall.sendStatus}), as it would arrive over a socket
+   * (no local cause).
+   */
   void sendError(InProcessServerCall serverCall, Status status, Metadata metadata) {
     freePlace(serverCall);
     InProcessCall<?> caller = serverCall.caller();

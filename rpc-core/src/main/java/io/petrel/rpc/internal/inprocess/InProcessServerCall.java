@@ -10,13 +10,17 @@ import io.petrel.rpc.spi.ServerDispatcher;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A call that arrived on an {@link InProcessConnection}: its marshalled request (owned until decoded, released
- * by the core's {@link ServerCall} exactly as a Netty frame is) and the caller's future its answer goes to.
+ * A call that arrived on an {@link InProcessConnection}, and the caller's future its answer goes to. The core's
+ * {@link ServerCall} contract without frames: the marshalled request is the one message and the end of the
+ * client's stream (the core owns it until decoded, as it does a Netty frame's body); a message with the end
+ * marker completes the caller's future, a status alone fails it. There is no stream for a message without the
+ * end, which this transport refuses.
  */
 final class InProcessServerCall extends ServerCall {
   private final InProcessConnection connection;
   private final @Nullable InProcessCall<?> caller;
-  private @Nullable ByteBuf request;
+  /** Headers sent ahead of the first message with {@link #sendHeaders}, or null: the context's are used. */
+  private @Nullable Metadata headers;
   /** Holds a place under the connection's call limit; the thread that runs or ends the call frees it. */
   private boolean holdsPlace = true;
 
@@ -24,8 +28,8 @@ final class InProcessServerCall extends ServerCall {
       ByteBuf request, @Nullable InProcessCall<?> caller) {
     super(connection.dispatcher(), method, context);
     this.connection = connection;
-    this.request = request;
     this.caller = caller;
+    messageReceived(request, true); // a whole unary request: one message and the end
   }
 
   /** Gives up the call's place under the connection's limit; true the first time. */
@@ -43,30 +47,26 @@ final class InProcessServerCall extends ServerCall {
   }
 
   @Override
-  protected ByteBuf requestBody() {
-    ByteBuf b = request;
-    if (b == null) {
-      throw new IllegalStateException("the request of " + method().fullName() + " was already released");
+  protected void sendHeaders(Metadata headers) {
+    this.headers = headers; // travel with the answer: the caller's future takes headers and message together
+  }
+
+  @Override
+  protected int sendMessage(Marshaller<Object> marshaller, Object message, boolean endOfStream) {
+    if (!endOfStream) {
+      throw new IllegalStateException(method().fullName() + ": the in-process transport answers with one message"
+          + " and the end; only unary and oneway methods are served in this version");
     }
-    return b;
+    Metadata h = headers;
+    return connection.sendResponse(this, marshaller, message, h != null ? h : context().responseMetadata());
   }
 
   @Override
-  protected void releaseRequest() {
-    ByteBuf b = request;
-    request = null;
-    if (b != null) {
-      b.release();
+  protected void sendStatus(Status status, Metadata metadata) {
+    if (status.isOk()) {
+      throw new IllegalStateException(method().fullName() + ": an OK status without a message has no answer in"
+          + " the in-process transport; a unary call ends OK with its message");
     }
-  }
-
-  @Override
-  protected int sendResponse(Marshaller<Object> marshaller, Object response, Metadata metadata) {
-    return connection.sendResponse(this, marshaller, response, metadata);
-  }
-
-  @Override
-  protected void sendError(Status status, Metadata metadata) {
     connection.sendError(this, status, metadata);
   }
 

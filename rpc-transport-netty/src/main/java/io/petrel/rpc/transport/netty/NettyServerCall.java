@@ -1,50 +1,63 @@
 package io.petrel.rpc.transport.netty;
 
-import io.netty.buffer.ByteBuf;
 import io.petrel.rpc.Marshaller;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.spi.ServerCall;
 import io.petrel.rpc.spi.ServerDispatcher;
+import org.jspecify.annotations.Nullable;
 
 /**
- * A call that arrived on a {@link ServerConnection}: its request frame (owned until decoded) and how its answer
- * goes back, through the connection's write path.
+ * A call that arrived on a {@link ServerConnection}, and how its answer goes back through the connection's
+ * write path. The core's {@link ServerCall} contract maps to frames as docs/protocol.md ("Flags and streams")
+ * says: the REQUEST or ONEWAY frame is one message and the end of the client's stream; a message with the end
+ * marker is the one RESPONSE (status 0), a status alone an error RESPONSE. This server does not announce
+ * {@code STREAMS}, so it has no frame yet for a message without the end and refuses one.
  */
 final class NettyServerCall extends ServerCall {
   private final ServerConnection connection;
   final int requestId;
-  private Frame frame;
+  /** Headers sent ahead of the first message with {@link #sendHeaders}, or null: the context's are used. */
+  private @Nullable Metadata headers;
 
+  /** Takes over the frame: its body is the call's one message, and the frame ends the client's stream. */
   NettyServerCall(ServerConnection connection, ServerDispatcher.Method method, ServerContext context, Frame frame) {
     super(connection.dispatcher(), method, context);
     this.connection = connection;
-    this.frame = frame;
     this.requestId = frame.requestId;
+    // A REQUEST or ONEWAY is a whole unary side: one message and the end (MORE is only ever sent to servers that
+    // announce STREAMS, and a v1 receiver ignores flags it does not know).
+    messageReceived(frame.body(), true);
+  }
+
+  /** The headers of the call's answer, folded into its one RESPONSE frame. */
+  Metadata headers() {
+    Metadata h = headers;
+    return h != null ? h : context().responseMetadata();
   }
 
   @Override
-  protected ByteBuf requestBody() {
-    return frame.body();
+  protected void sendHeaders(Metadata headers) {
+    this.headers = headers; // folded into the first frame: a RESPONSE has a metadata section, there is no other
   }
 
   @Override
-  protected void releaseRequest() {
-    Frame f = frame;
-    frame = null;
-    if (f != null) {
-      f.release();
+  protected int sendMessage(Marshaller<Object> marshaller, Object message, boolean endOfStream) {
+    if (!endOfStream) {
+      throw new IllegalStateException(method().fullName() + ": a message without the end of the stream needs a"
+          + " MESSAGE frame, which this server does not send (it announces no STREAMS setting); only unary and"
+          + " oneway methods are served in this version");
     }
+    return connection.writeResponse(this, marshaller, message);
   }
 
   @Override
-  protected int sendResponse(Marshaller<Object> marshaller, Object response, Metadata metadata) {
-    return connection.writeResponse(this, marshaller, response);
-  }
-
-  @Override
-  protected void sendError(Status status, Metadata metadata) {
+  protected void sendStatus(Status status, Metadata metadata) {
+    if (status.isOk()) {
+      throw new IllegalStateException(method().fullName() + ": an OK status without a message needs a MESSAGE"
+          + " frame with END_WITH_STATUS, which this server does not send; a unary call ends OK with its message");
+    }
     connection.writeError(requestId, status, metadata);
   }
 

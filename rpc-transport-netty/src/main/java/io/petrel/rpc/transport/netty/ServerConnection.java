@@ -434,14 +434,16 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     writeError(requestId, status, Metadata.EMPTY);
   }
 
+  /** An error status in place of a response ({@code ServerCall.sendStatus}): a RESPONSE with that status. */
   void writeError(int requestId, Status status, Metadata metadata) {
     send(FrameEncoder.encodeError(channel.alloc(), requestId, status, metadata, server.config().maxFrameSize()));
   }
 
   /**
-   * Queues the response; returns its body size, -1 if it could not be encoded (an error was sent), or
-   * {@link #DEFERRED} if it waits for the peer to read, in which case the call ends later, through
-   * {@link ServerCall#deferredDone}.
+   * A call's one message with the end marker ({@code ServerCall.sendMessage(..., true)}): its one RESPONSE frame,
+   * status 0, flags 0, the call's headers as metadata. Queues it (or appends it to the read batch); returns its
+   * body size, -1 if it could not be encoded (an error was sent), or {@link #DEFERRED} if it waits for the peer
+   * to read, in which case the call ends later, through {@link io.petrel.rpc.spi.ServerCall#deferredDone}.
    */
   int writeResponse(NettyServerCall call, Marshaller<Object> marshaller, Object response) {
     MethodDescriptor<?, ?> m = call.method();
@@ -459,7 +461,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       return DEFERRED;
     }
     ByteBuf buf;
-    Metadata md = call.context().responseMetadata();
+    Metadata md = call.headers();
     try {
       buf = FrameEncoder.encodeMessage(channel.alloc(), TYPE_RESPONSE, call.requestId, 0, 0, md,
           marshaller, response, server.config().maxFrameSize(), server.config().maxMetadataSize(),
@@ -505,7 +507,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     ByteBuf buf;
     try {
       buf = FrameEncoder.encodeMessage(channel.alloc(), TYPE_RESPONSE, call.requestId, 0, 0,
-          call.context().responseMetadata(), d.marshaller(), d.response(), server.config().maxFrameSize(),
+          call.headers(), d.marshaller(), d.response(), server.config().maxFrameSize(),
           server.config().maxMetadataSize(), "RpcServer.builder()");
     } catch (Throwable t) {
       encodeFailed(call.requestId, call.method(), t);
@@ -552,7 +554,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     int bodySize;
     try {
       bodySize = FrameEncoder.appendMessage(this, TYPE_RESPONSE, call.requestId, 0, 0,
-          call.context().responseMetadata(), marshaller, response, server.config().maxFrameSize(),
+          call.headers(), marshaller, response, server.config().maxFrameSize(),
           server.config().maxMetadataSize(), "RpcServer.builder()");
     } catch (Throwable t) {
       encodeFailed(call.requestId, m, t);
