@@ -66,9 +66,11 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   private boolean pingOutstanding;
   private long pingSentAt;
   private long unwritableSince;
-  private long agedGoawayAt;
+  /** Event loop only: when this connection began to drain (idleTimeout, maxConnectionAge), or 0. */
+  private long drainStartedAt;
+  private String drainReason = "";
   /**
-   * The id of the PING sent right after a maxConnectionAge GOAWAY. The client answers it after it has read the
+   * The id of the PING sent right after an idleTimeout or maxConnectionAge GOAWAY. The client answers it after it has read the
    * GOAWAY, and every call it sent before that arrives before the PONG: once the PONG is in and no call is in
    * flight, closing cuts no call the client sent in the meantime.
    */
@@ -740,26 +742,33 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       }
     }
     if (goawaySent) {
-      if (agedGoawayAt != 0 && ((drainPingAnswered && inFlight.get() == 0)
-          || now - agedGoawayAt > server.config().shutdownGracePeriodNanos())) {
-        log.debug("closing connection from {}: older than maxConnectionAge", channel.remoteAddress());
+      if (drainStartedAt != 0 && ((drainPingAnswered && inFlight.get() == 0)
+          || now - drainStartedAt > server.config().shutdownGracePeriodNanos())) {
+        log.debug("closing connection from {}: {}", channel.remoteAddress(), drainReason);
         closeAfterWrites();
-        agedGoawayAt = 0;
+        drainStartedAt = 0;
       }
       return;
     }
     if (l.idleTimeoutNanos() > 0 && inFlight.get() == 0 && parked.isEmpty() && now - lastActive > l.idleTimeoutNanos()) {
-      log.debug("closing connection from {}: no call for {} (idleTimeout)", channel.remoteAddress(),
-          ms(now - lastActive));
-      sendGoaway();
-      closeAfterWrites();
+      drain(now, "no call for " + ms(now - lastActive) + " (idleTimeout)");
       return;
     }
     if (maxAgeNanos > 0 && now - openedAt > maxAgeNanos) {
-      agedGoawayAt = now;
-      sendGoaway();
-      writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_PING, DRAIN_PING_ID));
+      drain(now, "older than maxConnectionAge");
     }
+  }
+
+  /**
+   * Event loop: GOAWAY, then a PING; the connection closes once the client's PONG is in and no call is in flight
+   * (a call the client sent before it read the GOAWAY arrives before that PONG, and is answered), or after the
+   * shutdown grace period if the client never answers.
+   */
+  private void drain(long now, String why) {
+    drainStartedAt = now;
+    drainReason = why;
+    sendGoaway();
+    writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_PING, DRAIN_PING_ID));
   }
 
   private void timeout(String option, String why) {

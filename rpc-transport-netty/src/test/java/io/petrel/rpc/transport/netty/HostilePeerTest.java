@@ -190,6 +190,37 @@ class HostilePeerTest extends TransportFixture {
     assertThat(client.unaryCall(TestService.ECHO, StringValue.of("a")).getValue()).isEqualTo("a");
   }
 
+  /**
+   * An idle connection is drained, not cut: a call the client sent just before it read the GOAWAY is still
+   * answered, and the connection closes right after the PONG to the PING that follows the GOAWAY.
+   */
+  @Test
+  void aCallRacingTheIdleGoawayIsAnsweredAndTheConnectionClosesAfterThePong() throws Exception {
+    RpcServer server = startServer(b -> b.idleTimeout(Duration.ofMillis(200))
+        .keepAlive(Duration.ZERO, Duration.ofSeconds(20)).shutdownGracePeriod(Duration.ofSeconds(5)));
+    try (RawPeer p = new RawPeer(server.port())) {
+      p.send(RawPeer.control(TYPE_PING, 1)); // a frame, so that the handshake timeout is satisfied
+      List<Integer> seen = new ArrayList<>();
+      RawPeer.RawFrame f;
+      do {
+        f = p.read();
+        seen.add(f.type());
+      } while (!(f.type() == TYPE_PING && f.requestId() == ServerConnection.DRAIN_PING_ID));
+      assertThat(seen).contains((int) TYPE_GOAWAY);
+      // In flight from before the GOAWAY was read: a call, then the PONG.
+      p.send(RawPeer.request(TestService.ECHO, 7, 0, StringValue.of("late")));
+      p.send(RawPeer.control(TYPE_PONG, f.requestId()));
+      long ponged = System.nanoTime();
+      RawPeer.RawFrame answer = p.read();
+      assertThat(answer.type()).isEqualTo(TYPE_RESPONSE);
+      assertThat(answer.requestId()).isEqualTo(7);
+      assertThat(answer.status()).as("answered, not refused").isZero();
+      assertThat(p.readUntilClosed()).isEmpty();
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - ponged))
+          .as("closed after the PONG and the answer, well before the 5 s grace period").isLessThan(3_000L);
+    }
+  }
+
   /** Weakness 3: a connection older than maxConnectionAge is sent GOAWAY; the client moves on seamlessly. */
   @Test
   void connectionsOlderThanMaxConnectionAgeAreDrainedAndClientsMoveOn() throws Exception {
