@@ -120,11 +120,6 @@ public final class ServerDispatcher {
         + " calls; retry on another server");
   }
 
-  /** True when calls run on the transport's own thread (direct mode). */
-  public boolean isDirect() {
-    return executor == null;
-  }
-
   /**
    * Runs the call: at once on this thread in direct mode, else on the business executor. Returns null when the
    * call was admitted (it ends through the call's own methods), or the status to refuse it with when the

@@ -8,6 +8,8 @@ import io.netty.buffer.UnpooledHeapByteBuf;
 import io.petrel.rpc.Marshaller;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.Status;
+import io.petrel.rpc.spi.FrameSizes;
+import io.petrel.rpc.spi.FrameSizes.TooLarge;
 
 /**
  * How the in-process transport marshals a message: into a heap buffer of its own, as a socket transport would
@@ -50,28 +52,9 @@ final class Frames {
     }
   }
 
-  /** A message or its metadata is over a size limit; carries the status to report. */
-  static final class TooLarge extends Exception {
-    private static final long serialVersionUID = 1L;
-    final transient Status status;
-
-    TooLarge(Status status) {
-      super(status.description(), null, false, false);
-      this.status = status;
-    }
-  }
-
-  /** Encoded size of metadata on the wire: per entry 2 + key + 1 + 4 + value bytes. */
+  /** Encoded size of metadata on the wire (see FrameSizes). */
   static int metadataSize(Metadata metadata) {
-    if (metadata.isEmpty()) {
-      return 0;
-    }
-    int size = 0;
-    for (Metadata.Entry e : metadata.entries()) {
-      size += 2 + e.key().length() + 1 + 4
-          + (e.isBinary() ? e.binaryValue().length : ByteBufUtil.utf8Bytes(e.stringValue()));
-    }
-    return size;
+    return FrameSizes.metadataSize(metadata);
   }
 
   /** Checks metadata against the sender's own limit; returns its size. */

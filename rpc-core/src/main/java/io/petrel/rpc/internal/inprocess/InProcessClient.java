@@ -1,5 +1,6 @@
 package io.petrel.rpc.internal.inprocess;
 
+import io.petrel.rpc.spi.FrameSizes;
 import io.netty.buffer.ByteBuf;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
@@ -159,7 +160,7 @@ public final class InProcessClient extends RpcClient {
       metaLen = Frames.checkMetadata(metadata, config.maxMetadataSize(), "RpcClient.builder()");
       body = Frames.encode("request", method.requestMarshaller(), request, metaLen, config.maxFrameSize(),
           "RpcClient.builder()");
-    } catch (Frames.TooLarge e) {
+    } catch (FrameSizes.TooLarge e) {
       call.fail(e.status.augmentDescription("not sent"));
       return;
     }

@@ -1,5 +1,6 @@
 package io.petrel.rpc.internal.inprocess;
 
+import io.petrel.rpc.spi.FrameSizes;
 import io.netty.buffer.ByteBuf;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.InProcessAddress;
@@ -187,7 +188,7 @@ final class InProcessConnection {
       metaLen = Frames.checkMetadata(metadata, config.maxMetadataSize(), "RpcServer.builder()");
       body = Frames.encode("response", marshaller, response, metaLen, config.maxFrameSize(),
           "RpcServer.builder()");
-    } catch (Frames.TooLarge e) {
+    } catch (FrameSizes.TooLarge e) {
       server.dispatcher().limitLog().warn("response too large: " + m.fullName(), m.fullName() + ": "
           + e.status.description());
       sendError(serverCall, e.status, Metadata.EMPTY);

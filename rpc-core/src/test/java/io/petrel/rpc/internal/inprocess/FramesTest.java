@@ -1,5 +1,6 @@
 package io.petrel.rpc.internal.inprocess;
 
+import io.petrel.rpc.spi.FrameSizes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -38,13 +39,13 @@ class FramesTest {
     }
     assertThatThrownBy(() -> Frames.encode("response", Marshallers.bytes(), new byte[40], 0, 64,
         "RpcServer.builder()"))
-        .isInstanceOfSatisfying(Frames.TooLarge.class, e -> {
+        .isInstanceOfSatisfying(FrameSizes.TooLarge.class, e -> {
           assertThat(e.status.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
           assertThat(e.status.description()).isEqualTo("response of 72 bytes exceeds maxFrameSize 64 (raise"
               + " RpcServer.builder().maxFrameSize on both sides)");
         });
     assertThatThrownBy(() -> Frames.checkMetadata(md, 10, "RpcClient.builder()"))
-        .isInstanceOf(Frames.TooLarge.class)
+        .isInstanceOf(FrameSizes.TooLarge.class)
         .hasMessage("metadata of 16 bytes exceeds maxMetadataSize 10 (raise RpcClient.builder().maxMetadataSize)");
   }
 }

@@ -8,6 +8,7 @@ import io.netty.buffer.ByteBufUtil;
 import io.petrel.rpc.Marshaller;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.Status;
+import io.petrel.rpc.spi.FrameSizes;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -17,28 +18,9 @@ import java.nio.charset.StandardCharsets;
 final class FrameEncoder {
   private FrameEncoder() {}
 
-  /** Thrown when a frame would exceed a size limit; carries the status to report. */
-  static final class FrameTooLargeException extends Exception {
-    private static final long serialVersionUID = 1L;
-    final transient Status status;
-
-    FrameTooLargeException(Status status) {
-      super(status.description(), null, false, false);
-      this.status = status;
-    }
-  }
-
-  /** Encoded size of metadata: per entry 2 + key + 1 + 4 + value bytes. */
+  /** Encoded size of metadata (see FrameSizes). */
   static int metadataSize(Metadata metadata) {
-    if (metadata.isEmpty()) {
-      return 0;
-    }
-    int size = 0;
-    for (Metadata.Entry e : metadata.entries()) {
-      size += 2 + e.key().length() + 1 + 4
-          + (e.isBinary() ? e.binaryValue().length : ByteBufUtil.utf8Bytes(e.stringValue()));
-    }
-    return size;
+    return FrameSizes.metadataSize(metadata);
   }
 
   private static void writeMetadata(ByteBuf out, Metadata metadata) {
@@ -120,10 +102,10 @@ final class FrameEncoder {
   }
 
   private static int checkMetadata(Metadata metadata, int maxMetadataSize, String limitHint)
-      throws FrameTooLargeException {
+      throws FrameSizes.TooLarge {
     int metaLen = metadataSize(metadata);
     if (metaLen > maxMetadataSize) {
-      throw new FrameTooLargeException(Status.RESOURCE_EXHAUSTED.withDescription("metadata of " + metaLen
+      throw new FrameSizes.TooLarge(Status.RESOURCE_EXHAUSTED.withDescription("metadata of " + metaLen
           + " bytes exceeds maxMetadataSize " + maxMetadataSize + " (raise " + limitHint + ".maxMetadataSize)"));
     }
     return metaLen;
@@ -131,7 +113,7 @@ final class FrameEncoder {
 
   /** The marshaller's announced body size (-1 if it cannot tell), checked against the frame size limit. */
   private static <T> int bodySize(byte type, Marshaller<T> marshaller, T value, int metaLen, int maxFrameSize,
-      String limitHint) throws FrameTooLargeException {
+      String limitHint) throws FrameSizes.TooLarge {
     int bodySize = value == null && marshaller == null ? 0 : marshaller.serializedSize(value);
     if (bodySize >= 0) {
       long frameSize = (long) HEADER_SIZE + metaLen + bodySize;
@@ -169,9 +151,9 @@ final class FrameEncoder {
     return actualBody;
   }
 
-  private static FrameTooLargeException tooLarge(byte type, long size, int max, String limitHint) {
+  private static FrameSizes.TooLarge tooLarge(byte type, long size, int max, String limitHint) {
     String what = type == TYPE_RESPONSE ? "response" : "request";
-    return new FrameTooLargeException(Status.RESOURCE_EXHAUSTED.withDescription(what + " of " + size
+    return new FrameSizes.TooLarge(Status.RESOURCE_EXHAUSTED.withDescription(what + " of " + size
         + " bytes exceeds maxFrameSize " + max + " (raise " + limitHint + ".maxFrameSize on both sides)"));
   }
 

@@ -1,5 +1,6 @@
 package io.petrel.rpc.transport.netty;
 
+import io.petrel.rpc.spi.FrameSizes;
 import static io.petrel.rpc.transport.netty.Protocol.TYPE_ONEWAY;
 import static io.petrel.rpc.transport.netty.Protocol.TYPE_REQUEST;
 
@@ -81,7 +82,7 @@ final class NettyRpcClient extends RpcClient {
     this.endpoints = new ClientEndpoints<>(config, e -> new NettySubchannel(this, e, group, io, config), limitLog);
     this.metrics = config.meterRegistry() == null ? null
         : new TransportMetrics(config.meterRegistry(), "client",
-            Tags.of("client", config.name(), "target", target), config.percentileHistograms());
+            Tags.of("client", config.name(), "target", target));
     List<EventExecutor> executors = new ArrayList<>();
     group.forEach(executors::add);
     this.loops = executors.toArray(new EventExecutor[0]);
@@ -229,7 +230,7 @@ final class NettyRpcClient extends RpcClient {
       frame = FrameEncoder.encodeMessage(alloc, call.isOneway() ? TYPE_ONEWAY : TYPE_REQUEST, 0, method.id(), 0,
           options.metadata(), method.requestMarshaller(), request, config.maxFrameSize(),
           config.maxMetadataSize(), "RpcClient.builder()");
-    } catch (FrameEncoder.FrameTooLargeException e) {
+    } catch (FrameSizes.TooLarge e) {
       call.fail(e.status.augmentDescription("not sent"));
       return;
     }

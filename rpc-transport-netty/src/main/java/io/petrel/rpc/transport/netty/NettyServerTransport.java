@@ -71,8 +71,7 @@ final class NettyServerTransport implements ServerTransport {
     this.housekeepingPeriodNanos = housekeepingPeriod(config.limits());
     this.maxConnections = config.maxConnections();
     this.metrics = config.meterRegistry() == null ? null
-        : new TransportMetrics(config.meterRegistry(), "server", Tags.of("server", config.name()),
-            config.percentileHistograms());
+        : new TransportMetrics(config.meterRegistry(), "server", Tags.of("server", config.name()));
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.petrel.rpc.transport.netty;
 
+import io.petrel.rpc.spi.FrameSizes;
 import static io.petrel.rpc.transport.netty.Protocol.*;
 
 import io.netty.buffer.ByteBuf;
@@ -532,7 +533,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
 
   /** Answers with an error status in place of a response that could not be encoded. */
   private void encodeFailed(int requestId, MethodDescriptor<?, ?> m, Throwable t) {
-    if (t instanceof FrameEncoder.FrameTooLargeException e) {
+    if (t instanceof FrameSizes.TooLarge e) {
       server.limitLog().warn("response too large: " + m.fullName(), m.fullName() + ": " + e.status.description());
       writeError(requestId, e.status);
       return;

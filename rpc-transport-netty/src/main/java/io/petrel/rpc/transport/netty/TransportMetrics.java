@@ -25,17 +25,15 @@ final class TransportMetrics {
   final MeterRegistry registry;
   final String side;
   final Tags tags;
-  final boolean histograms;
   final Counter bytesReceived;
   final Counter bytesSent;
   final Counter connectionsOpened;
   final Counter connectionsClosed;
 
-  TransportMetrics(MeterRegistry registry, String side, Tags tags, boolean histograms) {
+  TransportMetrics(MeterRegistry registry, String side, Tags tags) {
     this.registry = registry;
     this.side = side;
     this.tags = tags;
-    this.histograms = histograms;
     String p = "rpc." + side;
     bytesReceived = Counter.builder(p + ".bytes.received").baseUnit("bytes").tags(tags).register(registry);
     bytesSent = Counter.builder(p + ".bytes.sent").baseUnit("bytes").tags(tags).register(registry);

@@ -1,5 +1,6 @@
 package io.petrel.rpc.transport.netty;
 
+import io.petrel.rpc.spi.FrameSizes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -213,7 +214,7 @@ class FrameCodecTest {
     assertThatThrownBy(() -> FrameEncoder.encodeMessage(ALLOC, Protocol.TYPE_REQUEST, 0, 1, 0, md,
         ProtobufMarshaller.of(StringValue.getDefaultInstance()), StringValue.of(""), 1 << 20, 8192,
         "RpcClient.builder()"))
-        .isInstanceOf(FrameEncoder.FrameTooLargeException.class)
+        .isInstanceOf(FrameSizes.TooLarge.class)
         .hasMessageContaining("exceeds maxMetadataSize 8192");
   }
   @Test
@@ -237,7 +238,7 @@ class FrameCodecTest {
       int afterSecond = batch.writerIndex();
       assertThatThrownBy(() -> FrameEncoder.appendMessage(out, Protocol.TYPE_RESPONSE, 7, 0, 0, Metadata.EMPTY,
           m, StringValue.of("y".repeat(2000)), 1024, 8192, "RpcServer.builder()"))
-          .isInstanceOf(FrameEncoder.FrameTooLargeException.class).hasMessageContaining("exceeds maxFrameSize 1024");
+          .isInstanceOf(FrameSizes.TooLarge.class).hasMessageContaining("exceeds maxFrameSize 1024");
       io.petrel.rpc.Marshaller<StringValue> liar = new io.petrel.rpc.Marshaller<>() {
         @Override
         public int serializedSize(StringValue value) {
