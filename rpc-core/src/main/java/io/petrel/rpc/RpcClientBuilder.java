@@ -1,11 +1,5 @@
 package io.petrel.rpc;
 
-import static io.petrel.rpc.RpcServerBuilder.checkAtLeast;
-import static io.petrel.rpc.RpcServerBuilder.checkNonNegative;
-import static io.petrel.rpc.RpcServerBuilder.checkPort;
-import static io.petrel.rpc.RpcServerBuilder.checkPositive;
-
-import io.micrometer.core.instrument.MeterRegistry;
 import io.petrel.rpc.internal.lb.LoadBalancers;
 import io.petrel.rpc.internal.lb.StaticResolver;
 import io.petrel.rpc.internal.lb.Targets;
@@ -20,8 +14,12 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 
-/** Configures an {@link RpcClient}. Defaults are documented in docs/configuration.md. */
-public final class RpcClientBuilder {
+/**
+ * Configures an {@link RpcClient}. The options it shares with {@link RpcServerBuilder} (name, transport, frame
+ * and metadata limits, metrics, transport options) are {@link AbstractRpcBuilder}'s. Defaults are documented in
+ * docs/configuration.md.
+ */
+public final class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder> {
   /** Default {@link #defaultDeadline}: 30 s. A call never waits longer than this unless told to. */
   public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(30);
   /** Default {@link #connectTimeout}: 5 s. */
@@ -39,27 +37,18 @@ public final class RpcClientBuilder {
   private String inProcessName;
   private LoadBalancer.Factory loadBalancer = LoadBalancers.LEAST_PENDING_FACTORY;
   private int connectionsPerEndpoint = 1;
-  private IoMode ioMode = IoMode.AUTO;
-  private int ioThreads;
   private Duration defaultDeadline = DEFAULT_DEADLINE;
   private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
   private Duration keepAliveTime = DEFAULT_KEEP_ALIVE;
-  private int maxFrameSize = RpcServerBuilder.DEFAULT_MAX_FRAME_SIZE;
-  private int maxMetadataSize = RpcServerBuilder.DEFAULT_MAX_METADATA_SIZE;
   private int maxPendingCalls = DEFAULT_MAX_PENDING_CALLS;
   private Duration reconnectInitial = DEFAULT_RECONNECT_INITIAL;
   private Duration reconnectMax = DEFAULT_RECONNECT_MAX;
-  private int writeBufferLow = RpcServerBuilder.DEFAULT_WRITE_BUFFER_LOW;
-  private int writeBufferHigh = RpcServerBuilder.DEFAULT_WRITE_BUFFER_HIGH;
   private Executor callbackExecutor;
-  private String transport;
-  private String name = "petrel-client";
   private final List<ClientInterceptor> interceptors = new ArrayList<>();
-  private MeterRegistry meterRegistry;
-  private boolean percentileHistograms;
-  private TlsConfig tls;
 
-  RpcClientBuilder() {}
+  RpcClientBuilder() {
+    super("petrel-client");
+  }
 
   /** One server to call: the same as {@code target("host:port")}. One of address, target or endpoints is required. */
   public RpcClientBuilder address(String host, int port) {
@@ -117,7 +106,7 @@ public final class RpcClientBuilder {
    * RpcServer.builder().inProcess("x")" ({@link RpcClient#start()} throws it). Deadlines, {@link #maxPendingCalls},
    * {@link #maxFrameSize}, {@link #maxMetadataSize}, {@link #callbackExecutor}, interceptors and metrics behave
    * as over a socket; options about connections (load balancer, connections per endpoint, I/O, connect timeout,
-   * keepalive, backoff, water marks) do not apply; {@link #tls} and {@link #transport} cannot be combined with
+   * keepalive, backoff, transport options) do not apply; {@link #tls} and {@link #transport} cannot be combined with
    * it. The client counts as secure ({@link RpcClient#isSecure()}): nothing leaves the process.
    */
   public RpcClientBuilder inProcess(String name) {
@@ -149,17 +138,6 @@ public final class RpcClientBuilder {
    */
   public RpcClientBuilder connectionsPerEndpoint(int n) {
     this.connectionsPerEndpoint = checkPositive("connectionsPerEndpoint", n);
-    return this;
-  }
-
-  public RpcClientBuilder ioMode(IoMode ioMode) {
-    this.ioMode = Objects.requireNonNull(ioMode, "ioMode");
-    return this;
-  }
-
-  /** Event loops for this client's connections; 0 (default) means min(processors, connections). */
-  public RpcClientBuilder ioThreads(int n) {
-    this.ioThreads = checkNonNegative("ioThreads", n);
     return this;
   }
 
@@ -197,17 +175,6 @@ public final class RpcClientBuilder {
     return this;
   }
 
-  /** Largest frame sent or accepted, header included (default 8 MiB); larger requests fail before sending. */
-  public RpcClientBuilder maxFrameSize(int bytes) {
-    this.maxFrameSize = checkAtLeast("maxFrameSize", bytes, 64);
-    return this;
-  }
-
-  public RpcClientBuilder maxMetadataSize(int bytes) {
-    this.maxMetadataSize = checkNonNegative("maxMetadataSize", bytes);
-    return this;
-  }
-
   /**
    * Calls pending at once: awaiting a response, or waiting in the client to be sent (a connection has as many calls
    * in flight as its server announced it takes, or the server is not reading). A further call fails at once with
@@ -230,16 +197,6 @@ public final class RpcClientBuilder {
     return this;
   }
 
-  public RpcClientBuilder writeBufferWaterMark(int low, int high) {
-    checkPositive("writeBufferWaterMark low", low);
-    if (high < low) {
-      throw new IllegalArgumentException("writeBufferWaterMark high must be >= low: " + high + " < " + low);
-    }
-    this.writeBufferLow = low;
-    this.writeBufferHigh = high;
-    return this;
-  }
-
   /**
    * Where response futures complete. By default they complete on the connection's event loop, which is the
    * fastest; then callbacks attached with {@code thenApply} etc. must not block (use the {@code ...Async}
@@ -258,18 +215,6 @@ public final class RpcClientBuilder {
     return this;
   }
 
-  /** Records client metrics in the given registry (see docs/observability.md). */
-  public RpcClientBuilder meterRegistry(MeterRegistry registry) {
-    this.meterRegistry = Objects.requireNonNull(registry, "meterRegistry");
-    return this;
-  }
-
-  /** Publishes percentile histograms for the call timers (default off). */
-  public RpcClientBuilder percentileHistograms(boolean enabled) {
-    this.percentileHistograms = enabled;
-    return this;
-  }
-
   /**
    * Connects over TLS (default: plaintext). The server's certificate must be trusted (by default: by the
    * JDK's CAs) and, unless {@code insecureSkipHostnameVerification()}, name the host given to
@@ -285,16 +230,6 @@ public final class RpcClientBuilder {
           + " sends its certificate when its TlsConfig has one (keyPair or keyStore)");
     }
     this.tls = tls;
-    return this;
-  }
-
-  public RpcClientBuilder transport(String name) {
-    this.transport = Objects.requireNonNull(name, "transport");
-    return this;
-  }
-
-  public RpcClientBuilder name(String name) {
-    this.name = Objects.requireNonNull(name, "name");
     return this;
   }
 
@@ -318,11 +253,13 @@ public final class RpcClientBuilder {
   }
 
   private ClientConfig config() {
-    ClientConfig config = new ClientConfig(target, resolver, loadBalancer,
-        List.copyOf(interceptors), connectionsPerEndpoint, ioMode, ioThreads, defaultDeadline.toNanos(),
-        connectTimeout.toNanos(), keepAliveTime.toNanos(), maxFrameSize, maxMetadataSize, maxPendingCalls, reconnectInitial.toNanos(),
-        reconnectMax.toNanos(), writeBufferLow, writeBufferHigh, callbackExecutor, meterRegistry,
-        percentileHistograms, name, tls);
-    return config;
+    return ClientConfig.newBuilder().target(target).resolver(resolver).loadBalancer(loadBalancer)
+        .interceptors(List.copyOf(interceptors)).connectionsPerEndpoint(connectionsPerEndpoint)
+        .defaultTimeoutNanos(defaultDeadline.toNanos()).connectTimeoutNanos(connectTimeout.toNanos())
+        .keepAliveTimeNanos(keepAliveTime.toNanos()).maxFrameSize(maxFrameSize).maxMetadataSize(maxMetadataSize)
+        .maxPendingCalls(maxPendingCalls).reconnectInitialBackoffNanos(reconnectInitial.toNanos())
+        .reconnectMaxBackoffNanos(reconnectMax.toNanos()).callbackExecutor(callbackExecutor)
+        .meterRegistry(meterRegistry).percentileHistograms(percentileHistograms).name(name).tls(tls)
+        .options(options()).build();
   }
 }

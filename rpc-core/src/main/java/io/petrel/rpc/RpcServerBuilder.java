@@ -17,11 +17,9 @@ import java.util.concurrent.Executor;
  * Configures an {@link RpcServer}. Every resource is bounded by default; each limit below is documented in
  * docs/configuration.md with its default. Arguments are checked here, with messages naming the option.
  */
-public final class RpcServerBuilder {
+public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder> {
   /** Default {@link #maxFrameSize}: 8 MiB. */
-  public static final int DEFAULT_MAX_FRAME_SIZE = 8 * 1024 * 1024;
   /** Default {@link #maxMetadataSize}: 8 KiB. */
-  public static final int DEFAULT_MAX_METADATA_SIZE = 8 * 1024;
   /** Default {@link #businessThreads}: max(16, 4 x available processors). */
   public static final int DEFAULT_BUSINESS_THREADS = Math.max(16, 4 * Runtime.getRuntime().availableProcessors());
   /** Default {@link #businessQueueSize}: 2048 waiting calls. */
@@ -31,8 +29,6 @@ public final class RpcServerBuilder {
   /** Default {@link #maxConnections}: 10000. */
   public static final int DEFAULT_MAX_CONNECTIONS = 10_000;
   /** Default write buffer water marks: 32 KiB / 64 KiB (Netty's). */
-  public static final int DEFAULT_WRITE_BUFFER_LOW = 32 * 1024;
-  public static final int DEFAULT_WRITE_BUFFER_HIGH = 64 * 1024;
   /** Default {@link #shutdownGracePeriod}: 10 s. */
   public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(10);
   /** Default {@link #handshakeTimeout}: 10 s. */
@@ -59,18 +55,12 @@ public final class RpcServerBuilder {
   private int port = -1;
   private String inProcessName;
   private final List<ServiceDefinition> services = new ArrayList<>();
-  private IoMode ioMode = IoMode.AUTO;
-  private int workerThreads;
   private int businessThreads = DEFAULT_BUSINESS_THREADS;
   private int businessQueueSize = DEFAULT_BUSINESS_QUEUE_SIZE;
   private Executor executor;
   private boolean direct;
-  private int maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
-  private int maxMetadataSize = DEFAULT_MAX_METADATA_SIZE;
   private int maxConcurrentCallsPerConnection = DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION;
   private int maxConnections = DEFAULT_MAX_CONNECTIONS;
-  private int writeBufferLow = DEFAULT_WRITE_BUFFER_LOW;
-  private int writeBufferHigh = DEFAULT_WRITE_BUFFER_HIGH;
   private Duration shutdownGracePeriod = DEFAULT_SHUTDOWN_GRACE;
   private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
   private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
@@ -81,14 +71,11 @@ public final class RpcServerBuilder {
   private Duration unwritableTimeout = DEFAULT_UNWRITABLE_TIMEOUT;
   private int maxConnectionsPerAddress = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
   private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
-  private String transport;
-  private String name = "petrel-server";
   private final List<ServerInterceptor> interceptors = new ArrayList<>();
-  private MeterRegistry meterRegistry;
-  private boolean percentileHistograms;
-  private TlsConfig tls;
 
-  RpcServerBuilder() {}
+  RpcServerBuilder() {
+    super("petrel-server");
+  }
 
   /** Listens on all interfaces at {@code port} (0 picks a free port; see {@link RpcServer#port()}). */
   public RpcServerBuilder port(int port) {
@@ -113,8 +100,9 @@ public final class RpcServerBuilder {
    * {@link #port}/{@link #bindAddress} (the last one set wins). Statuses, deadlines, limits
    * ({@link #maxFrameSize}, {@link #maxMetadataSize}, {@link #maxConcurrentCallsPerConnection} per client), the
    * executor, interceptors, metrics and shutdown behave as over a socket; requests and responses are marshalled,
-   * never shared. Options about sockets and peers (I/O mode, worker threads, connection limits and timeouts,
-   * water marks, buffer budget) do not apply; {@link #tls} and {@link #transport} cannot be combined with it.
+   * never shared. Options about sockets and peers (connection limits and timeouts, the buffer budget,
+   * transport options such as NettyOptions) do not apply; {@link #tls} and {@link #transport} cannot be combined
+   * with it.
    * The name is taken at {@link RpcServer#start()} (which throws {@link java.io.IOException} if a running server
    * of this JVM has it) and freed when the server has stopped. {@link RpcServer#address()} is then an
    * {@link InProcessAddress}; {@link RpcServer#port()} throws.
@@ -142,17 +130,6 @@ public final class RpcServerBuilder {
       }
     }
     services.add(service);
-    return this;
-  }
-
-  public RpcServerBuilder ioMode(IoMode ioMode) {
-    this.ioMode = Objects.requireNonNull(ioMode, "ioMode");
-    return this;
-  }
-
-  /** Event loops doing socket I/O and framing; 0 (default) means the number of available processors. */
-  public RpcServerBuilder workerThreads(int n) {
-    this.workerThreads = checkNonNegative("workerThreads", n);
     return this;
   }
 
@@ -192,18 +169,6 @@ public final class RpcServerBuilder {
     return this;
   }
 
-  /** Largest frame accepted or sent, header included (default 8 MiB). */
-  public RpcServerBuilder maxFrameSize(int bytes) {
-    this.maxFrameSize = checkAtLeast("maxFrameSize", bytes, 64);
-    return this;
-  }
-
-  /** Largest encoded metadata of one frame (default 8 KiB). */
-  public RpcServerBuilder maxMetadataSize(int bytes) {
-    this.maxMetadataSize = checkNonNegative("maxMetadataSize", bytes);
-    return this;
-  }
-
   /**
    * Calls one connection may have in flight (default 1000). Announced to clients when a connection opens: Petrel
    * clients hold further calls until earlier ones end; a peer that sends more gets RESOURCE_EXHAUSTED.
@@ -216,20 +181,6 @@ public final class RpcServerBuilder {
   /** Connections open at once; a further one is closed right after accept, with a WARN log (default 10000). */
   public RpcServerBuilder maxConnections(int n) {
     this.maxConnections = checkPositive("maxConnections", n);
-    return this;
-  }
-
-  /**
-   * Per-connection write buffer water marks. Above {@code high} bytes of unsent responses the server stops
-   * reading from that peer until the buffer drains below {@code low}.
-   */
-  public RpcServerBuilder writeBufferWaterMark(int low, int high) {
-    checkPositive("writeBufferWaterMark low", low);
-    if (high < low) {
-      throw new IllegalArgumentException("writeBufferWaterMark high must be >= low: " + high + " < " + low);
-    }
-    this.writeBufferLow = low;
-    this.writeBufferHigh = high;
     return this;
   }
 
@@ -340,21 +291,6 @@ public final class RpcServerBuilder {
   }
 
   /**
-   * Records metrics (calls, sizes, executor, connections, bytes, memory; see docs/observability.md) in the
-   * given registry. Without a registry nothing is recorded.
-   */
-  public RpcServerBuilder meterRegistry(MeterRegistry registry) {
-    this.meterRegistry = Objects.requireNonNull(registry, "meterRegistry");
-    return this;
-  }
-
-  /** Publishes percentile histograms for the call timers (for Prometheus-style quantiles; default off). */
-  public RpcServerBuilder percentileHistograms(boolean enabled) {
-    this.percentileHistograms = enabled;
-    return this;
-  }
-
-  /**
    * Serves over TLS (default: plaintext): every connection must complete a TLS 1.3 or 1.2 handshake before its
    * first frame, within {@link #handshakeTimeout}. The config needs the server's certificate and key
    * ({@code keyPair} or {@code keyStore}); with {@code clientAuth} the server asks clients for certificates
@@ -372,18 +308,6 @@ public final class RpcServerBuilder {
           + " not check the host names of its clients; remove it from the server's TlsConfig");
     }
     this.tls = tls;
-    return this;
-  }
-
-  /** Selects a transport by name (default: the highest-priority one on the class path). */
-  public RpcServerBuilder transport(String name) {
-    this.transport = Objects.requireNonNull(name, "transport");
-    return this;
-  }
-
-  /** A name used in thread names and logs (default {@code petrel-server}). */
-  public RpcServerBuilder name(String name) {
-    this.name = Objects.requireNonNull(name, "name");
     return this;
   }
 
@@ -414,13 +338,19 @@ public final class RpcServerBuilder {
     }
     InetSocketAddress addr = inProcessName != null ? null
         : host == null ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
-    ServerConfig config = new ServerConfig(addr, List.copyOf(services), List.copyOf(interceptors), ioMode,
-        workerThreads, businessThreads, businessQueueSize, executor, direct, maxFrameSize, maxMetadataSize,
-        maxConcurrentCallsPerConnection, maxConnections, writeBufferLow, writeBufferHigh,
-        shutdownGracePeriod.toNanos(), new ServerLimits(handshakeTimeout.toNanos(), idleTimeout.toNanos(),
-            keepAliveTime.toNanos(), keepAliveTimeout.toNanos(), frameReceiveTimeout.toNanos(),
-            maxConnectionAge.toNanos(), unwritableTimeout.toNanos(), maxConnectionsPerAddress, maxBufferedBytes),
-        meterRegistry, percentileHistograms, name, tls);
+    ServerConfig config = ServerConfig.newBuilder().bindAddress(addr).services(List.copyOf(services))
+        .interceptors(List.copyOf(interceptors)).businessThreads(businessThreads)
+        .businessQueueSize(businessQueueSize).executor(executor).direct(direct).maxFrameSize(maxFrameSize)
+        .maxMetadataSize(maxMetadataSize).maxConcurrentCallsPerConnection(maxConcurrentCallsPerConnection)
+        .maxConnections(maxConnections).shutdownGracePeriodNanos(shutdownGracePeriod.toNanos())
+        .limits(ServerLimits.newBuilder().handshakeTimeoutNanos(handshakeTimeout.toNanos())
+            .idleTimeoutNanos(idleTimeout.toNanos()).keepAliveTimeNanos(keepAliveTime.toNanos())
+            .keepAliveTimeoutNanos(keepAliveTimeout.toNanos())
+            .frameReceiveTimeoutNanos(frameReceiveTimeout.toNanos())
+            .maxConnectionAgeNanos(maxConnectionAge.toNanos()).unwritableTimeoutNanos(unwritableTimeout.toNanos())
+            .maxConnectionsPerAddress(maxConnectionsPerAddress).maxBufferedBytes(maxBufferedBytes).build())
+        .meterRegistry(meterRegistry).percentileHistograms(percentileHistograms).name(name).tls(tls)
+        .options(options()).build();
     if (inProcessName != null) {
       return new io.petrel.rpc.internal.ServerImpl(config,
           new io.petrel.rpc.internal.inprocess.InProcessServerTransport(inProcessName, config));
@@ -431,40 +361,5 @@ public final class RpcServerBuilder {
   /** {@link #build()} then {@link RpcServer#start()}. */
   public RpcServer start() throws java.io.IOException {
     return build().start();
-  }
-
-  static void checkPort(int port) {
-    if (port < 0 || port > 65535) {
-      throw new IllegalArgumentException("port must be 0..65535: " + port);
-    }
-  }
-
-  static Duration checkTimeout(String what, Duration d) {
-    Objects.requireNonNull(d, what);
-    if (d.isNegative()) {
-      throw new IllegalArgumentException(what + " must be >= 0 (0 = off): " + d);
-    }
-    return d;
-  }
-
-  static int checkPositive(String what, int n) {
-    if (n <= 0) {
-      throw new IllegalArgumentException(what + " must be > 0: " + n);
-    }
-    return n;
-  }
-
-  static int checkNonNegative(String what, int n) {
-    if (n < 0) {
-      throw new IllegalArgumentException(what + " must be >= 0: " + n);
-    }
-    return n;
-  }
-
-  static int checkAtLeast(String what, int n, int min) {
-    if (n < min) {
-      throw new IllegalArgumentException(what + " must be >= " + min + ": " + n);
-    }
-    return n;
   }
 }

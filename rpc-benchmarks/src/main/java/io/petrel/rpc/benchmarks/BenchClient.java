@@ -1,6 +1,6 @@
 package io.petrel.rpc.benchmarks;
 
-import io.petrel.rpc.IoMode;
+import io.petrel.rpc.transport.netty.IoMode;
 import java.util.concurrent.CompletableFuture;
 
 /**

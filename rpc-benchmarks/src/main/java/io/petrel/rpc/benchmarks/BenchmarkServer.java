@@ -1,6 +1,7 @@
 package io.petrel.rpc.benchmarks;
 
 import io.grpc.Server;
+import io.petrel.rpc.transport.netty.NettyOptions;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -216,8 +217,8 @@ public final class BenchmarkServer implements AutoCloseable {
     RpcServerBuilder b = RpcServer.builder()
         .bindAddress(a.getHostString(), a.getPort())
         .addService(service)
-        .ioMode(options.io())
-        .workerThreads(options.workerThreads())
+        .option(NettyOptions.IO_MODE, options.io())
+        .option(NettyOptions.WORKER_THREADS, options.workerThreads())
         // gRPC-java's server does not limit concurrent calls per connection unless told to; Petrel's default
         // (1000) would refuse the rpcx benchmark's window of 5000 calls in flight on one connection.
         .maxConcurrentCallsPerConnection(65_536)

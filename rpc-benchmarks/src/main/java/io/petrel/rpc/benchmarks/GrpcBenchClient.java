@@ -4,7 +4,7 @@ import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.stub.ClientCalls;
 import io.grpc.stub.StreamObserver;
-import io.petrel.rpc.IoMode;
+import io.petrel.rpc.transport.netty.IoMode;
 import io.petrel.rpc.benchmarks.proto.BenchmarkGrpc;
 import io.petrel.rpc.benchmarks.proto.BenchmarkMessage;
 import java.util.concurrent.CompletableFuture;

@@ -23,7 +23,7 @@ import io.grpc.netty.shaded.io.netty.handler.ssl.OpenSsl;
 import io.grpc.netty.shaded.io.netty.handler.ssl.SslContext;
 import io.grpc.stub.ServerCalls;
 import io.grpc.stub.StreamObserver;
-import io.petrel.rpc.IoMode;
+import io.petrel.rpc.transport.netty.IoMode;
 import io.petrel.rpc.benchmarks.proto.BenchmarkGrpc;
 import io.petrel.rpc.benchmarks.proto.BenchmarkMessage;
 import java.io.ByteArrayInputStream;

@@ -10,7 +10,7 @@ import io.netty.channel.socket.ServerSocketChannel;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
-import io.petrel.rpc.IoMode;
+import io.petrel.rpc.transport.netty.IoMode;
 
 /** The Netty I/O flavour of the raw echo, chosen the way Petrel chooses its own (epoll when present, else NIO). */
 final class NettyIo {

@@ -1,7 +1,8 @@
 package io.petrel.rpc.benchmarks;
 
 import io.petrel.rpc.CallOptions;
-import io.petrel.rpc.IoMode;
+import io.petrel.rpc.transport.netty.NettyOptions;
+import io.petrel.rpc.transport.netty.IoMode;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.TlsConfig;
@@ -37,7 +38,7 @@ final class PetrelBenchClient implements BenchClient {
     RpcClientBuilder b = RpcClient.builder()
         .address(host, port)
         .connectionsPerEndpoint(connections)
-        .ioMode(io)
+        .option(NettyOptions.IO_MODE, io)
         .name("bench-petrel-client");
     if (caFile != null) {
       b.tls(tlsConfig(caFile));

@@ -10,7 +10,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.handler.codec.LengthFieldBasedFrameDecoder;
-import io.petrel.rpc.IoMode;
+import io.petrel.rpc.transport.netty.IoMode;
 import java.net.InetSocketAddress;
 import java.util.concurrent.atomic.LongAdder;
 

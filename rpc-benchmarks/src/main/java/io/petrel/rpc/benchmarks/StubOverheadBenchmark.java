@@ -2,7 +2,6 @@ package io.petrel.rpc.benchmarks;
 
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
-import io.petrel.rpc.IoMode;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.RpcClient;
@@ -89,11 +88,7 @@ public class StubOverheadBenchmark {
     private final Object reply;
 
     AnsweringClient(Object reply) {
-      super(new ClientConfig("in-process:1", new io.petrel.rpc.internal.lb.StaticResolver(
-          List.of(io.petrel.rpc.Endpoint.of("in-process", 1))), io.petrel.rpc.internal.lb.LoadBalancers.ROUND_ROBIN_FACTORY,
-          List.of(), 1, IoMode.NIO, 1,
-          TimeUnit.SECONDS.toNanos(30), 0, 0, 1 << 20, 8192, 1 << 20, 1, 1, 1, 1, null, null, false,
-          "in-process", null));
+      super(ClientConfig.newBuilder().target("answering").name("answering").build());
       this.reply = reply;
     }
 

@@ -3,7 +3,7 @@ package io.petrel.rpc.benchmarks;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.petrel.rpc.IoMode;
+import io.petrel.rpc.transport.netty.IoMode;
 import java.util.EnumSet;
 import org.junit.jupiter.api.Test;
 

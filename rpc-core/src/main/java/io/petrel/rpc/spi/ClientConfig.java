@@ -1,46 +1,214 @@
 package io.petrel.rpc.spi;
 
-import io.micrometer.core.instrument.MeterRegistry;
 import io.petrel.rpc.ClientInterceptor;
-import io.petrel.rpc.IoMode;
-import io.petrel.rpc.TlsConfig;
+import io.petrel.rpc.RpcClientBuilder;
+import io.petrel.rpc.TransportOption;
+import io.petrel.rpc.internal.lb.LoadBalancers;
 import java.util.List;
 import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The validated settings of a client, handed by {@link io.petrel.rpc.RpcClientBuilder} to the transport.
- *
- * @param target what the client calls, as given to the builder ("host:port", "static://h1:7000,h2:7000")
- * @param resolver yields the endpoints of {@code target}; null for an in-process client
- *     ({@code RpcClientBuilder.inProcess}, target {@code "inprocess:name"}, made by the builder itself)
- * @param loadBalancer picks an endpoint per call when there are several
- * @param callbackExecutor where futures complete; null means on the connection's event loop
- * @param meterRegistry where metrics go, or null for none
- * @param keepAliveTimeNanos silence after which a PING is sent, and then the connection closed if the
- *     silence lasts as long again; 0 disables keepalive
- * @param tls TLS settings, or null for plaintext
+ * The validated settings of a client, handed by {@link io.petrel.rpc.RpcClientBuilder} to the transport:
+ * immutable, read through named accessors, and built by name ({@link #newBuilder()}), so that an option added
+ * later changes no caller. What it shares with {@link ServerConfig} is {@link TransportConfig}'s; options of one
+ * transport only travel as {@link TransportOption}s ({@link #option(TransportOption)}).
  */
-public record ClientConfig(
-    String target,
-    NameResolver resolver,
-    LoadBalancer.Factory loadBalancer,
-    List<ClientInterceptor> interceptors,
-    int connectionsPerEndpoint,
-    IoMode ioMode,
-    int ioThreads,
-    long defaultTimeoutNanos,
-    long connectTimeoutNanos,
-    long keepAliveTimeNanos,
-    int maxFrameSize,
-    int maxMetadataSize,
-    int maxPendingCalls,
-    long reconnectInitialBackoffNanos,
-    long reconnectMaxBackoffNanos,
-    int writeBufferLowWaterMark,
-    int writeBufferHighWaterMark,
-    @Nullable Executor callbackExecutor,
-    @Nullable MeterRegistry meterRegistry,
-    boolean percentileHistograms,
-    String name,
-    @Nullable TlsConfig tls) {}
+public final class ClientConfig extends TransportConfig {
+
+  private final String target;
+  private final @Nullable NameResolver resolver;
+  private final LoadBalancer.Factory loadBalancer;
+  private final List<ClientInterceptor> interceptors;
+  private final int connectionsPerEndpoint;
+  private final long defaultTimeoutNanos;
+  private final long connectTimeoutNanos;
+  private final long keepAliveTimeNanos;
+  private final int maxPendingCalls;
+  private final long reconnectInitialBackoffNanos;
+  private final long reconnectMaxBackoffNanos;
+  private final @Nullable Executor callbackExecutor;
+
+  private ClientConfig(Builder b) {
+    super(b);
+    this.target = b.target;
+    this.resolver = b.resolver;
+    this.loadBalancer = b.loadBalancer;
+    this.interceptors = b.interceptors;
+    this.connectionsPerEndpoint = b.connectionsPerEndpoint;
+    this.defaultTimeoutNanos = b.defaultTimeoutNanos;
+    this.connectTimeoutNanos = b.connectTimeoutNanos;
+    this.keepAliveTimeNanos = b.keepAliveTimeNanos;
+    this.maxPendingCalls = b.maxPendingCalls;
+    this.reconnectInitialBackoffNanos = b.reconnectInitialBackoffNanos;
+    this.reconnectMaxBackoffNanos = b.reconnectMaxBackoffNanos;
+    this.callbackExecutor = b.callbackExecutor;
+  }
+
+  /** A builder with every option at its default; the user-facing builder fills it. */
+  public static Builder newBuilder() {
+    return new Builder();
+  }
+
+  /** What the client calls, as given to the builder ("host:port", "static://h1:7000,h2:7000", "inprocess:name"). */
+  public String target() {
+    return target;
+  }
+
+  /** Yields the endpoints of {@link #target()}; null for an in-process client (the builder makes that one itself). */
+  public @Nullable NameResolver resolver() {
+    return resolver;
+  }
+
+  /** Picks an endpoint per call when there are several. */
+  public LoadBalancer.Factory loadBalancer() {
+    return loadBalancer;
+  }
+
+  /** The client's interceptors, in order (first runs first). */
+  public List<ClientInterceptor> interceptors() {
+    return interceptors;
+  }
+
+  /** TCP connections to each endpoint. */
+  public int connectionsPerEndpoint() {
+    return connectionsPerEndpoint;
+  }
+
+  /** Deadline of a call whose options and method set none. */
+  public long defaultTimeoutNanos() {
+    return defaultTimeoutNanos;
+  }
+
+  /** How long a connection attempt may take. */
+  public long connectTimeoutNanos() {
+    return connectTimeoutNanos;
+  }
+
+  /** Silence after which a PING is sent, and the connection closed if the silence lasts as long again; 0 disables keepalive. */
+  public long keepAliveTimeNanos() {
+    return keepAliveTimeNanos;
+  }
+
+  /** Calls started and not ended at once; beyond it a call fails with RESOURCE_EXHAUSTED. */
+  public int maxPendingCalls() {
+    return maxPendingCalls;
+  }
+
+  /** First reconnect delay after a failed attempt. */
+  public long reconnectInitialBackoffNanos() {
+    return reconnectInitialBackoffNanos;
+  }
+
+  /** Cap of the doubling reconnect delay. */
+  public long reconnectMaxBackoffNanos() {
+    return reconnectMaxBackoffNanos;
+  }
+
+  /** Where futures complete; null means on the thread that ends the call (an event loop). */
+  public @Nullable Executor callbackExecutor() {
+    return callbackExecutor;
+  }
+
+  @Override
+  public String toString() {
+    return "ClientConfig{"
+        + "target=" + target + ", "
+        + "resolver=" + resolver + ", "
+        + "loadBalancer=" + loadBalancer + ", "
+        + "interceptors=" + interceptors + ", "
+        + "connectionsPerEndpoint=" + connectionsPerEndpoint + ", "
+        + "defaultTimeoutNanos=" + defaultTimeoutNanos + ", "
+        + "connectTimeoutNanos=" + connectTimeoutNanos + ", "
+        + "keepAliveTimeNanos=" + keepAliveTimeNanos + ", "
+        + "maxPendingCalls=" + maxPendingCalls + ", "
+        + "reconnectInitialBackoffNanos=" + reconnectInitialBackoffNanos + ", "
+        + "reconnectMaxBackoffNanos=" + reconnectMaxBackoffNanos + ", "
+        + "callbackExecutor=" + callbackExecutor + ", "
+        + commonToString() + "}";
+  }
+
+  /** Sets the options of a {@link ClientConfig} by name; every one has a default. */
+  public static final class Builder extends TransportConfig.Builder<Builder> {
+    private String target = "unnamed";
+    private @Nullable NameResolver resolver;
+    private LoadBalancer.Factory loadBalancer = LoadBalancers.LEAST_PENDING_FACTORY;
+    private List<ClientInterceptor> interceptors = List.of();
+    private int connectionsPerEndpoint = 1;
+    private long defaultTimeoutNanos = RpcClientBuilder.DEFAULT_DEADLINE.toNanos();
+    private long connectTimeoutNanos = RpcClientBuilder.DEFAULT_CONNECT_TIMEOUT.toNanos();
+    private long keepAliveTimeNanos = RpcClientBuilder.DEFAULT_KEEP_ALIVE.toNanos();
+    private int maxPendingCalls = RpcClientBuilder.DEFAULT_MAX_PENDING_CALLS;
+    private long reconnectInitialBackoffNanos = RpcClientBuilder.DEFAULT_RECONNECT_INITIAL.toNanos();
+    private long reconnectMaxBackoffNanos = RpcClientBuilder.DEFAULT_RECONNECT_MAX.toNanos();
+    private @Nullable Executor callbackExecutor;
+
+    private Builder() {
+      super("petrel-client");
+    }
+
+    public Builder target(String target) {
+      this.target = target;
+      return this;
+    }
+
+    public Builder resolver(@Nullable NameResolver resolver) {
+      this.resolver = resolver;
+      return this;
+    }
+
+    public Builder loadBalancer(LoadBalancer.Factory loadBalancer) {
+      this.loadBalancer = loadBalancer;
+      return this;
+    }
+
+    public Builder interceptors(List<ClientInterceptor> interceptors) {
+      this.interceptors = interceptors;
+      return this;
+    }
+
+    public Builder connectionsPerEndpoint(int connectionsPerEndpoint) {
+      this.connectionsPerEndpoint = connectionsPerEndpoint;
+      return this;
+    }
+
+    public Builder defaultTimeoutNanos(long defaultTimeoutNanos) {
+      this.defaultTimeoutNanos = defaultTimeoutNanos;
+      return this;
+    }
+
+    public Builder connectTimeoutNanos(long connectTimeoutNanos) {
+      this.connectTimeoutNanos = connectTimeoutNanos;
+      return this;
+    }
+
+    public Builder keepAliveTimeNanos(long keepAliveTimeNanos) {
+      this.keepAliveTimeNanos = keepAliveTimeNanos;
+      return this;
+    }
+
+    public Builder maxPendingCalls(int maxPendingCalls) {
+      this.maxPendingCalls = maxPendingCalls;
+      return this;
+    }
+
+    public Builder reconnectInitialBackoffNanos(long reconnectInitialBackoffNanos) {
+      this.reconnectInitialBackoffNanos = reconnectInitialBackoffNanos;
+      return this;
+    }
+
+    public Builder reconnectMaxBackoffNanos(long reconnectMaxBackoffNanos) {
+      this.reconnectMaxBackoffNanos = reconnectMaxBackoffNanos;
+      return this;
+    }
+
+    public Builder callbackExecutor(@Nullable Executor callbackExecutor) {
+      this.callbackExecutor = callbackExecutor;
+      return this;
+    }
+
+    public ClientConfig build() {
+      return new ClientConfig(this);
+    }
+  }
+}

@@ -1,45 +1,203 @@
 package io.petrel.rpc.spi;
 
-import io.micrometer.core.instrument.MeterRegistry;
-import io.petrel.rpc.IoMode;
+import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServiceDefinition;
-import io.petrel.rpc.TlsConfig;
+import io.petrel.rpc.TransportOption;
 import java.net.InetSocketAddress;
 import java.util.List;
 import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The validated settings of a server, handed by {@link io.petrel.rpc.RpcServerBuilder} to the transport.
- *
- * @param bindAddress where a network transport listens; null for an in-process server
- *     ({@code RpcServerBuilder.inProcess}, whose transport the builder makes itself)
- * @param executor the user's business executor, or null for the built-in bounded pool (unless {@code direct})
- * @param direct run handlers on the event loop (for non-blocking services)
- * @param meterRegistry where metrics go, or null for none
- * @param limits timeouts and limits that protect the server from peers
- * @param tls TLS settings, or null for plaintext
+ * The validated settings of a server, handed by {@link io.petrel.rpc.RpcServerBuilder} to the transport:
+ * immutable, read through named accessors, and built by name ({@link #newBuilder()}), so that an option added
+ * later changes no caller. What it shares with {@link ClientConfig} is {@link TransportConfig}'s; options of one
+ * transport only travel as {@link TransportOption}s ({@link #option(TransportOption)}).
  */
-public record ServerConfig(
-    InetSocketAddress bindAddress,
-    List<ServiceDefinition> services,
-    List<ServerInterceptor> interceptors,
-    IoMode ioMode,
-    int workerThreads,
-    int businessThreads,
-    int businessQueueSize,
-    @Nullable Executor executor,
-    boolean direct,
-    int maxFrameSize,
-    int maxMetadataSize,
-    int maxConcurrentCallsPerConnection,
-    int maxConnections,
-    int writeBufferLowWaterMark,
-    int writeBufferHighWaterMark,
-    long shutdownGracePeriodNanos,
-    ServerLimits limits,
-    @Nullable MeterRegistry meterRegistry,
-    boolean percentileHistograms,
-    String name,
-    @Nullable TlsConfig tls) {}
+public final class ServerConfig extends TransportConfig {
+  /** The builder's defaults for {@link #limits()}, as docs/configuration.md gives them. */
+  static final ServerLimits DEFAULT_LIMITS = ServerLimits.newBuilder().build();
+
+  private final @Nullable InetSocketAddress bindAddress;
+  private final List<ServiceDefinition> services;
+  private final List<ServerInterceptor> interceptors;
+  private final int businessThreads;
+  private final int businessQueueSize;
+  private final @Nullable Executor executor;
+  private final boolean direct;
+  private final int maxConcurrentCallsPerConnection;
+  private final int maxConnections;
+  private final long shutdownGracePeriodNanos;
+  private final ServerLimits limits;
+
+  private ServerConfig(Builder b) {
+    super(b);
+    this.bindAddress = b.bindAddress;
+    this.services = b.services;
+    this.interceptors = b.interceptors;
+    this.businessThreads = b.businessThreads;
+    this.businessQueueSize = b.businessQueueSize;
+    this.executor = b.executor;
+    this.direct = b.direct;
+    this.maxConcurrentCallsPerConnection = b.maxConcurrentCallsPerConnection;
+    this.maxConnections = b.maxConnections;
+    this.shutdownGracePeriodNanos = b.shutdownGracePeriodNanos;
+    this.limits = b.limits;
+  }
+
+  /** A builder with every option at its default; the user-facing builder fills it. */
+  public static Builder newBuilder() {
+    return new Builder();
+  }
+
+  /** Where a network transport listens; null for an in-process server (the builder makes that transport itself). */
+  public @Nullable InetSocketAddress bindAddress() {
+    return bindAddress;
+  }
+
+  /** The services served. */
+  public List<ServiceDefinition> services() {
+    return services;
+  }
+
+  /** The server's interceptors, in order (first runs first, outermost). */
+  public List<ServerInterceptor> interceptors() {
+    return interceptors;
+  }
+
+  /** Threads of the built-in business pool. */
+  public int businessThreads() {
+    return businessThreads;
+  }
+
+  /** Calls that may wait for a business thread. */
+  public int businessQueueSize() {
+    return businessQueueSize;
+  }
+
+  /** The user's business executor, or null for the built-in bounded pool (unless {@link #direct()}). */
+  public @Nullable Executor executor() {
+    return executor;
+  }
+
+  /** Run handlers on the transport's thread (for non-blocking services). */
+  public boolean direct() {
+    return direct;
+  }
+
+  /** Calls one connection may have in flight (announced in SETTINGS). */
+  public int maxConcurrentCallsPerConnection() {
+    return maxConcurrentCallsPerConnection;
+  }
+
+  /** Connections open at once. */
+  public int maxConnections() {
+    return maxConnections;
+  }
+
+  /** How long a graceful shutdown (or a connection's drain) lets calls in flight finish. */
+  public long shutdownGracePeriodNanos() {
+    return shutdownGracePeriodNanos;
+  }
+
+  /** Timeouts and limits that protect the server from peers. */
+  public ServerLimits limits() {
+    return limits;
+  }
+
+  @Override
+  public String toString() {
+    return "ServerConfig{"
+        + "bindAddress=" + bindAddress + ", "
+        + "services=" + services + ", "
+        + "interceptors=" + interceptors + ", "
+        + "businessThreads=" + businessThreads + ", "
+        + "businessQueueSize=" + businessQueueSize + ", "
+        + "executor=" + executor + ", "
+        + "direct=" + direct + ", "
+        + "maxConcurrentCallsPerConnection=" + maxConcurrentCallsPerConnection + ", "
+        + "maxConnections=" + maxConnections + ", "
+        + "shutdownGracePeriodNanos=" + shutdownGracePeriodNanos + ", "
+        + "limits=" + limits + ", "
+        + commonToString() + "}";
+  }
+
+  /** Sets the options of a {@link ServerConfig} by name; every one has a default. */
+  public static final class Builder extends TransportConfig.Builder<Builder> {
+    private @Nullable InetSocketAddress bindAddress;
+    private List<ServiceDefinition> services = List.of();
+    private List<ServerInterceptor> interceptors = List.of();
+    private int businessThreads = RpcServerBuilder.DEFAULT_BUSINESS_THREADS;
+    private int businessQueueSize = RpcServerBuilder.DEFAULT_BUSINESS_QUEUE_SIZE;
+    private @Nullable Executor executor;
+    private boolean direct;
+    private int maxConcurrentCallsPerConnection = RpcServerBuilder.DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION;
+    private int maxConnections = RpcServerBuilder.DEFAULT_MAX_CONNECTIONS;
+    private long shutdownGracePeriodNanos = RpcServerBuilder.DEFAULT_SHUTDOWN_GRACE.toNanos();
+    private ServerLimits limits = DEFAULT_LIMITS;
+
+    private Builder() {
+      super("petrel-server");
+    }
+
+    public Builder bindAddress(@Nullable InetSocketAddress bindAddress) {
+      this.bindAddress = bindAddress;
+      return this;
+    }
+
+    public Builder services(List<ServiceDefinition> services) {
+      this.services = services;
+      return this;
+    }
+
+    public Builder interceptors(List<ServerInterceptor> interceptors) {
+      this.interceptors = interceptors;
+      return this;
+    }
+
+    public Builder businessThreads(int businessThreads) {
+      this.businessThreads = businessThreads;
+      return this;
+    }
+
+    public Builder businessQueueSize(int businessQueueSize) {
+      this.businessQueueSize = businessQueueSize;
+      return this;
+    }
+
+    public Builder executor(@Nullable Executor executor) {
+      this.executor = executor;
+      return this;
+    }
+
+    public Builder direct(boolean direct) {
+      this.direct = direct;
+      return this;
+    }
+
+    public Builder maxConcurrentCallsPerConnection(int maxConcurrentCallsPerConnection) {
+      this.maxConcurrentCallsPerConnection = maxConcurrentCallsPerConnection;
+      return this;
+    }
+
+    public Builder maxConnections(int maxConnections) {
+      this.maxConnections = maxConnections;
+      return this;
+    }
+
+    public Builder shutdownGracePeriodNanos(long shutdownGracePeriodNanos) {
+      this.shutdownGracePeriodNanos = shutdownGracePeriodNanos;
+      return this;
+    }
+
+    public Builder limits(ServerLimits limits) {
+      this.limits = limits;
+      return this;
+    }
+
+    public ServerConfig build() {
+      return new ServerConfig(this);
+    }
+  }
+}

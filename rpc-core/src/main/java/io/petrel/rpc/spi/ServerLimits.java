@@ -1,31 +1,161 @@
 package io.petrel.rpc.spi;
 
+import io.petrel.rpc.RpcServerBuilder;
+
 /**
  * The server's protections against peers that misbehave or vanish, validated by
  * {@link io.petrel.rpc.RpcServerBuilder}; docs/configuration.md gives each default and what happens at the
- * limit. A duration of 0 turns that check off.
- *
- * @param handshakeTimeoutNanos a new connection must deliver its first complete frame within this
- * @param idleTimeoutNanos a connection with no call in flight and none started for this long is sent GOAWAY and
- *     closed (keepalive PINGs do not count as calls)
- * @param keepAliveTimeNanos after this long without receiving anything the server sends a PING
- * @param keepAliveTimeoutNanos a PING unanswered (nothing received) for this long closes the connection
- * @param frameReceiveTimeoutNanos a frame whose first bytes arrived must be complete within this
- * @param maxConnectionAgeNanos a connection older than this (with +-10% jitter) is sent GOAWAY, then closed once
- *     its calls end or the shutdown grace period passes; 0 = no maximum age
- * @param unwritableTimeoutNanos a peer that keeps the connection's unsent responses above the high water mark
- *     for this long (it does not read) is disconnected
- * @param maxConnectionsPerAddress connections open at once from one remote IP address
- * @param maxBufferedBytes server-wide cap on memory for partially received frames and for encoded responses
- *     waiting for the event loop
+ * limit. A duration of 0 turns that check off. Built by name ({@link #newBuilder()}); part of {@link ServerConfig}.
  */
-public record ServerLimits(
-    long handshakeTimeoutNanos,
-    long idleTimeoutNanos,
-    long keepAliveTimeNanos,
-    long keepAliveTimeoutNanos,
-    long frameReceiveTimeoutNanos,
-    long maxConnectionAgeNanos,
-    long unwritableTimeoutNanos,
-    int maxConnectionsPerAddress,
-    long maxBufferedBytes) {}
+public final class ServerLimits {
+  private final long handshakeTimeoutNanos;
+  private final long idleTimeoutNanos;
+  private final long keepAliveTimeNanos;
+  private final long keepAliveTimeoutNanos;
+  private final long frameReceiveTimeoutNanos;
+  private final long maxConnectionAgeNanos;
+  private final long unwritableTimeoutNanos;
+  private final int maxConnectionsPerAddress;
+  private final long maxBufferedBytes;
+
+  private ServerLimits(Builder b) {
+    this.handshakeTimeoutNanos = b.handshakeTimeoutNanos;
+    this.idleTimeoutNanos = b.idleTimeoutNanos;
+    this.keepAliveTimeNanos = b.keepAliveTimeNanos;
+    this.keepAliveTimeoutNanos = b.keepAliveTimeoutNanos;
+    this.frameReceiveTimeoutNanos = b.frameReceiveTimeoutNanos;
+    this.maxConnectionAgeNanos = b.maxConnectionAgeNanos;
+    this.unwritableTimeoutNanos = b.unwritableTimeoutNanos;
+    this.maxConnectionsPerAddress = b.maxConnectionsPerAddress;
+    this.maxBufferedBytes = b.maxBufferedBytes;
+  }
+
+  /** A builder with every limit at its default. */
+  public static Builder newBuilder() {
+    return new Builder();
+  }
+
+  /** A new connection must deliver its first complete frame within this. */
+  public long handshakeTimeoutNanos() {
+    return handshakeTimeoutNanos;
+  }
+
+  /** A connection with no call in flight and none started for this long is drained (GOAWAY, PING, close); keepalive PINGs do not count as calls. */
+  public long idleTimeoutNanos() {
+    return idleTimeoutNanos;
+  }
+
+  /** After this long without receiving anything the server sends a PING. */
+  public long keepAliveTimeNanos() {
+    return keepAliveTimeNanos;
+  }
+
+  /** A PING unanswered (nothing received) for this long closes the connection. */
+  public long keepAliveTimeoutNanos() {
+    return keepAliveTimeoutNanos;
+  }
+
+  /** A frame whose first bytes arrived must be complete within this. */
+  public long frameReceiveTimeoutNanos() {
+    return frameReceiveTimeoutNanos;
+  }
+
+  /** A connection older than this (+-10% jitter) is drained; 0 = no maximum age. */
+  public long maxConnectionAgeNanos() {
+    return maxConnectionAgeNanos;
+  }
+
+  /** A peer that keeps the connection's unsent responses above the high water mark for this long (it does not read) is disconnected. */
+  public long unwritableTimeoutNanos() {
+    return unwritableTimeoutNanos;
+  }
+
+  /** Connections open at once from one remote IP address. */
+  public int maxConnectionsPerAddress() {
+    return maxConnectionsPerAddress;
+  }
+
+  /** Server-wide cap on memory for partially received frames and for encoded responses waiting for the event loop. */
+  public long maxBufferedBytes() {
+    return maxBufferedBytes;
+  }
+
+  @Override
+  public String toString() {
+    return "ServerLimits{"
+        + "handshakeTimeoutNanos=" + handshakeTimeoutNanos
+        + ", idleTimeoutNanos=" + idleTimeoutNanos
+        + ", keepAliveTimeNanos=" + keepAliveTimeNanos
+        + ", keepAliveTimeoutNanos=" + keepAliveTimeoutNanos
+        + ", frameReceiveTimeoutNanos=" + frameReceiveTimeoutNanos
+        + ", maxConnectionAgeNanos=" + maxConnectionAgeNanos
+        + ", unwritableTimeoutNanos=" + unwritableTimeoutNanos
+        + ", maxConnectionsPerAddress=" + maxConnectionsPerAddress
+        + ", maxBufferedBytes=" + maxBufferedBytes
+        + "}";
+  }
+
+  /** Sets the limits by name; every one has a default. */
+  public static final class Builder {
+    private long handshakeTimeoutNanos = RpcServerBuilder.DEFAULT_HANDSHAKE_TIMEOUT.toNanos();
+    private long idleTimeoutNanos = RpcServerBuilder.DEFAULT_IDLE_TIMEOUT.toNanos();
+    private long keepAliveTimeNanos = RpcServerBuilder.DEFAULT_KEEP_ALIVE_TIME.toNanos();
+    private long keepAliveTimeoutNanos = RpcServerBuilder.DEFAULT_KEEP_ALIVE_TIMEOUT.toNanos();
+    private long frameReceiveTimeoutNanos = RpcServerBuilder.DEFAULT_FRAME_RECEIVE_TIMEOUT.toNanos();
+    private long maxConnectionAgeNanos = 0;
+    private long unwritableTimeoutNanos = RpcServerBuilder.DEFAULT_UNWRITABLE_TIMEOUT.toNanos();
+    private int maxConnectionsPerAddress = RpcServerBuilder.DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
+    private long maxBufferedBytes = RpcServerBuilder.DEFAULT_MAX_BUFFERED_BYTES;
+
+    private Builder() {}
+
+    public Builder handshakeTimeoutNanos(long handshakeTimeoutNanos) {
+      this.handshakeTimeoutNanos = handshakeTimeoutNanos;
+      return this;
+    }
+
+    public Builder idleTimeoutNanos(long idleTimeoutNanos) {
+      this.idleTimeoutNanos = idleTimeoutNanos;
+      return this;
+    }
+
+    public Builder keepAliveTimeNanos(long keepAliveTimeNanos) {
+      this.keepAliveTimeNanos = keepAliveTimeNanos;
+      return this;
+    }
+
+    public Builder keepAliveTimeoutNanos(long keepAliveTimeoutNanos) {
+      this.keepAliveTimeoutNanos = keepAliveTimeoutNanos;
+      return this;
+    }
+
+    public Builder frameReceiveTimeoutNanos(long frameReceiveTimeoutNanos) {
+      this.frameReceiveTimeoutNanos = frameReceiveTimeoutNanos;
+      return this;
+    }
+
+    public Builder maxConnectionAgeNanos(long maxConnectionAgeNanos) {
+      this.maxConnectionAgeNanos = maxConnectionAgeNanos;
+      return this;
+    }
+
+    public Builder unwritableTimeoutNanos(long unwritableTimeoutNanos) {
+      this.unwritableTimeoutNanos = unwritableTimeoutNanos;
+      return this;
+    }
+
+    public Builder maxConnectionsPerAddress(int maxConnectionsPerAddress) {
+      this.maxConnectionsPerAddress = maxConnectionsPerAddress;
+      return this;
+    }
+
+    public Builder maxBufferedBytes(long maxBufferedBytes) {
+      this.maxBufferedBytes = maxBufferedBytes;
+      return this;
+    }
+
+    public ServerLimits build() {
+      return new ServerLimits(this);
+    }
+  }
+}

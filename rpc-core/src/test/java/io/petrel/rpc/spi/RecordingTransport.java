@@ -94,10 +94,12 @@ public final class RecordingTransport implements TransportProvider {
   public static final class Client extends RpcClient {
     public final BlockingQueue<Call<?>> started = new LinkedBlockingQueue<>();
     public final ClientEndpoints<Sub> endpoints;
+    public final ClientConfig config;
     public volatile int terminations;
 
     Client(ClientConfig config) {
       super(config);
+      this.config = config;
       endpoints = new ClientEndpoints<>(config, Sub::new, new io.petrel.rpc.internal.RateLimitedLog(
           org.slf4j.LoggerFactory.getLogger(RecordingTransport.class)));
       endpoints.start();

@@ -72,7 +72,8 @@ final class ClientSlot {
         .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) TimeUnit.NANOSECONDS.toMillis(
             config.connectTimeoutNanos()))
         .option(ChannelOption.WRITE_BUFFER_WATER_MARK,
-            new WriteBufferWaterMark(config.writeBufferLowWaterMark(), config.writeBufferHighWaterMark()))
+            new WriteBufferWaterMark(config.option(NettyOptions.WRITE_BUFFER_WATER_MARK).low(),
+                config.option(NettyOptions.WRITE_BUFFER_WATER_MARK).high()))
         .handler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(Channel ch) {

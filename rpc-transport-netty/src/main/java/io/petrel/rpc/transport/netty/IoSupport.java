@@ -15,7 +15,6 @@ import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
-import io.petrel.rpc.IoMode;
 
 /**
  * The I/O transport (epoll, io_uring, NIO): which ones this JVM can use is checked once, here, and the choice
@@ -70,13 +69,13 @@ final class IoSupport {
         return nio();
       case EPOLL:
         if (!EPOLL) {
-          throw new IllegalStateException("ioMode EPOLL requested but epoll is not available: "
-              + Epoll.unavailabilityCause() + " (use IoMode.AUTO or NIO)");
+          throw new IllegalStateException("netty.ioMode EPOLL requested but epoll is not available: "
+              + Epoll.unavailabilityCause() + " (use NettyOptions.IO_MODE AUTO or NIO)");
         }
         return epoll();
       case IO_URING:
         if (!IO_URING) {
-          throw new IllegalStateException("ioMode IO_URING requested but io_uring is not available (add"
+          throw new IllegalStateException("netty.ioMode IO_URING requested but io_uring is not available (add"
               + " io.netty:netty-transport-native-io_uring:linux-x86_64 and run on a kernel that allows it)");
         }
         return IoUringSupport.create();
@@ -84,6 +83,27 @@ final class IoSupport {
       default:
         return EPOLL ? epoll() : nio();
     }
+  }
+
+  /**
+   * The I/O type of a group the user supplies ({@link NettyOptions#EVENT_LOOP_GROUP}): channels must match the
+   * group's I/O handler.
+   *
+   * @throws IllegalArgumentException if the group's I/O handler is none of NIO, epoll, io_uring
+   */
+  static IoSupport of(io.netty.channel.IoEventLoopGroup group) {
+    if (group.isIoType(NioIoHandler.class)) {
+      return nio();
+    }
+    if (EPOLL && group.isIoType(EpollIoHandler.class)) {
+      return epoll();
+    }
+    if (IO_URING && IoUringSupport.isIoType(group)) {
+      return IoUringSupport.create();
+    }
+    throw new IllegalArgumentException("netty.eventLoopGroup: a group of NioIoHandler, EpollIoHandler or"
+        + " IoUringIoHandler event loops is needed (a MultiThreadIoEventLoopGroup made with one of their"
+        + " factories); got " + group);
   }
 
   private static IoSupport nio() {
@@ -101,6 +121,10 @@ final class IoSupport {
 
   /** Kept apart so that io_uring classes load only when asked for. */
   private static final class IoUringSupport {
+    static boolean isIoType(io.netty.channel.IoEventLoopGroup group) {
+      return group.isIoType(io.netty.channel.uring.IoUringIoHandler.class);
+    }
+
     static IoSupport create() {
       return new IoSupport("io_uring", io.netty.channel.uring.IoUringIoHandler.newFactory(),
           io.netty.channel.uring.IoUringServerSocketChannel.class,

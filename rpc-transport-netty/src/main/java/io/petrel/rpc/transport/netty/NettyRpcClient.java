@@ -44,8 +44,11 @@ final class NettyRpcClient extends RpcClient {
   private final String target;
   private final IoSupport io;
   private final EventLoopGroup group;
-  /** The shared event loops in use, or null when the client has its own group. */
+  /** The shared event loops in use, or null when the client has its own group or the caller's. */
   private final @Nullable SharedEventLoops shared;
+  /** The client made {@link #group} and shuts it down when it terminates. */
+  private final boolean ownGroup;
+  private final String loopsDescribed;
   /** The endpoints (the core's resolver listener and load balancer) and their subchannels. */
   private final ClientEndpoints<NettySubchannel> endpoints;
   /** Requests are encoded on the callers' threads: see {@link IoSupport#CALLER_ALLOCATOR}. */
@@ -71,13 +74,27 @@ final class NettyRpcClient extends RpcClient {
     } else {
       this.tls = null;
     }
-    this.io = IoSupport.select(config.ioMode());
-    if (config.ioThreads() > 0) {
+    io.netty.channel.IoEventLoopGroup supplied = config.option(NettyOptions.EVENT_LOOP_GROUP);
+    int ioThreads = config.option(NettyOptions.IO_THREADS);
+    if (supplied != null) {
+      this.io = IoSupport.of(supplied); // channels of the group's own I/O type
       this.shared = null;
-      this.group = io.newGroup(config.ioThreads(), config.name() + "-io");
+      this.ownGroup = false;
+      this.group = supplied;
+      this.loopsDescribed = "the caller's event loops";
     } else {
-      this.shared = SharedEventLoops.acquire(io);
-      this.group = shared.group();
+      this.io = IoSupport.select(config.option(NettyOptions.IO_MODE));
+      if (ioThreads > 0) {
+        this.shared = null;
+        this.ownGroup = true;
+        this.group = io.newGroup(ioThreads, config.name() + "-io");
+        this.loopsDescribed = ioThreads + " io threads of its own";
+      } else {
+        this.shared = SharedEventLoops.acquire(io);
+        this.ownGroup = false;
+        this.group = shared.group();
+        this.loopsDescribed = "shared event loops";
+      }
     }
     this.endpoints = new ClientEndpoints<>(config, e -> new NettySubchannel(this, e, group, io, config), limitLog);
     this.metrics = config.meterRegistry() == null ? null
@@ -97,8 +114,7 @@ final class NettyRpcClient extends RpcClient {
       metrics.eventLoops(group);
     }
     log.debug("Petrel client '{}' for {} (io {}, {} connections per endpoint, {}, load balancer {}, {})",
-        config.name(), target, io.name, config.connectionsPerEndpoint(), shared != null ? "shared event loops"
-            : config.ioThreads() + " io threads of its own", config.loadBalancer().name(),
+        config.name(), target, io.name, config.connectionsPerEndpoint(), loopsDescribed, config.loadBalancer().name(),
         tls == null ? "plaintext" : tls.describe());
     endpoints.start(); // last: a static resolver answers at once, on this thread
   }
@@ -304,6 +320,10 @@ final class NettyRpcClient extends RpcClient {
   @Override
   protected void terminate(Runnable done) {
     endpoints.shutdown().whenComplete((v, t) -> {
+      if (shared == null && !ownGroup) {
+        done.run(); // the caller's event loops: never shut down here
+        return;
+      }
       Future<?> stopped = shared != null ? shared.release() : group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
       stopped.addListener(g -> done.run());
     });

@@ -136,10 +136,11 @@ final class NettyServerTransport implements ServerTransport {
         throw new IOException("server '" + config.name() + "' cannot start: " + e.getMessage(), e);
       }
     }
-    io = IoSupport.select(config.ioMode());
+    io = IoSupport.select(config.option(NettyOptions.IO_MODE));
     maxConnections = fitToFileLimit(config.maxConnections());
-    workerThreads = config.workerThreads() == 0 ? Runtime.getRuntime().availableProcessors()
-        : config.workerThreads();
+    int wanted = config.option(NettyOptions.WORKER_THREADS);
+    workerThreads = wanted == 0 ? Runtime.getRuntime().availableProcessors() : wanted;
+    NettyOptions.WaterMark waterMark = config.option(NettyOptions.WRITE_BUFFER_WATER_MARK);
     boss = io.newGroup(1, config.name() + "-boss");
     workers = io.newGroup(workerThreads, config.name() + "-worker");
     ServerBootstrap b = new ServerBootstrap()
@@ -152,7 +153,7 @@ final class NettyServerTransport implements ServerTransport {
         .childOption(ChannelOption.TCP_NODELAY, true)
         .childOption(ChannelOption.SO_KEEPALIVE, true)
         .childOption(ChannelOption.WRITE_BUFFER_WATER_MARK,
-            new WriteBufferWaterMark(config.writeBufferLowWaterMark(), config.writeBufferHighWaterMark()))
+            new WriteBufferWaterMark(waterMark.low(), waterMark.high()))
         .childHandler(new ChannelInitializer<Channel>() {
           @Override
           protected void initChannel(Channel ch) {

@@ -6,7 +6,6 @@ import static io.petrel.rpc.testing.CallFailures.assertFails;
 import com.google.protobuf.StringValue;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Endpoint;
-import io.petrel.rpc.IoMode;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.ServerInterceptor;
@@ -274,7 +273,7 @@ class ClientChannelTest extends TransportFixture {
     RpcClient c1 = client(sb.port());
     RpcClient c2 = client(sb.port());
     assertThat(SharedEventLoops.users(io.name)).isEqualTo(before + 2);
-    RpcClient own = client(sb.port(), x -> x.ioThreads(1));
+    RpcClient own = client(sb.port(), x -> x.option(NettyOptions.IO_THREADS, 1));
     assertThat(SharedEventLoops.users(io.name)).isEqualTo(before + 2);
     for (RpcClient c : List.of(c1, c2, own)) {
       assertThat(echo(c, "shared")).isEqualTo("shared");

@@ -90,7 +90,7 @@ class DecodeThreadTest extends TransportFixture {
     assertThat(probe.decodedOn.get()).isNotSameAs(Thread.currentThread());
     // The JVM's shared client event loops, by default.
     assertThat(probe.decodedOn.get().getName()).startsWith("petrel-client-");
-    RpcClient own = client(server.port(), b -> b.name("decode-probe").ioThreads(1));
+    RpcClient own = client(server.port(), b -> b.name("decode-probe").option(NettyOptions.IO_THREADS, 1));
     Probe second = new Probe();
     own.unaryCallAsync(second.echo, StringValue.of("z"), CallOptions.DEFAULT).get(10, TimeUnit.SECONDS);
     assertThat(second.decodedOn.get().getName()).startsWith("decode-probe-io");

@@ -22,7 +22,7 @@ public final class FileLimitServerMain {
     RpcServer server = RpcServer.builder()
         .bindAddress("127.0.0.1", 0)
         .addService(new TestService().definition())
-        .workerThreads(1)
+        .option(NettyOptions.WORKER_THREADS, 1)
         .name("file-limit")
         .build()
         .start();

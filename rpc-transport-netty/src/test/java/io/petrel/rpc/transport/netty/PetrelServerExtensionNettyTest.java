@@ -16,7 +16,7 @@ class PetrelServerExtensionNettyTest {
   final PetrelServerExtension petrel = PetrelServerExtension.builder()
       .addService(service.definition())
       .netty()
-      .server(b -> b.workerThreads(1))
+      .server(b -> b.option(NettyOptions.WORKER_THREADS, 1))
       .build();
 
   @Test

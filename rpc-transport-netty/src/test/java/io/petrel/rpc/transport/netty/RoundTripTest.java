@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.StringValue;
 import io.petrel.rpc.CallOptions;
-import io.petrel.rpc.IoMode;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
@@ -138,8 +137,8 @@ class RoundTripTest extends TransportFixture {
 
   @Test
   void nioTransportWorksToo() throws Exception {
-    RpcServer server = startServer(b -> b.ioMode(IoMode.NIO).workerThreads(1));
-    RpcClient client = client(server.port(), b -> b.ioMode(IoMode.NIO));
+    RpcServer server = startServer(b -> b.option(NettyOptions.IO_MODE, IoMode.NIO).option(NettyOptions.WORKER_THREADS, 1));
+    RpcClient client = client(server.port(), b -> b.option(NettyOptions.IO_MODE, IoMode.NIO));
     assertThat(client.unaryCall(TestService.ECHO, StringValue.of("nio")).getValue()).isEqualTo("nio");
   }
 

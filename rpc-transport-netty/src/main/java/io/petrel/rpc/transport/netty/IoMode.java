@@ -1,6 +1,9 @@
-package io.petrel.rpc;
+package io.petrel.rpc.transport.netty;
 
-/** Which Netty I/O transport to use. {@link #AUTO} picks the best one available, once, and logs it. */
+/**
+ * Which Netty I/O transport the Netty transport uses ({@link NettyOptions#IO_MODE}). {@link #AUTO} picks the best
+ * one available, once, and logs it.
+ */
 public enum IoMode {
   /** io_uring if explicitly available and enabled, else epoll on Linux, else NIO. */
   AUTO,

@@ -1,0 +1,77 @@
+package io.petrel.rpc.transport.netty;
+
+import io.netty.channel.IoEventLoopGroup;
+import io.petrel.rpc.TransportOption;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The Netty transport's own options, set on either builder with {@code option(key, value)}:
+ *
+ * <pre>{@code
+ * RpcServer server = RpcServer.builder().port(7000).addService(...)
+ *     .option(NettyOptions.IO_MODE, IoMode.NIO)
+ *     .option(NettyOptions.WORKER_THREADS, 4)
+ *     .build();
+ * }</pre>
+ *
+ * Each value is checked when it is set ({@link IllegalArgumentException} naming the option). The in-process
+ * transport ignores them. Defaults and what happens at each limit: docs/configuration.md, "Netty options".
+ */
+public final class NettyOptions {
+  private NettyOptions() {}
+
+  /**
+   * Which I/O transport sockets use, server and client (default {@link IoMode#AUTO}: io_uring if available and
+   * enabled, else epoll on Linux, else NIO). EPOLL or IO_URING where it is not available fails at
+   * {@code build()} (client) or {@code start()} (server), saying why.
+   */
+  public static final TransportOption<IoMode> IO_MODE =
+      TransportOption.of("netty.ioMode", IoMode.class, IoMode.AUTO);
+
+  /** Server event loops doing socket I/O and framing; 0 (default) means the number of available processors. */
+  public static final TransportOption<Integer> WORKER_THREADS =
+      TransportOption.of("netty.workerThreads", Integer.class, 0, n -> nonNegative("netty.workerThreads", n));
+
+  /**
+   * Client: event loops of this client's own; 0 (default) means the event loops shared by every client of the
+   * JVM (as many as available processors, made on first use and stopped when the last client that uses them
+   * has terminated).
+   */
+  public static final TransportOption<Integer> IO_THREADS =
+      TransportOption.of("netty.ioThreads", Integer.class, 0, n -> nonNegative("netty.ioThreads", n));
+
+  /**
+   * Client: event loops of the caller's own for this client's connections, e.g. those of a Netty server in the
+   * same service (default: none; see {@link #IO_THREADS}). The client never shuts them down. Its I/O type
+   * (NIO, epoll, io_uring) decides the client's, whatever {@link #IO_MODE} says.
+   */
+  public static final TransportOption<@Nullable IoEventLoopGroup> EVENT_LOOP_GROUP =
+      TransportOption.of("netty.eventLoopGroup", IoEventLoopGroup.class, null);
+
+  /**
+   * Per-connection write buffer water marks, server and client (default 32 KiB / 64 KiB). Above {@code high}
+   * bytes of unsent data a server stops reading from that peer (and disconnects it after its
+   * unwritableTimeout), and a client holds new calls in memory, until the buffer drains below {@code low}.
+   */
+  public static final TransportOption<WaterMark> WRITE_BUFFER_WATER_MARK =
+      TransportOption.of("netty.writeBufferWaterMark", WaterMark.class, WaterMark.DEFAULT);
+
+  /** Write buffer water marks, in bytes: {@code 0 < low <= high}. */
+  public record WaterMark(int low, int high) {
+    /** 32 KiB / 64 KiB. */
+    public static final WaterMark DEFAULT = new WaterMark(32 * 1024, 64 * 1024);
+
+    public WaterMark {
+      if (low <= 0 || high < low) {
+        throw new IllegalArgumentException("netty.writeBufferWaterMark needs 0 < low <= high: low " + low
+            + ", high " + high);
+      }
+    }
+  }
+
+  private static void nonNegative(String name, int n) {
+    if (n < 0) {
+      throw new IllegalArgumentException(name + " must be >= 0: " + n);
+    }
+  }
+}

@@ -1,0 +1,82 @@
+package io.petrel.rpc.transport.netty;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.protobuf.StringValue;
+import io.netty.channel.Channel;
+import io.netty.channel.DefaultEventLoopGroup;
+import io.netty.channel.EventLoop;
+import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.nio.NioIoHandler;
+import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.util.concurrent.DefaultThreadFactory;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.TransportOption;
+import io.petrel.rpc.internal.ServerImpl;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/** The Netty transport's own options reach real sockets and event loops, and bad values fail at the builder. */
+class NettyOptionsTest extends TransportFixture {
+
+  private static Channel channelOf(RpcClient client) {
+    ClientConnection c = ((NettyRpcClient) client).slot(0).current();
+    assertThat(c).as("connected").isNotNull();
+    return c.channel();
+  }
+
+  @Test
+  void ioModeWorkerThreadsAndWaterMarksReachTheSockets() throws Exception {
+    RpcServer server = startServer(b -> b.option(NettyOptions.IO_MODE, IoMode.NIO)
+        .option(NettyOptions.WORKER_THREADS, 3));
+    assertThat(((ServerImpl) server).transport().describe()).startsWith("io nio, 3 worker threads");
+    RpcClient client = client(server.port(), b -> b.option(NettyOptions.IO_MODE, IoMode.NIO)
+        .option(NettyOptions.WRITE_BUFFER_WATER_MARK, new NettyOptions.WaterMark(1024, 4096)));
+    assertThat(client.unaryCall(TestService.ECHO, StringValue.of("x")).getValue()).isEqualTo("x");
+    Channel ch = channelOf(client);
+    assertThat(ch).isInstanceOf(NioSocketChannel.class);
+    assertThat(ch.config().getWriteBufferLowWaterMark()).isEqualTo(1024);
+    assertThat(ch.config().getWriteBufferHighWaterMark()).isEqualTo(4096);
+  }
+
+  @Test
+  void aClientUsesTheCallersEventLoopsAndNeverShutsThemDown() throws Exception {
+    RpcServer server = startServer();
+    MultiThreadIoEventLoopGroup mine = new MultiThreadIoEventLoopGroup(1,
+        new DefaultThreadFactory("callers-loops", true), NioIoHandler.newFactory());
+    try {
+      RpcClient client = RpcClient.builder().address("127.0.0.1", server.port())
+          .option(NettyOptions.EVENT_LOOP_GROUP, mine).build();
+      assertThat(client.unaryCall(TestService.ECHO, StringValue.of("y")).getValue()).isEqualTo("y");
+      Channel ch = channelOf(client);
+      assertThat(ch).as("the group's I/O type decides").isInstanceOf(NioSocketChannel.class);
+      EventLoop loop = ch.eventLoop();
+      assertThat(loop.parent()).isSameAs(mine);
+      client.close();
+      assertThat(client.isTerminated()).isTrue();
+      assertThat(mine.isShuttingDown()).as("the caller's loops are left running").isFalse();
+      assertThat(mine.submit(() -> "still serving").get(10, TimeUnit.SECONDS)).isEqualTo("still serving");
+    } finally {
+      mine.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+    }
+  }
+
+  @Test
+  void badValuesFailAtTheBuilderNamingTheOption() {
+    assertThatThrownBy(() -> RpcServer.builder().option(NettyOptions.WORKER_THREADS, -1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("netty.workerThreads must be >= 0: -1");
+    assertThatThrownBy(() -> new NettyOptions.WaterMark(64, 32)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("netty.writeBufferWaterMark needs 0 < low <= high: low 64, high 32");
+    DefaultEventLoopGroup notIo = new DefaultEventLoopGroup(1);
+    try {
+      @SuppressWarnings({"unchecked", "rawtypes"})
+      TransportOption<Object> raw = (TransportOption) NettyOptions.EVENT_LOOP_GROUP;
+      assertThatThrownBy(() -> RpcClient.builder().option(raw, notIo)).isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("netty.eventLoopGroup takes a IoEventLoopGroup, not a DefaultEventLoopGroup");
+    } finally {
+      notIo.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }
+  }
+}
