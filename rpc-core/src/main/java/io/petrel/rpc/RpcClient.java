@@ -153,6 +153,8 @@ public abstract class RpcClient implements AutoCloseable {
     }
     try {
       startCall(call, method, request, options);
+    } catch (io.petrel.rpc.spi.FrameSizes.TooLarge e) {
+      call.fail(e.status.augmentDescription("not sent")); // over maxFrameSize or maxMetadataSize
     } catch (StatusException e) {
       call.fail(e.status());
     } catch (Throwable t) {
@@ -175,7 +177,8 @@ public abstract class RpcClient implements AutoCloseable {
   /**
    * For transports: encode the request and send it, or hold it until it can be sent. The call has been counted
    * and checked (client running, within maxPendingCalls, deadline not passed). A marshaller's exception thrown
-   * from here fails the call with INVALID_ARGUMENT or INTERNAL, a {@link StatusException} with its status; once
+   * from here fails the call with INVALID_ARGUMENT or INTERNAL, a {@link StatusException} with its status, a
+   * {@link io.petrel.rpc.spi.FrameSizes.TooLarge} with its RESOURCE_EXHAUSTED status and "not sent"; once
    * the request is handed on, the transport ends the call (by its deadline at the latest) and throws nothing.
    */
   protected abstract <Req> void startCall(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request,

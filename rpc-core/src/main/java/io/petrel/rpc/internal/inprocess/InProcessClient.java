@@ -154,16 +154,10 @@ public final class InProcessClient extends RpcClient {
       CallOptions options) throws Exception {
     InProcessCall<?> call = (InProcessCall<?>) c;
     Metadata metadata = options.metadata();
-    int metaLen;
-    ByteBuf body;
-    try {
-      metaLen = Frames.checkMetadata(metadata, config.maxMetadataSize(), "RpcClient.builder()");
-      body = Frames.encode("request", method.requestMarshaller(), request, metaLen, config.maxFrameSize(),
-          "RpcClient.builder()");
-    } catch (FrameSizes.TooLarge e) {
-      call.fail(e.status.augmentDescription("not sent"));
-      return;
-    }
+    // Over a limit: FrameSizes.TooLarge, which the core turns into the call's status.
+    int metaLen = Frames.checkMetadata(metadata, config.maxMetadataSize(), "RpcClient.builder()");
+    ByteBuf body = Frames.encode("request", method.requestMarshaller(), request, metaLen, config.maxFrameSize(),
+        "RpcClient.builder()");
     call.requestSize(body.readableBytes());
     InProcessConnection conn = connection();
     if (conn == null) {

@@ -241,15 +241,9 @@ final class NettyRpcClient extends RpcClient {
   protected <Req> void startCall(ClientCall<?> c, MethodDescriptor<Req, ?> method, Req request,
       CallOptions options) throws Exception {
     PendingCall<?> call = (PendingCall<?>) c;
-    ByteBuf frame;
-    try {
-      frame = FrameEncoder.encodeMessage(alloc, call.isOneway() ? TYPE_ONEWAY : TYPE_REQUEST, 0, method.id(), 0,
-          options.metadata(), method.requestMarshaller(), request, config.maxFrameSize(),
-          config.maxMetadataSize(), "RpcClient.builder()");
-    } catch (FrameSizes.TooLarge e) {
-      call.fail(e.status.augmentDescription("not sent"));
-      return;
-    }
+    ByteBuf frame = FrameEncoder.encodeMessage(alloc, call.isOneway() ? TYPE_ONEWAY : TYPE_REQUEST, 0, method.id(),
+        0, options.metadata(), method.requestMarshaller(), request, config.maxFrameSize(), config.maxMetadataSize(),
+        "RpcClient.builder()"); // over a limit: FrameSizes.TooLarge, which the core turns into the call's status
     call.frame = frame;
     call.requestSize(frame.getInt(Protocol.OFF_BODY_LENGTH));
     NettySubchannel sub = endpoints.pick(call);
