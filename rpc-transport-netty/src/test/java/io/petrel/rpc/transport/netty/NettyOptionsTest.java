@@ -8,6 +8,7 @@ import io.netty.channel.Channel;
 import io.netty.channel.DefaultEventLoopGroup;
 import io.netty.channel.EventLoop;
 import io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.netty.channel.local.LocalIoHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
@@ -77,6 +78,15 @@ class NettyOptionsTest extends TransportFixture {
           .hasMessage("netty.eventLoopGroup takes a IoEventLoopGroup, not a DefaultEventLoopGroup");
     } finally {
       notIo.shutdownGracefully(0, 1, TimeUnit.SECONDS);
+    }
+    MultiThreadIoEventLoopGroup local = new MultiThreadIoEventLoopGroup(1, LocalIoHandler.newFactory());
+    try {
+      assertThatThrownBy(() -> RpcClient.builder().address("127.0.0.1", 1)
+          .option(NettyOptions.EVENT_LOOP_GROUP, local).build()).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("netty.eventLoopGroup: a group of NioIoHandler, EpollIoHandler or"
+              + " IoUringIoHandler event loops is needed");
+    } finally {
+      local.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     }
   }
 }
