@@ -5,7 +5,7 @@ package io.petrel.rpc.transport.netty;
  * one available, once, and logs it.
  */
 public enum IoMode {
-  /** io_uring if explicitly available and enabled, else epoll on Linux, else NIO. */
+  /** Epoll on Linux when its native library loads, else NIO (io_uring only when asked for). */
   AUTO,
   /** Linux epoll (native); fails at start if it is not available. */
   EPOLL,

@@ -21,8 +21,8 @@ public final class NettyOptions {
   private NettyOptions() {}
 
   /**
-   * Which I/O transport sockets use, server and client (default {@link IoMode#AUTO}: io_uring if available and
-   * enabled, else epoll on Linux, else NIO). EPOLL or IO_URING where it is not available fails at
+   * Which I/O transport sockets use, server and client (default {@link IoMode#AUTO}: epoll on Linux when its
+   * native library loads, else NIO; io_uring only when asked for). EPOLL or IO_URING where it is not available fails at
    * {@code build()} (client) or {@code start()} (server), saying why.
    */
   public static final TransportOption<IoMode> IO_MODE =
