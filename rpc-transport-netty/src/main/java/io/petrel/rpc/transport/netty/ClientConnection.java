@@ -301,7 +301,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     }
     PendingCall<?> call = (PendingCall<?>) item;
     call.releaseFrame();
-    call.fail(Status.UNAVAILABLE.withDescription("client is shut down; " + call.method().fullName() + " not sent"));
+    call.fail(Status.UNAVAILABLE.withDescription(client.whyStopped() + "; " + call.method().fullName() + " not sent"));
   }
 
   /**

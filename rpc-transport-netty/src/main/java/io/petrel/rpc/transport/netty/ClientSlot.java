@@ -167,7 +167,7 @@ final class ClientSlot {
 
   private StatusException shutDown() {
     String why = closedWhy;
-    return Status.UNAVAILABLE.withDescription(why != null ? why : "client is shut down").asException();
+    return Status.UNAVAILABLE.withDescription(why != null ? why : client.whyStopped()).asException();
   }
 
   // Holding the lock.

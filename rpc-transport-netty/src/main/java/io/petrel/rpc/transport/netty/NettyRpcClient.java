@@ -150,6 +150,19 @@ final class NettyRpcClient extends RpcClient {
     return limitLog;
   }
 
+  /**
+   * Why nothing can be sent when an event loop of this client refuses work: the client is shut down, or, on the
+   * caller's own event loops ({@link NettyOptions#EVENT_LOOP_GROUP}), the caller shut them down while the client
+   * was still in use.
+   */
+  String whyStopped() {
+    if (isShutdown() || shared != null || ownGroup) {
+      return "client '" + config.name() + "' is shut down";
+    }
+    return "the event loops of client '" + config.name() + "' are shut down: the EventLoopGroup given with"
+        + " NettyOptions.EVENT_LOOP_GROUP was shut down while the client was in use (shut the client down first)";
+  }
+
   @Override
   protected boolean isTransportThread() {
     for (io.netty.util.concurrent.EventExecutor e : loops) {

@@ -105,7 +105,8 @@ final class PendingCall<Resp> extends ClientCall<Resp> implements Runnable {
 
   /**
    * Arms the deadline timer on {@code loop} unless already armed. Call on that loop or before queuing. Returns
-   * false, having failed the call with UNAVAILABLE, if the loop is shut down (the client is shutting down).
+   * false, having failed the call with UNAVAILABLE, if the loop is shut down (the client is shutting down, or
+   * the caller shut down the event loops it gave the client).
    */
   boolean armTimer(io.netty.channel.EventLoop loop) {
     Deadline deadline = deadline();
@@ -114,8 +115,7 @@ final class PendingCall<Resp> extends ClientCall<Resp> implements Runnable {
         timer = loop.schedule(this, Math.max(0, deadline.remainingNanos()), TimeUnit.NANOSECONDS);
       } catch (RejectedExecutionException e) {
         releaseFrame();
-        fail(Status.UNAVAILABLE.withDescription("client '" + client.name() + "' is shut down; "
-            + method().fullName() + " not sent"));
+        fail(Status.UNAVAILABLE.withDescription(client.whyStopped() + "; " + method().fullName() + " not sent"));
         return false;
       }
     }

@@ -1,5 +1,6 @@
 package io.petrel.rpc.transport.netty;
 
+import static io.petrel.rpc.testing.CallFailures.assertFails;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -12,10 +13,13 @@ import io.netty.channel.local.LocalIoHandler;
 import io.netty.channel.nio.NioIoHandler;
 import io.netty.channel.socket.nio.NioSocketChannel;
 import io.netty.util.concurrent.DefaultThreadFactory;
+import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.Status;
 import io.petrel.rpc.TransportOption;
 import io.petrel.rpc.internal.ServerImpl;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -62,6 +66,31 @@ class NettyOptionsTest extends TransportFixture {
     } finally {
       mine.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
     }
+  }
+
+  @Test
+  void callsAfterTheCallerShutsItsEventLoopsDownSayWhyAndEndAtOnce() throws Exception {
+    RpcServer server = startServer();
+    MultiThreadIoEventLoopGroup mine = new MultiThreadIoEventLoopGroup(1,
+        new DefaultThreadFactory("callers-loops", true), NioIoHandler.newFactory());
+    RpcClient client = RpcClient.builder().address("127.0.0.1", server.port())
+        .option(NettyOptions.EVENT_LOOP_GROUP, mine).build();
+    try {
+      assertThat(client.unaryCall(TestService.ECHO, StringValue.of("y")).getValue()).isEqualTo("y");
+      mine.shutdownGracefully(0, 1, TimeUnit.SECONDS).syncUninterruptibly();
+      // The client is not shut down: the message must not say it is, but name what was.
+      for (int i = 0; i < 3; i++) { // the first call after the connection went, and the ones after it
+        assertFails(() -> client.unaryCall(TestService.ECHO, StringValue.of("z"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(20))), Status.Code.UNAVAILABLE,
+            "the event loops of client", "NettyOptions.EVENT_LOOP_GROUP was shut down while the client was in use",
+            "shut the client down first");
+      }
+      assertThat(client.isShutdown()).isFalse();
+    } finally {
+      client.shutdownNow();
+    }
+    assertFails(() -> client.unaryCall(TestService.ECHO, StringValue.of("z")), Status.Code.UNAVAILABLE,
+        "is shut down");
   }
 
   @Test
