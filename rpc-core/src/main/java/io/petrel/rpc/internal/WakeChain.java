@@ -22,9 +22,12 @@ public final class WakeChain {
   /**
    * Callers the event loop wakes itself at the end of a read batch: with a few callers (small batches) every
    * one is woken at once, as without a chain, and a chain (whose every link waits to be scheduled) only
-   * forms under load, where the event loop's time is what limits throughput.
+   * forms under load, where the event loop's time is what limits throughput. Sixteen: a batch of up to 16
+   * responses (16 blocking callers on a connection, the benchmark's usual load) costs no hop through another
+   * caller, which each link of a chain does (a caller scheduled only to wake others); with 4, 16 callers cost
+   * the client 0.5 us more CPU per call, and 128 callers gained nothing from it (docs/benchmarks.md, eighth round).
    */
-  static final int KICK = 4;
+  static final int KICK = 16;
 
   private final ConcurrentLinkedQueue<ThreadlessExecutor> ready = new ConcurrentLinkedQueue<>();
 
