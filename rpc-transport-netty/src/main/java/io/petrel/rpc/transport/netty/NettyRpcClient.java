@@ -137,10 +137,6 @@ final class NettyRpcClient extends RpcClient {
     return target;
   }
 
-  String name() {
-    return config.name();
-  }
-
   /** The client's own metadata limit; requests never exceed it. */
   int maxMetadataSize() {
     return config.maxMetadataSize();
