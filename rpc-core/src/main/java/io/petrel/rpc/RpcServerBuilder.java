@@ -45,11 +45,21 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
   /** Default {@link #maxConnectionsPerAddress}: 1000. */
   public static final int DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 1000;
   /**
-   * Default {@link #maxBufferedBytes}: a quarter of the JVM's direct memory limit ({@code -XX:MaxDirectMemorySize},
-   * by default the heap's maximum), at least 16 MiB.
+   * Default {@link #maxBufferedBytes}: a quarter of the smaller of the JVM's heap maximum ({@code -Xmx}) and its
+   * direct memory limit ({@code -XX:MaxDirectMemorySize}, by default the heap's maximum), at least 16 MiB. What
+   * the server holds for peers may sit on either (responses for a peer that does not read wait on the heap).
    */
-  public static final long DEFAULT_MAX_BUFFERED_BYTES =
-      Math.max(16L << 20, io.netty.util.internal.PlatformDependent.maxDirectMemory() / 4);
+  public static final long DEFAULT_MAX_BUFFERED_BYTES = Math.max(16L << 20,
+      Math.min(io.netty.util.internal.PlatformDependent.maxDirectMemory(), Runtime.getRuntime().maxMemory()) / 4);
+
+  /**
+   * Default {@link #maxBufferedBytesPerConnection} for a server-wide {@code maxBufferedBytes}: a sixteenth of it,
+   * within 256 KiB and 8 MiB (4 MiB for a 256 MiB heap), so a few connections that do not read cannot take the
+   * whole server-wide budget from the others.
+   */
+  public static long defaultMaxBufferedBytesPerConnection(long maxBufferedBytes) {
+    return Math.max(256L << 10, Math.min(8L << 20, maxBufferedBytes / 16));
+  }
 
   private String host;
   private int port = -1;
@@ -71,6 +81,7 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
   private Duration unwritableTimeout = DEFAULT_UNWRITABLE_TIMEOUT;
   private int maxConnectionsPerAddress = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
   private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
+  private long maxBufferedBytesPerConnection;
   private final List<ServerInterceptor> interceptors = new ArrayList<>();
 
   RpcServerBuilder() {
@@ -267,16 +278,35 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
   }
 
   /**
-   * Server-wide cap on the memory held for partially received frames and for responses encoded by business
-   * threads that the event loops have not yet handed to the socket (default: a quarter of the JVM's direct
-   * memory limit, at least 16 MiB). A frame that would go over it is skipped unread and answered with
-   * RESOURCE_EXHAUSTED; a response that would go over it is replaced by RESOURCE_EXHAUSTED.
+   * Server-wide cap on the memory held for peers beyond their sockets, heap or direct: partially received
+   * frames, requests of 8 KiB or more waiting for the business pool, responses encoded by business threads that
+   * the event loops have not yet handed to the socket, and responses waiting for a peer that does not read
+   * (default: a quarter of the smaller of the heap maximum and the direct memory limit, at least 16 MiB). A
+   * frame that would go over it is skipped unread and answered with RESOURCE_EXHAUSTED; a response that would go
+   * over it is replaced by RESOURCE_EXHAUSTED.
    */
   public RpcServerBuilder maxBufferedBytes(long bytes) {
     if (bytes < 64 * 1024) {
       throw new IllegalArgumentException("maxBufferedBytes must be >= 65536: " + bytes);
     }
     this.maxBufferedBytes = bytes;
+    return this;
+  }
+
+  /**
+   * One connection's share of {@link #maxBufferedBytes}: the responses waiting for its peer to read and its
+   * requests of 8 KiB or more waiting for the business pool (default: a sixteenth of maxBufferedBytes, within
+   * 256 KiB and 8 MiB). A response that would take a connection over it is replaced by RESOURCE_EXHAUSTED, new
+   * requests on that connection are refused without running, and if the peer has still not drained its write
+   * buffer two seconds later (or {@link #unwritableTimeout}, if shorter) the connection is closed. Requests over
+   * it pause reading from the connection until the pool has taken them. At least 64 KiB and at most
+   * maxBufferedBytes.
+   */
+  public RpcServerBuilder maxBufferedBytesPerConnection(long bytes) {
+    if (bytes < 64 * 1024) {
+      throw new IllegalArgumentException("maxBufferedBytesPerConnection must be >= 65536: " + bytes);
+    }
+    this.maxBufferedBytesPerConnection = bytes;
     return this;
   }
 
@@ -309,6 +339,17 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
     }
     this.tls = tls;
     return this;
+  }
+
+  private long perConnectionBuffer() {
+    if (maxBufferedBytesPerConnection == 0) {
+      return Math.min(maxBufferedBytes, defaultMaxBufferedBytesPerConnection(maxBufferedBytes));
+    }
+    if (maxBufferedBytesPerConnection > maxBufferedBytes) {
+      throw new IllegalStateException("maxBufferedBytesPerConnection (" + maxBufferedBytesPerConnection + ") must"
+          + " not be more than maxBufferedBytes (" + maxBufferedBytes + ")");
+    }
+    return maxBufferedBytesPerConnection;
   }
 
   public RpcServer build() {
@@ -348,7 +389,8 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
             .keepAliveTimeoutNanos(keepAliveTimeout.toNanos())
             .frameReceiveTimeoutNanos(frameReceiveTimeout.toNanos())
             .maxConnectionAgeNanos(maxConnectionAge.toNanos()).unwritableTimeoutNanos(unwritableTimeout.toNanos())
-            .maxConnectionsPerAddress(maxConnectionsPerAddress).maxBufferedBytes(maxBufferedBytes).build())
+            .maxConnectionsPerAddress(maxConnectionsPerAddress).maxBufferedBytes(maxBufferedBytes)
+            .maxBufferedBytesPerConnection(perConnectionBuffer()).build())
         .meterRegistry(meterRegistry).percentileHistograms(percentileHistograms).name(name).tls(tls)
         .options(options()).build();
     if (inProcessName != null) {

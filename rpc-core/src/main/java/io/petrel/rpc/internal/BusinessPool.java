@@ -14,6 +14,8 @@ import java.util.concurrent.TimeUnit;
 public final class BusinessPool extends ThreadPoolExecutor {
   private final int threads;
   private final int queueSize;
+  /** Told of an error that escaped a call (see ServerDispatcher.fatal); set by the server. */
+  private volatile java.util.function.BiConsumer<String, Throwable> onError = (where, t) -> {};
 
   public BusinessPool(String name, int threads, int queueSize) {
     super(threads, threads, 60, TimeUnit.SECONDS, newQueue(queueSize),
@@ -25,6 +27,23 @@ public final class BusinessPool extends ThreadPoolExecutor {
 
   private static BlockingQueue<Runnable> newQueue(int size) {
     return size == 0 ? new SynchronousQueue<>() : new ArrayBlockingQueue<>(size);
+  }
+
+  /** Where an error that escapes a call goes: the server's fatal-error handling. */
+  public void onError(java.util.function.BiConsumer<String, Throwable> handler) {
+    this.onError = handler;
+  }
+
+  /**
+   * A call that throws out of its run (it catches what its handler throws, so this is the server's own code
+   * failing, for example out of memory while sending an answer): the thread ends and the pool starts another;
+   * an {@link OutOfMemoryError} stops the server.
+   */
+  @Override
+  protected void afterExecute(Runnable r, Throwable t) {
+    if (t instanceof Error) {
+      onError.accept("business thread " + Thread.currentThread().getName(), t);
+    }
   }
 
   /** What to tell a caller whose call did not fit. */

@@ -33,6 +33,8 @@ public final class ServerImpl extends RpcServer {
   private final ServerTransport transport;
   private final @Nullable ServerMetrics metrics;
   private final RateLimitedLog limitLog;
+  /** A fatal error has been reported (logged once; the stop is under way). */
+  private final java.util.concurrent.atomic.AtomicBoolean fatalSeen = new java.util.concurrent.atomic.AtomicBoolean();
   private final CountDownLatch terminated = new CountDownLatch(1);
   private final AtomicBoolean closing = new AtomicBoolean();
   private volatile State state = State.NEW;
@@ -76,6 +78,17 @@ public final class ServerImpl extends RpcServer {
             + "); give it more capacity",
         this::callEnded);
     dispatcher = d;
+    d.onFatal(this::fatal);
+    if (ownPool != null) {
+      ownPool.onError((where, t) -> {
+        if (ServerDispatcher.isFatal(t)) {
+          fatal(where, t);
+        } else {
+          log.error("Petrel server '{}': {} ended with {}; the pool starts another thread and the server goes on",
+              config.name(), where, t.toString(), t);
+        }
+      });
+    }
     try {
       transport.start(d);
     } catch (IOException | RuntimeException | Error e) {
@@ -228,6 +241,31 @@ public final class ServerImpl extends RpcServer {
           config.name(), dispatcher.rejectedCalls());
       terminated.countDown();
     }));
+  }
+
+  /**
+   * An error after which this server cannot be trusted to serve (ServerDispatcher.fatal): logged once, at ERROR,
+   * then the server stops as by {@link #shutdownNow}, on a thread of its own (the caller may be an event loop
+   * that the stop waits for), so that {@link #awaitTermination} returns and a supervisor can restart the process.
+   */
+  private void fatal(String where, Throwable error) {
+    if (!fatalSeen.compareAndSet(false, true)) {
+      return;
+    }
+    try {
+      log.error("Petrel server '{}' is stopping: {} in {}. After it the server cannot be trusted to serve, so it"
+          + " closes its connections and stops; restart the process (or let its supervisor do it)", config.name(),
+          error, where, error);
+    } catch (Throwable ignored) {
+      // no memory even to log: stop all the same
+    }
+    try {
+      Thread t = new Thread(this::shutdownNow, config.name() + "-fatal-stop");
+      t.setDaemon(true);
+      t.start();
+    } catch (Throwable e) {
+      shutdownNow();
+    }
   }
 
   @Override

@@ -272,6 +272,10 @@ public abstract class ServerCall implements Runnable {
         if (!isOneway()) {
           sendStatus(status, context.responseMetadata()); // the whole answer: no message was sent
         }
+        if (ServerDispatcher.isFatal(t)) {
+          dispatcher.fatal("the handler of " + def.method().fullName() + " (thread "
+              + Thread.currentThread().getName() + ")", t);
+        }
       } else if (!isOneway()) {
         // The one message of a unary answer, with the end marker; its headers travel with it.
         responseBytes = sendMessage(def.method().responseMarshaller(), response, true);
@@ -327,8 +331,16 @@ public abstract class ServerCall implements Runnable {
     request = null;
     if (b != null) {
       b.release();
+      requestReleased();
     }
   }
+
+  /**
+   * The call has let go of its request message (decoded, refused or abandoned): a transport that counts the
+   * bytes of requests waiting for the business pool stops counting this one. Called at most once, from any
+   * thread; the default does nothing.
+   */
+  protected void requestReleased() {}
 
   private static Throwable unwrap(Throwable t) {
     while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {

@@ -43,6 +43,8 @@ public final class ServerDispatcher {
   private final @Nullable Executor executor;
   private final Function<RejectedExecutionException, String> fullMessage;
   private final Runnable onCallEnded;
+  /** Told of an error after which the server stops (see {@link #fatal}); set by the server at start. */
+  private volatile java.util.function.@Nullable BiConsumer<String, Throwable> onFatal;
   private final java.util.concurrent.atomic.AtomicLong rejectedCalls = new java.util.concurrent.atomic.AtomicLong();
   private volatile boolean shutdown;
   private volatile boolean stoppingNow;
@@ -81,6 +83,34 @@ public final class ServerDispatcher {
   }
 
   /** The server's rate-limited WARN log: one line per cause per 10 s, with counts. */
+  /** Where {@link #fatal} reports to: the server, which logs it once and stops. */
+  public void onFatal(java.util.function.BiConsumer<String, Throwable> handler) {
+    this.onFatal = handler;
+  }
+
+  /**
+   * An error after which this server cannot be trusted to serve (an {@link OutOfMemoryError} in any of its
+   * threads, or an event loop that ended while the server was running): the server logs it once, at ERROR,
+   * and stops (docs/reliability.md, "Errors"). Any thread; never throws.
+   *
+   * @param where the thread or the part of the server it happened in
+   */
+  public void fatal(String where, Throwable error) {
+    java.util.function.BiConsumer<String, Throwable> h = onFatal;
+    if (h != null) {
+      try {
+        h.accept(where, error);
+      } catch (Throwable ignored) {
+        // out of memory again, most likely: the server's stop is under way or cannot be helped from here
+      }
+    }
+  }
+
+  /** True for the errors that stop the server when they reach one of its threads: {@link OutOfMemoryError}. */
+  public static boolean isFatal(Throwable t) {
+    return t instanceof OutOfMemoryError;
+  }
+
   public RateLimitedLog limitLog() {
     return limitLog;
   }

@@ -17,6 +17,7 @@ public final class ServerLimits {
   private final long unwritableTimeoutNanos;
   private final int maxConnectionsPerAddress;
   private final long maxBufferedBytes;
+  private final long maxBufferedBytesPerConnection;
 
   private ServerLimits(Builder b) {
     this.handshakeTimeoutNanos = b.handshakeTimeoutNanos;
@@ -28,6 +29,8 @@ public final class ServerLimits {
     this.unwritableTimeoutNanos = b.unwritableTimeoutNanos;
     this.maxConnectionsPerAddress = b.maxConnectionsPerAddress;
     this.maxBufferedBytes = b.maxBufferedBytes;
+    this.maxBufferedBytesPerConnection = b.maxBufferedBytesPerConnection > 0 ? b.maxBufferedBytesPerConnection
+        : RpcServerBuilder.defaultMaxBufferedBytesPerConnection(b.maxBufferedBytes);
   }
 
   /** A builder with every limit at its default. */
@@ -75,9 +78,22 @@ public final class ServerLimits {
     return maxConnectionsPerAddress;
   }
 
-  /** Server-wide cap on memory for partially received frames and for encoded responses waiting for the event loop. */
+  /**
+   * Server-wide cap on the memory held for peers beyond their sockets: partially received frames, requests of
+   * 8 KiB or more waiting for the business pool, responses waiting for the event loop, and responses waiting
+   * for a peer that does not read (heap or direct).
+   */
   public long maxBufferedBytes() {
     return maxBufferedBytes;
+  }
+
+  /**
+   * One connection's share of {@link #maxBufferedBytes}: responses waiting for its peer to read (and requests
+   * of 8 KiB or more waiting for the business pool). Over it, a response is replaced by RESOURCE_EXHAUSTED and
+   * new requests are refused; a connection still not reading a grace period later is closed.
+   */
+  public long maxBufferedBytesPerConnection() {
+    return maxBufferedBytesPerConnection;
   }
 
   @Override
@@ -92,6 +108,7 @@ public final class ServerLimits {
         + ", unwritableTimeoutNanos=" + unwritableTimeoutNanos
         + ", maxConnectionsPerAddress=" + maxConnectionsPerAddress
         + ", maxBufferedBytes=" + maxBufferedBytes
+        + ", maxBufferedBytesPerConnection=" + maxBufferedBytesPerConnection
         + "}";
   }
 
@@ -106,6 +123,8 @@ public final class ServerLimits {
     private long unwritableTimeoutNanos = RpcServerBuilder.DEFAULT_UNWRITABLE_TIMEOUT.toNanos();
     private int maxConnectionsPerAddress = RpcServerBuilder.DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
     private long maxBufferedBytes = RpcServerBuilder.DEFAULT_MAX_BUFFERED_BYTES;
+    /** 0: derived from maxBufferedBytes ({@link RpcServerBuilder#defaultMaxBufferedBytesPerConnection}). */
+    private long maxBufferedBytesPerConnection;
 
     private Builder() {}
 
@@ -151,6 +170,12 @@ public final class ServerLimits {
 
     public Builder maxBufferedBytes(long maxBufferedBytes) {
       this.maxBufferedBytes = maxBufferedBytes;
+      return this;
+    }
+
+    /** 0 (the default) derives it from maxBufferedBytes. */
+    public Builder maxBufferedBytesPerConnection(long maxBufferedBytesPerConnection) {
+      this.maxBufferedBytesPerConnection = maxBufferedBytesPerConnection;
       return this;
     }
 

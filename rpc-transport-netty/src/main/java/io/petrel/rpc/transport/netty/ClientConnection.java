@@ -405,8 +405,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     }
     if (evt instanceof IdleStateEvent) {
       if (pingOutstanding) {
-        log.warn("closing connection to {}: silent for two keepalive periods, a PING went unanswered; {} calls"
-            + " in flight fail with UNAVAILABLE, reconnecting", slot.authority(), inFlight.size());
+        client.limitLog().warn("keepalive " + slot.authority(), "closing connection to " + slot.authority()
+            + ": silent for two keepalive periods, a PING went unanswered; " + inFlight.size() + " calls in flight"
+            + " fail with UNAVAILABLE, reconnecting");
         closed = true; // no new calls here while it closes
         if (closeReason == null) {
           closeReason = "no answer to keepalive PING";
@@ -446,7 +447,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       Status s = Status.RESOURCE_EXHAUSTED.withDescription("response of " + big.frameSize() + " bytes exceeds the"
           + " client's max" + ("frame".equals(big.what()) ? "FrameSize " : "MetadataSize ") + big.limit()
           + " (raise RpcClient.builder().max" + ("frame".equals(big.what()) ? "FrameSize" : "MetadataSize") + ")");
-      log.warn("{} from {}: skipped", s.description(), slot.authority());
+      client.limitLog().warn("oversize response " + slot.authority(), s.description() + " from " + slot.authority()
+          + ": skipped");
       if (call != null) {
         call.fail(s);
       }

@@ -20,6 +20,8 @@ final class NettyServerCall extends ServerCall {
   final int requestId;
   /** Headers sent ahead of the first message with {@link #sendHeaders}, or null: the context's are used. */
   private @Nullable Metadata headers;
+  /** Bytes of the request counted against the connection's share until the core lets go of it; 0 if none. */
+  private int heldRequestBytes;
 
   /** Takes over the frame: its body is the call's one message, and the frame ends the client's stream. */
   NettyServerCall(ServerConnection connection, ServerDispatcher.Method method, ServerContext context, Frame frame) {
@@ -29,6 +31,20 @@ final class NettyServerCall extends ServerCall {
     // A REQUEST or ONEWAY is a whole unary side: one message and the end (MORE is only ever sent to servers that
     // announce STREAMS, and a v1 receiver ignores flags it does not know).
     messageReceived(frame.body(), true);
+  }
+
+  /** The request's bytes count against the connection's share until the core releases it. */
+  void holdRequestBytes(int bytes) {
+    heldRequestBytes = bytes;
+  }
+
+  @Override
+  protected void requestReleased() {
+    int n = heldRequestBytes;
+    if (n > 0) {
+      heldRequestBytes = 0;
+      connection.requestReleased(n);
+    }
   }
 
   /** The headers of the call's answer, folded into its one RESPONSE frame. */

@@ -53,6 +53,8 @@ final class NettyServerTransport implements ServerTransport {
   /** maxConnections, lowered at start if the process may not open that many files. */
   private int maxConnections;
   private volatile boolean draining;
+  /** The server is releasing its event loops: their end is expected. */
+  private volatile boolean releasing;
 
   private ServerDispatcher dispatcher;
   private RateLimitedLog limitLog;
@@ -179,6 +181,24 @@ final class NettyServerTransport implements ServerTransport {
       metrics.gauge("rpc.server.connections", connectionCount, AtomicInteger::get);
       metrics.eventLoops(workers);
     }
+    watchEventLoops(boss);
+    watchEventLoops(workers);
+  }
+
+  /**
+   * An event loop that ends while the server runs (an Error escaped it) would leave its connections unserved
+   * and every new connection given to it dead: the server stops instead, saying so (ServerDispatcher.fatal).
+   */
+  private void watchEventLoops(EventLoopGroup group) {
+    for (io.netty.util.concurrent.EventExecutor loop : group) {
+      loop.terminationFuture().addListener(f -> {
+        if (!releasing) {
+          Throwable cause = f.cause() != null ? f.cause()
+              : new IllegalStateException("event loop " + loop + " terminated while the server was running");
+          dispatcher.fatal("event loop " + loop + " of server '" + config.name() + "', which ended", cause);
+        }
+      });
+    }
   }
 
   @Override
@@ -269,6 +289,46 @@ final class NettyServerTransport implements ServerTransport {
     }
   }
 
+  /** When the last pass of {@link #buffersFull} ran (nanoTime), so that it runs at most every 100 ms. */
+  private final java.util.concurrent.atomic.AtomicLong lastEviction =
+      new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - 1_000_000_000L);
+
+  /**
+   * Any thread: a response for a peer that does not read found maxBufferedBytes full. Each connection whose client
+   * has left responses unread for longer than the grace period is closed on its event loop, so a few peers that
+   * do not read cannot keep the budget from the others (at most one pass every 100 ms).
+   */
+  void buffersFull() {
+    long now = System.nanoTime();
+    long last = lastEviction.get();
+    if (now - last < 100_000_000L || !lastEviction.compareAndSet(last, now)) {
+      return;
+    }
+    for (ServerConnection c : connections) {
+      try {
+        c.channel().eventLoop().execute(() -> c.evictIfStale(now));
+      } catch (java.util.concurrent.RejectedExecutionException e) {
+        return; // stopping
+      }
+    }
+  }
+
+  /** Connections counted against maxConnectionsPerAddress for {@code ip} now. */
+  int addressCount(InetAddress ip) {
+    AtomicInteger n = perAddress.get(ip);
+    return n == null ? 0 : n.get();
+  }
+
+  /** The worker event loops (for tests). */
+  EventLoopGroup workerLoops() {
+    return workers;
+  }
+
+  /** Connections open now (accepted, activated and not yet closed). */
+  int openConnections() {
+    return connectionCount.get();
+  }
+
   boolean connectionOpened(ServerConnection c) {
     connectionCount.incrementAndGet(); // maxConnections was enforced when the connection was accepted (AcceptGate)
     InetAddress ip = c.remoteIp();
@@ -339,6 +399,13 @@ final class NettyServerTransport implements ServerTransport {
   public CompletionStage<Void> closeConnections(boolean now) {
     List<Future<?>> closes = new ArrayList<>();
     for (ServerConnection c : connections) {
+      if (c.channel().eventLoop().isShuttingDown()) {
+        // Its event loop ended (see watchEventLoops): nothing runs there any more, not even a close or the
+        // listener of one; close the socket from here and count it closed.
+        c.channel().unsafe().closeForcibly();
+        connectionClosed(c);
+        continue;
+      }
       if (now) {
         closes.add(c.channel().close());
       } else {
@@ -362,6 +429,7 @@ final class NettyServerTransport implements ServerTransport {
 
   @Override
   public CompletionStage<Void> release() {
+    releasing = true;
     CompletableFuture<Void> all = new CompletableFuture<>();
     if (workers == null) {
       all.complete(null);

@@ -110,6 +110,29 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
    * read cannot make the server hold 16 KiB per tiny reply.
    */
   private int batchHint = MIN_BATCH_BYTES;
+  /**
+   * Heap allocator for responses that wait for a peer that does not read: encoded at once (so their size is
+   * known and counted, and the handler's objects are let go), on the heap (the channel copies them into direct
+   * memory when it writes them).
+   */
+  private static final io.netty.buffer.ByteBufAllocator PARK_ALLOC = new io.netty.buffer.UnpooledByteBufAllocator(false);
+  /** How long a connection over its share may go on not reading before it is closed (or unwritableTimeout). */
+  static final long OVER_SHARE_GRACE_NANOS = TimeUnit.SECONDS.toNanos(2);
+  /** This connection's share of the server's buffer budget (maxBufferedBytesPerConnection). */
+  private final long shareBytes;
+  /**
+   * Bytes of encoded responses waiting for the peer to read (in {@link #parked} or on their way there through
+   * the write queue); each also holds its size in the server's {@link BufferBudget}.
+   */
+  private final java.util.concurrent.atomic.AtomicLong parkedBytes = new java.util.concurrent.atomic.AtomicLong();
+  /** Bytes of requests of at least {@link FrameDecoder#RESERVE_THRESHOLD} admitted and not yet let go by their call. */
+  private final java.util.concurrent.atomic.AtomicLong requestBytes = new java.util.concurrent.atomic.AtomicLong();
+  /** When this connection went over its share (a response was dropped for lack of room), or 0. */
+  private final java.util.concurrent.atomic.AtomicLong overSince = new java.util.concurrent.atomic.AtomicLong();
+  /** Event loop only: when the channel last went above its high water mark, or 0 while it is writable. */
+  private long unwritableAt;
+  /** Reading is paused because requests waiting for the pool hold the connection's share. */
+  private volatile boolean readsPausedForRequests;
 
   ServerConnection(NettyServerTransport server, Channel channel, FrameDecoder decoder) {
     this.server = server;
@@ -120,10 +143,14 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     this.budget = server.budget();
     long age = server.config().limits().maxConnectionAgeNanos();
     this.maxAgeNanos = age <= 0 ? 0 : (long) (age * (0.9 + 0.2 * ThreadLocalRandom.current().nextDouble()));
+    this.shareBytes = server.config().limits().maxBufferedBytesPerConnection();
   }
 
-  /** A response that waits for the peer to read (see {@link #parked}). */
-  private record Deferred(NettyServerCall call, Marshaller<Object> marshaller, Object response) {}
+  /**
+   * A response that waits for the peer to read (see {@link #parked}): its frame, encoded on the heap, counted in
+   * {@link #parkedBytes} and the server's budget until it is written or dropped ({@link #unpark}).
+   */
+  private record Deferred(NettyServerCall call, ByteBuf frame) {}
 
   /** What {@link #writeResponse} returns when the response waits for the peer to read; the call is not over. */
   static final int DEFERRED = io.petrel.rpc.spi.ServerCall.DEFERRED;
@@ -203,7 +230,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     }
     Deferred d;
     while ((d = parked.poll()) != null) {
-      d.call().deferredDone(Status.Code.CANCELLED, -1); // the peer is gone: nobody to answer
+      dropDeferred(d); // the peer is gone: nobody to answer
     }
     server.connectionClosed(this);
     if (!calls.isEmpty()) {
@@ -340,6 +367,14 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       reject(oneway, frame.requestId, dispatcher.shuttingDown());
       return;
     }
+    if (overSince.get() != 0) {
+      frame.release();
+      reject(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription("call refused without running: the"
+          + " client of this connection is not reading its responses, and they took its share of the server's"
+          + " buffers (" + shareBytes + " bytes, RpcServer.builder().maxBufferedBytesPerConnection); read the"
+          + " responses, or raise the limit"));
+      return;
+    }
     // The limit counts unary calls until their response is written (on this event loop, so a client that
     // sends its next call on receiving a response always finds the slot free) and oneways until they end.
     int limit = server.config().maxConcurrentCallsPerConnection();
@@ -362,7 +397,23 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     io.petrel.rpc.ServerContext context = new io.petrel.rpc.ServerContext(def.definition().method(),
         frame.metadata, deadline, channel.remoteAddress(), frame.body().readableBytes(), start,
         server.isTls() ? ServerTlsHandler.peerCertificates(channel) : java.util.List.of());
+    int requestSize = frame.body().readableBytes();
+    if (requestSize >= FrameDecoder.RESERVE_THRESHOLD && !budget.tryReserve(requestSize)) {
+      frame.release();
+      reject(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription("request of " + requestSize
+          + " bytes refused without running: the server already holds " + budget.max() + " bytes of requests"
+          + " waiting for its business pool, unsent responses and partly received frames, its maxBufferedBytes"
+          + " (retry later, or raise RpcServer.builder().maxBufferedBytes)"));
+      return;
+    }
     NettyServerCall call = new NettyServerCall(this, def, context, frame);
+    if (requestSize >= FrameDecoder.RESERVE_THRESHOLD) {
+      call.holdRequestBytes(requestSize);
+      if (requestBytes.addAndGet(requestSize) >= shareBytes && !readsPausedForRequests) {
+        readsPausedForRequests = true; // requests waiting for the pool hold this connection's share
+        channel.config().setAutoRead(false);
+      }
+    }
     if (!oneway) {
       NettyServerCall previous = calls.put(frame.requestId, call);
       if (previous != null) {
@@ -453,15 +504,13 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     boolean onLoop = channel.eventLoop().inEventLoop();
     if (reading && onLoop) {
       if (!channel.isWritable() || !parked.isEmpty()) {
-        parked.add(new Deferred(call, marshaller, response));
-        return DEFERRED;
+        return park(call, marshaller, response, true);
       }
       return appendResponse(call, marshaller, response, m);
     }
     if (!channel.isWritable() || queuedBytes.sum() >= channel.bytesBeforeUnwritable()) {
-      // The peer is not reading: encode nothing now; the event loop encodes it once the channel drains.
-      writeQueue.enqueue(new Deferred(call, marshaller, response));
-      return DEFERRED;
+      // The peer is not reading: the response waits on the heap, counted, until the channel drains.
+      return park(call, marshaller, response, false);
     }
     ByteBuf buf;
     Metadata md = call.headers();
@@ -489,14 +538,157 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     return bodySize;
   }
 
+  /**
+   * A response for a peer that is not reading: encoded on the heap and counted against this connection's share
+   * and the server's budget, then parked until the channel drains. One that does not fit is replaced by
+   * RESOURCE_EXHAUSTED, and the connection is over its share: it takes no new call, and is closed if its peer
+   * still does not read after the grace period ({@link #checkOverShare}).
+   */
+  private int park(NettyServerCall call, Marshaller<Object> marshaller, Object response, boolean onLoop) {
+    MethodDescriptor<?, ?> m = call.method();
+    ByteBuf buf;
+    try {
+      buf = FrameEncoder.encodeMessage(PARK_ALLOC, TYPE_RESPONSE, call.requestId, 0, 0, call.headers(),
+          marshaller, response, server.config().maxFrameSize(), server.config().maxMetadataSize(),
+          "RpcServer.builder()");
+    } catch (Throwable t) {
+      encodeFailed(call.requestId, m, t);
+      return -1;
+    }
+    int size = buf.readableBytes();
+    String option = null;
+    long held = parkedBytes.addAndGet(size) + requestBytes.get();
+    if (held > shareBytes) {
+      option = "maxBufferedBytesPerConnection";
+    } else if (!budget.tryReserve(size)) {
+      option = "maxBufferedBytes";
+    }
+    if (option != null) {
+      parkedBytes.addAndGet(-size);
+      buf.release();
+      Status s = Status.RESOURCE_EXHAUSTED.withDescription("response of " + m.fullName() + " (" + size + " bytes)"
+          + " dropped: the client is not reading its responses, and " + ("maxBufferedBytes".equals(option)
+          ? "the server already holds " + budget.max() + " bytes for its peers, its maxBufferedBytes"
+          : "this connection already holds " + (held - size) + " bytes of them, its maxBufferedBytesPerConnection "
+              + shareBytes) + " (read responses as they come, or raise RpcServer.builder()." + option + ")");
+      server.limitLog().warn(option, s.description() + "; client " + channel.remoteAddress());
+      overShare();
+      if ("maxBufferedBytes".equals(option)) {
+        server.buffersFull();
+      }
+      writeError(call.requestId, s);
+      return -1;
+    }
+    Deferred d = new Deferred(call, buf);
+    if (onLoop) {
+      parked.add(d);
+    } else {
+      writeQueue.enqueue(d);
+    }
+    return DEFERRED;
+  }
+
+  /** A parked response leaves (written or dropped): it stops counting. */
+  private void unpark(ByteBuf frame) {
+    int size = frame.readableBytes();
+    parkedBytes.addAndGet(-size);
+    budget.release(size);
+  }
+
+  /** A parked response that will not be written: the peer is gone or the server stops. */
+  private void dropDeferred(Deferred d) {
+    unpark(d.frame());
+    d.frame().release();
+    d.call().deferredDone(Status.Code.CANCELLED, -1);
+  }
+
+  /** How long a connection over its share may go on not reading: 2 s, or unwritableTimeout if shorter. */
+  long overShareGraceNanos() {
+    long unwritable = server.config().limits().unwritableTimeoutNanos();
+    return unwritable > 0 ? Math.min(unwritable, OVER_SHARE_GRACE_NANOS) : OVER_SHARE_GRACE_NANOS;
+  }
+
+  /**
+   * Event loop, when the server's buffers for its peers are full: a connection whose client has left responses
+   * waiting and not read for longer than the grace period gives its room back to the others (it is closed).
+   */
+  void evictIfStale(long now) {
+    long since = unwritableAt;
+    if (!channel.isActive() || channel.isWritable() || since == 0 || parkedBytes.get() == 0
+        || now - since <= overShareGraceNanos()) {
+      return;
+    }
+    server.limitLog().warn("maxBufferedBytes", "closing connection from " + channel.remoteAddress() + ": the server"
+        + " holds " + server.budget().max() + " bytes for its peers, its maxBufferedBytes, and this client has left "
+        + parkedBytes.get() + " bytes of responses unread for " + ms(now - since) + " (raise RpcServer.builder()"
+        + ".maxBufferedBytes, or lower maxBufferedBytesPerConnection)");
+    channel.close();
+  }
+
+  /** Any thread: this connection's peer let a response be dropped for lack of room; see {@link #park}. */
+  private void overShare() {
+    if (overSince.compareAndSet(0, System.nanoTime())) {
+      try {
+        channel.eventLoop().schedule(this::checkOverShare, overShareGraceNanos(), TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException e) {
+        channel.close(); // the event loop is gone
+      }
+    }
+  }
+
+  /**
+   * Event loop, a grace period after the connection went over its share: closes it if its peer has still not
+   * drained the write buffer; otherwise it takes calls again.
+   */
+  private void checkOverShare() {
+    long since = overSince.get();
+    if (since == 0 || !channel.isActive()) {
+      return;
+    }
+    if (channel.isWritable()) {
+      overSince.set(0);
+      return;
+    }
+    server.limitLog().warn("maxBufferedBytesPerConnection", "closing connection from " + channel.remoteAddress()
+        + ": its client has not read its responses for " + ms(System.nanoTime() - since) + " since they went over"
+        + " its share of the server's buffers (" + parkedBytes.get() + " bytes waiting, "
+        + "maxBufferedBytesPerConnection " + shareBytes + "; see RpcServer.builder().maxBufferedBytesPerConnection)");
+    channel.close();
+  }
+
+  /** Any thread: a call let go of a request of {@code bytes} that counted against this connection's share. */
+  void requestReleased(int bytes) {
+    budget.release(bytes);
+    long left = requestBytes.addAndGet(-bytes);
+    if (readsPausedForRequests && left <= shareBytes / 2) {
+      try {
+        channel.eventLoop().execute(this::resumeReads);
+      } catch (RejectedExecutionException e) {
+        // the event loop is gone, and the channel with it
+      }
+    }
+  }
+
+  /** Event loop: reading goes on once the requests waiting for the pool are under half the share. */
+  private void resumeReads() {
+    if (readsPausedForRequests && requestBytes.get() <= shareBytes / 2) {
+      readsPausedForRequests = false;
+      channel.config().setAutoRead(channel.isWritable());
+    }
+  }
+
   /** Event loop: a deferred response whose turn has come (the channel drained) or that can go at once. */
   private void writeDeferred(Deferred d) {
     NettyServerCall call = d.call();
+    ByteBuf buf = d.frame();
+    unpark(buf);
     if (!channel.isActive()) {
+      buf.release();
       call.deferredDone(Status.Code.CANCELLED, -1);
       return;
     }
     if (call.context().deadline() != null && call.context().deadline().isExpired()) {
+      buf.release();
       // The caller has failed the call by now; sending the response would only fill the socket again. A short
       // error goes instead: every request gets its one RESPONSE, which is what frees the call's place in the
       // client's count of this connection's calls in flight (see SETTINGS in docs/protocol.md).
@@ -505,16 +697,6 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
           server.config().maxFrameSize()));
       flushPending = true;
       call.deferredDone(Status.Code.DEADLINE_EXCEEDED, -1);
-      return;
-    }
-    ByteBuf buf;
-    try {
-      buf = FrameEncoder.encodeMessage(channel.alloc(), TYPE_RESPONSE, call.requestId, 0, 0,
-          call.headers(), d.marshaller(), d.response(), server.config().maxFrameSize(),
-          server.config().maxMetadataSize(), "RpcServer.builder()");
-    } catch (Throwable t) {
-      encodeFailed(call.requestId, call.method(), t);
-      call.deferredDone(Status.Code.INTERNAL, -1);
       return;
     }
     int bodySize = buf.getInt(OFF_BODY_LENGTH);
@@ -543,6 +725,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       server.limitLog().warn("out of memory", "closing connection from " + channel.remoteAddress() + ": no memory"
           + " to encode the response of " + m.fullName() + " (" + t + ")");
       channel.close();
+      server.dispatcher().fatal("encoding the response of " + m.fullName() + " (thread "
+          + Thread.currentThread().getName() + ")", t);
       return;
     }
     Status s = Status.INTERNAL.withDescription("server could not encode the response of " + m.fullName() + ": "
@@ -612,7 +796,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   public void write(Object item) {
     if (item instanceof Deferred d) {
       if (!channel.isActive()) {
-        d.call().deferredDone(Status.Code.CANCELLED, -1); // closed meanwhile: nobody to answer
+        dropDeferred(d); // closed meanwhile: nobody to answer
       } else if (channel.isWritable() && parked.isEmpty()) {
         writeDeferred(d);
       } else {
@@ -658,7 +842,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   @Override
   public void drop(Object item) {
     if (item instanceof Deferred d) {
-      d.call().deferredDone(Status.Code.CANCELLED, -1);
+      dropDeferred(d);
       return;
     }
     ByteBuf buf = (ByteBuf) item;
@@ -670,11 +854,21 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
     // Back-pressure: a peer that does not read its responses stops being read from.
     boolean writable = channel.isWritable();
-    channel.config().setAutoRead(writable);
+    channel.config().setAutoRead(writable && !readsPausedForRequests);
+    if (!writable) {
+      if (unwritableAt == 0) {
+        unwritableAt = System.nanoTime();
+      }
+    } else {
+      unwritableAt = 0;
+    }
     if (!writable) {
       log.debug("pausing reads from {}: write buffer above high water mark", channel.remoteAddress());
     } else if (!parked.isEmpty()) {
       drainParked();
+      if (parked.isEmpty()) {
+        overSince.set(0); // the peer has read what waited: it takes calls again
+      }
       if (flushPending && !reading) {
         flushPending = false;
         ctx.flush();
@@ -685,6 +879,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
 
   @Override
   public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+    if (io.petrel.rpc.spi.ServerDispatcher.isFatal(cause)) {
+      server.dispatcher().fatal("event loop " + Thread.currentThread().getName() + " (connection from "
+          + channel.remoteAddress() + ")", cause);
+    }
     ConnectionErrors.close(server.limitLog(), channel, cause, "from " + channel.remoteAddress());
   }
 

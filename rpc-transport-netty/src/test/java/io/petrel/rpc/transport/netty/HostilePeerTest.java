@@ -174,6 +174,34 @@ class HostilePeerTest extends TransportFixture {
     }
   }
 
+  /**
+   * The count per address falls as connections close: 5,000 connections from one address that connect and close
+   * at once (at most a few open at a time) do not use up its maxConnectionsPerAddress (1,000 by default).
+   */
+  @Test
+  void aConnectThenCloseStormDoesNotUseUpTheAddressLimit() throws Exception {
+    RpcServer server = startServer();
+    NettyServerTransport transport = (NettyServerTransport) ((io.petrel.rpc.internal.ServerImpl) server).transport();
+    for (int i = 0; i < 5000; i++) {
+      try (java.net.Socket s = new java.net.Socket()) {
+        s.connect(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), server.port()), 5000);
+        if (i % 2 == 1) {
+          s.setSoLinger(true, 0); // every other one ends with a reset instead of a FIN
+        }
+      }
+    }
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while ((transport.openConnections() > 0 || transport.addressCount(InetAddress.getLoopbackAddress()) > 0)
+        && System.nanoTime() < until) {
+      Thread.onSpinWait(); // until the server has seen every close
+    }
+    assertThat(transport.openConnections()).as("connections the server still counts").isZero();
+    assertThat(transport.addressCount(InetAddress.getLoopbackAddress())).as("count for 127.0.0.1").isZero();
+    RpcClient client = client(server.port());
+    assertThat(client.unaryCall(TestService.ECHO, StringValue.of("after the storm")).getValue())
+        .isEqualTo("after the storm");
+  }
+
   /** Weakness 3: an idle connection gets GOAWAY and is closed; keepalive closes a peer that stops answering. */
   @Test
   void idleConnectionsGetGoawayAndSilentPeersAreFoundByServerKeepalive() throws Exception {

@@ -1,0 +1,87 @@
+package io.petrel.rpc.transport.netty;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import ch.qos.logback.classic.Level;
+import com.google.protobuf.StringValue;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
+import io.petrel.rpc.marshal.ProtobufMarshaller;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What an {@code Error} does to a server (docs/reliability.md, "Errors"): one thrown by a handler fails that call
+ * and the server goes on; an {@link OutOfMemoryError} in any of its threads, or an event loop that ends, stops the
+ * server cleanly with one ERROR line saying why, so that awaitTermination returns and a supervisor can restart it.
+ */
+class ServerErrorsTest extends TransportFixture {
+  static final MethodDescriptor<StringValue, StringValue> THROW = MethodDescriptor.<StringValue, StringValue>newBuilder()
+      .serviceName("test.Errors").methodName("throw")
+      .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+      .responseMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+      .build();
+
+  private static ServiceDefinition errors() {
+    return ServiceDefinition.builder("test.Errors").unary(THROW, req -> {
+      switch (req.getValue()) {
+        case "assertion":
+          throw new AssertionError("boom: an assertion in the handler");
+        case "oom":
+          throw new OutOfMemoryError("simulated: the handler ran the heap out");
+        default:
+          return req;
+      }
+    }).build();
+  }
+
+  @Test
+  void anErrorThrownByAHandlerFailsThatCallAndTheServerGoesOn() throws Exception {
+    RpcServer server = startServer(b -> b.addService(errors()));
+    RpcClient client = client(server.port());
+    assertThatThrownBy(() -> client.unaryCall(THROW, StringValue.of("assertion")))
+        .isInstanceOfSatisfying(StatusException.class, e -> {
+          assertThat(e.status().code()).isIn(Status.Code.INTERNAL, Status.Code.UNKNOWN);
+          assertThat(e.status().description()).contains("boom: an assertion in the handler");
+        });
+    assertThat(client.unaryCall(THROW, StringValue.of("fine")).getValue()).isEqualTo("fine");
+    assertThat(server.isShutdown()).isFalse();
+  }
+
+  @Test
+  void anOutOfMemoryErrorInAHandlerStopsTheServerAndSaysSo() throws Exception {
+    try (LogCapture log = new LogCapture(RpcServer.class)) {
+      RpcServer server = startServer(b -> b.addService(errors()));
+      RpcClient client = client(server.port());
+      assertThatThrownBy(() -> client.unaryCall(THROW, StringValue.of("oom"))).isInstanceOf(StatusException.class);
+      String line = log.await(Level.ERROR, Duration.ofSeconds(10), "is stopping", "OutOfMemoryError",
+          "simulated: the handler ran the heap out", "the handler of test.Errors/throw", "restart the process");
+      assertThat(line).contains("'petrel-server'");
+      assertThat(server.awaitTermination(20, TimeUnit.SECONDS)).as("server terminated").isTrue();
+      assertThat(log.lines(Level.ERROR, "is stopping")).hasSize(1);
+      assertThatThrownBy(() -> client.unaryCall(THROW, StringValue.of("after")))
+          .isInstanceOfSatisfying(StatusException.class,
+              e -> assertThat(e.status().code()).isEqualTo(Status.Code.UNAVAILABLE));
+    }
+  }
+
+  @Test
+  void anEventLoopThatEndsStopsTheServerAndSaysSo() throws Exception {
+    try (LogCapture log = new LogCapture(RpcServer.class)) {
+      RpcServer server = startServer(b -> b.addService(errors()).option(NettyOptions.WORKER_THREADS, 2));
+      RpcClient client = client(server.port());
+      assertThat(client.unaryCall(THROW, StringValue.of("before")).getValue()).isEqualTo("before");
+      NettyServerTransport transport = (NettyServerTransport) ((io.petrel.rpc.internal.ServerImpl) server).transport();
+      // As if an Error had escaped one worker loop: it ends while the server runs.
+      transport.workerLoops().iterator().next().shutdownGracefully(0, 0, TimeUnit.SECONDS);
+      log.await(Level.ERROR, Duration.ofSeconds(10), "is stopping", "which ended", "restart the process");
+      assertThat(server.awaitTermination(20, TimeUnit.SECONDS)).as("server terminated").isTrue();
+    }
+  }
+}
