@@ -91,7 +91,7 @@ public final class ServerDispatcher {
   /**
    * An error after which this server cannot be trusted to serve (an {@link OutOfMemoryError} in any of its
    * threads, or an event loop that ended while the server was running): the server logs it once, at ERROR,
-   * and stops (docs/reliability.md, "Errors"). Any thread; never throws.
+   * and stops (docs/reliability.md, row 12). Any thread; never throws.
    *
    * @param where the thread or the part of the server it happened in
    */

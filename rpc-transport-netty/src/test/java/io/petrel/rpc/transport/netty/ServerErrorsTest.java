@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * What an {@code Error} does to a server (docs/reliability.md, "Errors"): one thrown by a handler fails that call
+ * What an {@code Error} does to a server (docs/reliability.md, row 12): one thrown by a handler fails that call
  * and the server goes on; an {@link OutOfMemoryError} in any of its threads, or an event loop that ends, stops the
  * server cleanly with one ERROR line saying why, so that awaitTermination returns and a supervisor can restart it.
  */

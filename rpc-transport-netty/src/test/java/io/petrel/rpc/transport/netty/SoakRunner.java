@@ -285,16 +285,28 @@ public final class SoakRunner {
     }
   }
 
-  /** A round of hostile raw peers: silent, half a header, and one that asks for big answers and never reads. */
+  /**
+   * A round of hostile raw peers: silent, half a header, and four large ones that each pipeline 500 requests for
+   * 64 KiB answers (31 MiB of responses each) in one write and never read.
+   */
   private void hostilePeers(int port) throws IOException, InterruptedException {
-    try (RawPeer silent = new RawPeer(port); RawPeer half = new RawPeer(port);
-        RawPeer greedy = new RawPeer(port, 4096)) {
+    List<RawPeer> greedy = new ArrayList<>();
+    try (RawPeer silent = new RawPeer(port); RawPeer half = new RawPeer(port)) {
       half.send(new byte[] {0, 0, 0, 28, 0x50, 0x52, 1});
-      for (int i = 0; i < 50; i++) {
-        byte[] next = RawPeer.request(TestService.BIG_RESPONSE, i + 1, 0, new Object[] {64 * 1024});
-        greedy.send(next);
+      for (int c = 0; c < 4; c++) {
+        RawPeer p = new RawPeer(port, 4096);
+        greedy.add(p);
+        java.io.ByteArrayOutputStream all = new java.io.ByteArrayOutputStream();
+        for (int i = 0; i < 500; i++) {
+          all.write(RawPeer.request(TestService.BIG_RESPONSE, i + 1, 0, new Object[] {64 * 1024}));
+        }
+        p.send(all.toByteArray());
       }
       TimeUnit.SECONDS.sleep(5); // hold them open past the server's timeouts
+    } finally {
+      for (RawPeer p : greedy) {
+        p.close();
+      }
     }
   }
 }
