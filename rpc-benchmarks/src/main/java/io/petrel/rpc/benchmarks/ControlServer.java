@@ -53,6 +53,29 @@ final class ControlServer implements AutoCloseable {
     return OS.getProcessCpuTime();
   }
 
+  /**
+   * This JVM's memory after a full collection: heap in use, and direct memory (the JDK's direct buffers plus what
+   * Petrel's Netty and gRPC's shaded Netty allocate without cleaners), as {@code heap=N direct=N}.
+   */
+  static String memory() {
+    System.gc();
+    return "heap=" + java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed()
+        + " direct=" + directMemory();
+  }
+
+  /** Direct memory in use by this JVM: the JDK's direct buffers plus both Nettys' own counts. */
+  static long directMemory() {
+    long jdk = 0;
+    for (java.lang.management.BufferPoolMXBean b
+        : java.lang.management.ManagementFactory.getPlatformMXBeans(java.lang.management.BufferPoolMXBean.class)) {
+      if (b.getName().equals("direct")) {
+        jdk = b.getMemoryUsed();
+      }
+    }
+    return jdk + Math.max(0, io.netty.util.internal.PlatformDependent.usedDirectMemory())
+        + Math.max(0, io.grpc.netty.shaded.io.netty.util.internal.PlatformDependent.usedDirectMemory());
+  }
+
   /** Sends one command to a control port and returns the one-line answer. */
   static String ask(String host, int port, String command) throws IOException {
     return Endpoints.exchange(new InetSocketAddress(InetAddress.getByName(host), port), command);
@@ -87,8 +110,9 @@ final class ControlServer implements AutoCloseable {
             String c = ca.get();
             yield c != null ? c : "ERROR this server serves no TLS framework (see its --frameworks option)";
           }
+          case "MEM" -> memory();
           case "QUIT" -> null;
-          default -> "ERROR unknown command '" + line.trim() + "' (PORTS, STATS, CA, QUIT)";
+          default -> "ERROR unknown command '" + line.trim() + "' (PORTS, STATS, MEM, CA, QUIT)";
         };
         if (reply == null) {
           return;

@@ -222,7 +222,7 @@ final class NettyRpcClient extends RpcClient {
     if (ok > 0) {
       if (!failures.isEmpty()) {
         log.warn("client '{}' for {}: {} of {} connections failed at start, calls go to the others: {}",
-            config.name(), target, failures.size(), attempts.size(), failures);
+            config.name(), target, failures.size(), attempts.size(), summarize(failures));
       }
       return this;
     }
@@ -231,7 +231,29 @@ final class NettyRpcClient extends RpcClient {
       throw first;
     }
     throw Status.UNAVAILABLE.withDescription("cannot connect to any endpoint of " + target + ": "
-        + String.join("; ", failures)).asException();
+        + summarize(failures)).asException();
+  }
+
+  /**
+   * The distinct failures, each once with how often it happened ("3 x cannot connect to h:7000 ...; ..."), at most
+   * five of them: a client with thousands of connections must not write thousands of lines' worth into one.
+   */
+  static String summarize(List<String> failures) {
+    java.util.Map<String, Integer> counts = new java.util.LinkedHashMap<>();
+    for (String f : failures) {
+      counts.merge(f, 1, Integer::sum);
+    }
+    StringBuilder sb = new StringBuilder();
+    int shown = 0;
+    for (java.util.Map.Entry<String, Integer> e : counts.entrySet()) {
+      if (shown == 5) {
+        sb.append("; and ").append(counts.size() - shown).append(" other failures");
+        break;
+      }
+      sb.append(shown == 0 ? "" : "; ").append(e.getValue() > 1 ? e.getValue() + " x " : "").append(e.getKey());
+      shown++;
+    }
+    return sb.toString();
   }
 
   /** The core's runtime of this client, for its calls. */

@@ -26,7 +26,14 @@ final class WriteQueue implements Runnable {
 
   private final Channel channel;
   private final Sink sink;
-  private final Queue<Object> queue = PlatformDependent.newMpscQueue();
+  /**
+   * Items are linked in chunks of this many: Netty's default MPSC queue starts with a chunk of 1024 (4 KiB of
+   * references per connection, most of an idle connection's heap); bursts beyond it link further chunks, which
+   * go away once drained.
+   */
+  static final int CHUNK = 32;
+
+  private final Queue<Object> queue = PlatformDependent.newMpscQueue(CHUNK, 1 << 30);
   private final AtomicBoolean scheduled = new AtomicBoolean();
   /** The event loop refused the drain task: it is shut down, and every item from now on is dropped. */
   private volatile boolean dead;

@@ -266,6 +266,14 @@ class ClientChannelTest extends TransportFixture {
   }
 
   @Test
+  void failuresAtStartAreSummarizedOncePerCause() {
+    // A client of 10,000 connections once logged 7,085 copies of one failure in a single WARN line.
+    assertThat(NettyRpcClient.summarize(List.of("a", "a", "b", "c", "d", "e", "f", "g")))
+        .isEqualTo("2 x a; b; c; d; e; and 2 other failures");
+    assertThat(NettyRpcClient.summarize(List.of("cannot connect to h:1"))).isEqualTo("cannot connect to h:1");
+  }
+
+  @Test
   void clientsShareTheJvmsEventLoopsUnlessGivenTheirOwn() throws Exception {
     RpcServer sb = server(b);
     IoSupport io = IoSupport.select(IoMode.AUTO);

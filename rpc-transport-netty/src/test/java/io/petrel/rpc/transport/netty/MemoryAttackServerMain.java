@@ -30,6 +30,8 @@ public final class MemoryAttackServerMain {
   static final String READY = "memory-attack-server ready";
   private static final AtomicLong peakHeapAfterGc = new AtomicLong();
   private static final AtomicLong peakDirect = new AtomicLong();
+  /** Standard input closed: the stop that follows is the one asked for, not the server's own. */
+  private static volatile boolean stopAsked;
   /** Heap in use right after a full collection, sampled every 500 ms: what the server really holds. */
   private static final AtomicLong peakLiveHeap = new AtomicLong();
 
@@ -88,6 +90,9 @@ public final class MemoryAttackServerMain {
     Thread stopWatch = new Thread(() -> {
       try {
         server.awaitTermination(365, TimeUnit.DAYS);
+        if (stopAsked) {
+          return;
+        }
         System.out.println("memory-attack-server terminated by itself");
         System.out.flush();
         System.exit(3);
@@ -106,6 +111,7 @@ public final class MemoryAttackServerMain {
         System.out.flush();
       }
     }
+    stopAsked = true;
     server.shutdownNow();
     boolean done = server.awaitTermination(20, TimeUnit.SECONDS);
     System.out.println("memory-attack-server stopped, terminated=" + done);
