@@ -89,15 +89,14 @@ public final class InProcessClient extends RpcClient {
   }
 
   /**
-   * Checks that the server of this client's name is running and taking calls; if not, shuts the client down
-   * and throws UNAVAILABLE saying so.
+   * Checks that the server of this client's name is running and taking calls; if not, throws UNAVAILABLE
+   * saying so. The client stays usable either way (it holds no thread or connection without a server): its
+   * later calls reach the server once one of that name has started.
    */
   @Override
   public RpcClient start() {
     if (connection() == null) {
-      Status s = unavailable(null);
-      shutdownNow();
-      throw s.asException();
+      throw unavailable(null).asException();
     }
     return this;
   }

@@ -59,6 +59,7 @@ final class NettyRpcClient extends RpcClient {
   private final EventExecutor[] loops;
   /** The TLS contexts of new connections, or null for plaintext. */
   private final @Nullable TlsSource tls;
+  private final LoopRelease loopRelease;
 
   NettyRpcClient(ClientConfig config) {
     super(config);
@@ -96,6 +97,8 @@ final class NettyRpcClient extends RpcClient {
         this.loopsDescribed = "shared event loops";
       }
     }
+    this.loopRelease = new LoopRelease(shared, ownGroup ? group : null);
+    CLEANER.register(this, loopRelease);
     this.endpoints = new ClientEndpoints<>(config, e -> new NettySubchannel(this, e, group, io, config), limitLog);
     this.metrics = config.meterRegistry() == null ? null
         : new TransportMetrics(config.meterRegistry(), "client",
@@ -176,22 +179,22 @@ final class NettyRpcClient extends RpcClient {
 
   /**
    * Connects to every endpoint now and waits up to the connect timeout. Succeeds when at least one endpoint is
-   * reachable (the others keep trying on their backoff); otherwise shuts the client down and throws UNAVAILABLE
-   * naming each failure.
+   * reachable; otherwise throws UNAVAILABLE naming each failure. Either way the client stays usable: an
+   * endpoint that failed is in its backoff, as after any failed attempt, and later calls reach it once it is up.
+   * A client dropped after a failed {@code build().start()} holds no connection and, once its backoff has
+   * passed, no timer; its share of the event loops is released when it is garbage collected.
    */
   @Override
   public RpcClient start() {
     List<NettySubchannel> subs = endpoints.subchannels();
     if (subs.isEmpty()) {
-      Status e = endpoints.noEndpoint("");
-      shutdownNow();
-      throw e.asException();
+      throw endpoints.noEndpoint("").asException();
     }
     List<Future<ClientConnection>> attempts = new ArrayList<>();
     List<NettySubchannel> owners = new ArrayList<>();
     for (NettySubchannel sub : subs) {
       for (ClientSlot s : sub.slots()) {
-        attempts.add(s.acquire());
+        attempts.add(s.acquire(null, false));
         owners.add(sub);
       }
     }
@@ -226,7 +229,6 @@ final class NettyRpcClient extends RpcClient {
       }
       return this;
     }
-    shutdownNow(); // the caller of build().start() has no reference to close it by
     if (attempts.size() == 1) {
       throw first;
     }
@@ -254,6 +256,7 @@ final class NettyRpcClient extends RpcClient {
         0, options.metadata(), method.requestMarshaller(), request, config.maxFrameSize(), config.maxMetadataSize(),
         "RpcClient.builder()"); // over a limit: FrameSizes.TooLarge, which the core turns into the call's status
     call.frame = frame;
+    call.failFast = options.isFailFast();
     call.requestSize(frame.getInt(Protocol.OFF_BODY_LENGTH));
     NettySubchannel sub = endpoints.pick(call);
     if (sub == null) {
@@ -266,11 +269,12 @@ final class NettyRpcClient extends RpcClient {
   }
 
   /**
-   * Hands an encoded, unsent call to a usable connection of {@code slot}, or waits for the slot's connection
-   * attempt (bounded by the call's deadline); while the slot backs off after a failed attempt, the call fails at
-   * once (no attempt per call: see ClientSlot). Also used for a call whose connection closed or received GOAWAY
-   * before the call could be written (in its write queue, or held back waiting for the server to take more
-   * calls): it was not sent, so sending it elsewhere is safe.
+   * Hands an encoded, unsent call to a usable connection of {@code slot}, or waits for one connection attempt
+   * (bounded by the call's deadline): the one under way, or, while the slot backs off after a failed attempt,
+   * the next one when that comes before the call's deadline; otherwise, or when the call is fail-fast, it fails
+   * at once (no attempt per call: see ClientSlot). If the attempt it waited for fails, so does the call. Also used for a call whose connection closed or received
+   * GOAWAY before the call could be written (in its write queue, or held back waiting for the server to take
+   * more calls): it was not sent, so sending it elsewhere is safe.
    */
   @SuppressWarnings("unchecked")
   void route(PendingCall<?> call, ClientSlot slot) {
@@ -279,20 +283,25 @@ final class NettyRpcClient extends RpcClient {
       c.send(call);
       return;
     }
-    Future<ClientConnection> attempt = slot.acquire();
+    Future<ClientConnection> attempt = slot.acquire(call.deadline(), !call.failFast);
     if (attempt.isDone()) {
-      onConnection(call, attempt);
+      onConnection(call, slot, attempt, false);
       return;
     }
     if (!call.armTimer(slot.loop())) {
       return; // the client's event loop is gone: the call has failed with UNAVAILABLE
     }
-    attempt.addListener(f -> onConnection(call, (Future<ClientConnection>) f));
+    attempt.addListener(f -> onConnection(call, slot, (Future<ClientConnection>) f, true));
   }
 
-  private void onConnection(PendingCall<?> call, Future<ClientConnection> f) {
+  /** The attempt the call was routed to has ended ({@code waited}: the call waited for it). */
+  private void onConnection(PendingCall<?> call, ClientSlot slot, Future<ClientConnection> f, boolean waited) {
     if (f.isSuccess()) {
       f.getNow().send(call);
+      return;
+    }
+    if (call.isFinished()) {
+      call.releaseFrame(); // its deadline passed (or it was cancelled) while it waited
       return;
     }
     NettySubchannel from = call.subchannel;
@@ -307,11 +316,16 @@ final class NettyRpcClient extends RpcClient {
     }
     call.releaseFrame();
     Throwable cause = f.cause();
-    if (cause instanceof StatusException se) {
-      call.fail(se.status());
-    } else {
-      call.fail(Status.UNAVAILABLE.withDescription("cannot connect to " + target + ": " + cause).withCause(cause));
+    Status failure = cause instanceof StatusException se ? se.status()
+        : Status.UNAVAILABLE.withDescription("cannot connect to " + slot.authority() + ": " + cause).withCause(cause);
+    if (waited) {
+      // The attempt it waited for failed (a call waits for one attempt at most): say when the next one is due.
+      String next = slot.nextAttemptDescribed();
+      if (next != null) {
+        failure = failure.withDescription(failure.description() + next);
+      }
     }
+    call.fail(failure);
   }
 
   /** The {@code i}-th connection slot of the first endpoint (tests). */
@@ -323,14 +337,45 @@ final class NettyRpcClient extends RpcClient {
   @Override
   protected void terminate(Runnable done) {
     endpoints.shutdown().whenComplete((v, t) -> {
-      if (shared == null && !ownGroup) {
+      Future<?> stopped = loopRelease.release();
+      if (stopped == null) {
         done.run(); // the caller's event loops: never shut down here
         return;
       }
-      Future<?> stopped = shared != null ? shared.release() : group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
       stopped.addListener(g -> done.run());
     });
   }
+
+  /**
+   * Releases the client's event loops once: at termination, or when the client is garbage collected without
+   * having been shut down (a {@code build().start()} that threw leaves nobody to shut it down). It holds no
+   * reference to the client, so that the client can become unreachable.
+   */
+  private static final class LoopRelease implements Runnable {
+    private final @Nullable SharedEventLoops shared;
+    private final @Nullable EventLoopGroup own;
+    private final java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
+
+    LoopRelease(@Nullable SharedEventLoops shared, @Nullable EventLoopGroup own) {
+      this.shared = shared;
+      this.own = own;
+    }
+
+    /** Stops or releases the loops, the first time; null when there is nothing to wait for. */
+    @Nullable Future<?> release() {
+      if ((shared == null && own == null) || !released.compareAndSet(false, true)) {
+        return null;
+      }
+      return shared != null ? shared.release() : own.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void run() {
+      release();
+    }
+  }
+
+  private static final java.lang.ref.Cleaner CLEANER = java.lang.ref.Cleaner.create();
 
   @Override
   public String toString() {

@@ -30,6 +30,8 @@ final class PendingCall<Resp> extends ClientCall<Resp> implements Runnable {
   int requestId;
   /** The endpoint the call was picked for; written before the call is routed. */
   @Nullable NettySubchannel subchannel;
+  /** Fail at once, rather than wait for the next attempt, while the endpoint backs off (CallOptions). */
+  boolean failFast;
   /** The call was moved once to another endpoint because its own could not be reached. */
   boolean repicked;
   @Nullable ScheduledFuture<?> timer;
