@@ -153,6 +153,7 @@ public abstract class RpcClient implements AutoCloseable {
           + " was sent"));
       return call;
     }
+    call.options(options); // what a load balancer reads when it picks for the call
     try {
       startCall(call, method, request, options);
     } catch (io.petrel.rpc.spi.FrameSizes.TooLarge e) {

@@ -80,6 +80,11 @@ public final class RecordingTransport implements TransportProvider {
       return available;
     }
 
+    /** Plays the transport reporting its connections' state. */
+    public void report(ConnectivityState state, io.petrel.rpc.@Nullable Status cause) {
+      stateChanged(state, cause);
+    }
+
     @Override
     protected java.util.concurrent.CompletionStage<Void> close() {
       closed.complete(null);

@@ -17,6 +17,7 @@ import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.ConnectivityState;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -150,7 +151,41 @@ final class ClientSlot {
    * before {@code deadline} (null: none); otherwise a future failed with UNAVAILABLE saying why and when the next
    * attempt is due.
    */
-  synchronized Future<ClientConnection> acquire(@Nullable Deadline deadline, boolean wait) {
+  Future<ClientConnection> acquire(@Nullable Deadline deadline, boolean wait) {
+    Future<ClientConnection> f;
+    boolean started;
+    synchronized (this) {
+      Promise<ClientConnection> before = connecting;
+      f = acquireLocked(deadline, wait);
+      started = connecting != before;
+    }
+    if (started) {
+      subchannel.slotChanged();
+    }
+    return f;
+  }
+
+  /** The state of this connection, for the endpoint's {@link io.petrel.rpc.spi.ConnectivityState}. */
+  synchronized ConnectivityState state() {
+    if (closed) {
+      return ConnectivityState.SHUTDOWN;
+    }
+    if (current() != null) {
+      return ConnectivityState.READY;
+    }
+    if (connecting != null) {
+      return ConnectivityState.CONNECTING;
+    }
+    return backingOff ? ConnectivityState.BACKING_OFF : ConnectivityState.IDLE;
+  }
+
+  /** Why the last attempt failed, while backing off; else null. */
+  synchronized @Nullable String failure() {
+    return backingOff ? lastFailure : null;
+  }
+
+  // Holding the lock.
+  private Future<ClientConnection> acquireLocked(@Nullable Deadline deadline, boolean wait) {
     ClientConnection c = current();
     if (c != null) {
       return loop.newSucceededFuture(c);
@@ -284,6 +319,7 @@ final class ClientSlot {
       }
       backoffChanged();
     }
+    subchannel.slotChanged();
     if (conn != null) {
       log.debug("connected to {} from {}", subchannel.authority(), channel.localAddress());
       promise.trySuccess(conn);
@@ -321,6 +357,7 @@ final class ClientSlot {
             startConnect();
           }
         }
+        subchannel.slotChanged();
       }, jittered, TimeUnit.NANOSECONDS);
       nextAttemptAt = System.nanoTime() + jittered;
       backoffChanged();
@@ -352,6 +389,7 @@ final class ClientSlot {
         }
       }
     }
+    subchannel.slotChanged();
   }
 
   void onGoaway(ClientConnection c) {
@@ -363,6 +401,7 @@ final class ClientSlot {
         }
       }
     }
+    subchannel.slotChanged();
   }
 
   // Holding the lock: calls wait for a connection and nothing plans one (no attempt, no backoff): start it now.
@@ -422,6 +461,7 @@ final class ClientSlot {
       connectingChannel = null;
       backoffChanged();
     }
+    subchannel.slotChanged();
     // An attempt under way (a TLS handshake may hold buffers) is closed too, before the event loop stops.
     Future<?> attemptClosed = attempt == null ? null : attempt.close();
     if (c == null) {

@@ -307,7 +307,7 @@ final class NettyRpcClient extends RpcClient {
     NettySubchannel from = call.subchannel;
     if (from != null && !call.repicked) {
       // Several endpoints: an unsent call whose endpoint cannot be reached now tries another one, once.
-      NettySubchannel other = endpoints.pickOther(from);
+      NettySubchannel other = endpoints.pickOther(call, from);
       if (other != null) {
         call.repicked = true; // (still counted on its first subchannel: the count never moves, so never drifts)
         route(call, other.nextSlot());
