@@ -16,7 +16,8 @@ import org.jspecify.annotations.Nullable;
  * client's default deadline applies) and nothing else.
  */
 public final class CallOptions {
-  public static final CallOptions DEFAULT = new CallOptions(null, 0, Metadata.EMPTY, List.of(), null, null);
+  public static final CallOptions DEFAULT = new CallOptions(null, 0, Metadata.EMPTY, List.of(), null, null, false,
+      null);
 
   private final Deadline deadline;
   private final long timeoutNanos;
@@ -24,21 +25,25 @@ public final class CallOptions {
   private final List<ClientInterceptor> interceptors;
   private final Consumer<Metadata> responseMetadataListener;
   private final Executor executor;
+  private final boolean failFast;
+  private final @Nullable String hashKey;
 
   private CallOptions(Deadline deadline, long timeoutNanos, Metadata metadata, List<ClientInterceptor> interceptors,
-      Consumer<Metadata> responseMetadataListener, Executor executor) {
+      Consumer<Metadata> responseMetadataListener, Executor executor, boolean failFast, @Nullable String hashKey) {
     this.deadline = deadline;
     this.timeoutNanos = timeoutNanos;
     this.metadata = metadata;
     this.interceptors = interceptors;
     this.responseMetadataListener = responseMetadataListener;
     this.executor = executor;
+    this.failFast = failFast;
+    this.hashKey = hashKey;
   }
 
   /** A copy whose calls must end by {@code deadline}. */
   public CallOptions withDeadline(Deadline deadline) {
     return new CallOptions(Objects.requireNonNull(deadline, "deadline"), timeoutNanos, metadata, interceptors,
-        responseMetadataListener, executor);
+        responseMetadataListener, executor, failFast, hashKey);
   }
 
   /** A copy whose calls must end {@code timeout} after each call starts. */
@@ -48,13 +53,13 @@ public final class CallOptions {
       throw new IllegalArgumentException("timeout must be > 0: " + timeout);
     }
     return new CallOptions(deadline, timeout.toNanos(), metadata, interceptors, responseMetadataListener,
-        executor);
+        executor, failFast, hashKey);
   }
 
   /** A copy that also sends the given metadata. */
   public CallOptions withMetadata(Metadata more) {
     return new CallOptions(deadline, timeoutNanos, metadata.withAll(Objects.requireNonNull(more, "metadata")),
-        interceptors, responseMetadataListener, executor);
+        interceptors, responseMetadataListener, executor, failFast, hashKey);
   }
 
   /** A copy whose calls also pass through these interceptors (after the client's own). */
@@ -64,7 +69,7 @@ public final class CallOptions {
       list.add(Objects.requireNonNull(i, "interceptor"));
     }
     return new CallOptions(deadline, timeoutNanos, metadata, List.copyOf(list), responseMetadataListener,
-        executor);
+        executor, failFast, hashKey);
   }
 
   /**
@@ -73,7 +78,7 @@ public final class CallOptions {
    */
   public CallOptions withResponseMetadataListener(Consumer<Metadata> listener) {
     return new CallOptions(deadline, timeoutNanos, metadata, interceptors, Objects.requireNonNull(listener),
-        executor);
+        executor, failFast, hashKey);
   }
 
   /**
@@ -83,7 +88,38 @@ public final class CallOptions {
    */
   public CallOptions withExecutor(Executor executor) {
     return new CallOptions(deadline, timeoutNanos, metadata, interceptors, responseMetadataListener,
-        Objects.requireNonNull(executor, "executor"));
+        Objects.requireNonNull(executor, "executor"), failFast, hashKey);
+  }
+
+  /**
+   * A copy whose calls fail at once with UNAVAILABLE when their endpoint cannot be reached now (the client backs
+   * off after a failed connection attempt), instead of waiting for the next attempt. By default ({@code false}) a
+   * call made during the backoff waits for the next attempt when it comes before the call's deadline, and fails
+   * at once, naming the cause and when the next attempt is due, when it comes later. The inverse of grpc-java's
+   * {@code withWaitForReady()}; see docs/configuration.md, "Calls while a server is unreachable".
+   */
+  public CallOptions withFailFast(boolean failFast) {
+    return new CallOptions(deadline, timeoutNanos, metadata, interceptors, responseMetadataListener, executor,
+        failFast, hashKey);
+  }
+
+  /**
+   * A copy whose calls carry {@code key} to the load balancer (for example a user id, so that a hashing balancer
+   * sends one user's calls to the same server). Not sent to the server; the built-in balancers ignore it.
+   */
+  public CallOptions withHashKey(String key) {
+    return new CallOptions(deadline, timeoutNanos, metadata, interceptors, responseMetadataListener, executor,
+        failFast, Objects.requireNonNull(key, "hashKey"));
+  }
+
+  /** True when calls fail at once while their endpoint backs off ({@link #withFailFast}); false by default. */
+  public boolean isFailFast() {
+    return failFast;
+  }
+
+  /** The key set by {@link #withHashKey}, or null. */
+  public @Nullable String hashKey() {
+    return hashKey;
   }
 
   /** The absolute deadline, or null. */
@@ -131,6 +167,7 @@ public final class CallOptions {
   @Override
   public String toString() {
     return "CallOptions{deadline=" + deadline + ", timeoutNanos=" + timeoutNanos + ", metadata=" + metadata
-        + ", interceptors=" + interceptors.size() + "}";
+        + ", interceptors=" + interceptors.size() + (failFast ? ", failFast" : "")
+        + (hashKey != null ? ", hashKey=" + hashKey : "") + "}";
   }
 }

@@ -72,6 +72,8 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
   private int maxConcurrentCallsPerConnection = DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION;
   private int maxConnections = DEFAULT_MAX_CONNECTIONS;
   private Duration shutdownGracePeriod = DEFAULT_SHUTDOWN_GRACE;
+  private final List<ServerLifecycleListener> lifecycleListeners = new ArrayList<>();
+  private Duration drainDelay = Duration.ZERO;
   private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
   private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
   private Duration keepAliveTime = DEFAULT_KEEP_ALIVE_TIME;
@@ -202,6 +204,30 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
       throw new IllegalArgumentException("shutdownGracePeriod must be >= 0: " + grace);
     }
     this.shutdownGracePeriod = grace;
+    return this;
+  }
+
+  /**
+   * Adds a listener told when the server serves (its port bound) and when it is about to drain, for example to
+   * register it in a service registry and deregister it before its clients are told to go away. Listeners are
+   * called in the order added.
+   */
+  public RpcServerBuilder addLifecycleListener(ServerLifecycleListener listener) {
+    lifecycleListeners.add(Objects.requireNonNull(listener, "lifecycleListener"));
+    return this;
+  }
+
+  /**
+   * How long {@link RpcServer#shutdown()} keeps serving as before after telling the lifecycle listeners that it
+   * is about to drain, and before it sends GOAWAY and starts its grace period (default 0). Gives clients time to
+   * hear from a registry that this server is gone. {@link RpcServer#shutdownNow()} does not wait.
+   */
+  public RpcServerBuilder drainDelay(Duration delay) {
+    Objects.requireNonNull(delay, "drainDelay");
+    if (delay.isNegative()) {
+      throw new IllegalArgumentException("drainDelay must be >= 0: " + delay);
+    }
+    this.drainDelay = delay;
     return this;
   }
 
@@ -384,6 +410,7 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
         .businessQueueSize(businessQueueSize).executor(executor).direct(direct).maxFrameSize(maxFrameSize)
         .maxMetadataSize(maxMetadataSize).maxConcurrentCallsPerConnection(maxConcurrentCallsPerConnection)
         .maxConnections(maxConnections).shutdownGracePeriodNanos(shutdownGracePeriod.toNanos())
+        .lifecycleListeners(List.copyOf(lifecycleListeners)).drainDelayNanos(drainDelay.toNanos())
         .limits(ServerLimits.newBuilder().handshakeTimeoutNanos(handshakeTimeout.toNanos())
             .idleTimeoutNanos(idleTimeout.toNanos()).keepAliveTimeNanos(keepAliveTime.toNanos())
             .keepAliveTimeoutNanos(keepAliveTimeout.toNanos())

@@ -3,6 +3,7 @@ package io.petrel.rpc.internal;
 import io.micrometer.core.instrument.Tags;
 import io.petrel.rpc.InProcessAddress;
 import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.ServerLifecycleListener;
 import io.petrel.rpc.spi.ServerCall;
 import io.petrel.rpc.spi.ServerConfig;
 import io.petrel.rpc.spi.ServerDispatcher;
@@ -37,6 +38,14 @@ public final class ServerImpl extends RpcServer {
   private final java.util.concurrent.atomic.AtomicBoolean fatalSeen = new java.util.concurrent.atomic.AtomicBoolean();
   private final CountDownLatch terminated = new CountDownLatch(1);
   private final AtomicBoolean closing = new AtomicBoolean();
+  /** The listeners have been told that the server drains (once, by shutdown or shutdownNow). */
+  private final AtomicBoolean drainingTold = new AtomicBoolean();
+  /** Graceful shutdown: the drain delay is over, GOAWAY sent; calls ending may now finish the shutdown. */
+  private volatile boolean goingAway;
+  /** shutdownNow was called (under this): a drain delay still running ends without GOAWAY. */
+  private boolean forced;
+  /** The listeners have been told that the server serves. */
+  private volatile boolean servingTold;
   private volatile State state = State.NEW;
   private @Nullable BusinessPool ownPool;
   private @Nullable ServerDispatcher dispatcher;
@@ -109,7 +118,29 @@ public final class ServerImpl extends RpcServer {
     state = State.STARTED;
     log.info("Petrel server '{}' listening on {} ({}, {}, maxFrameSize {}, services {})", config.name(),
         transport.localAddress(), transport.describe(), executorDesc, config.maxFrameSize(), serviceNames());
+    servingTold = true;
+    for (ServerLifecycleListener l : config.lifecycleListeners()) {
+      try {
+        l.onServing(this);
+      } catch (RuntimeException e) {
+        log.warn("lifecycle listener {} of server '{}' failed in onServing", l, config.name(), e);
+      }
+    }
     return this;
+  }
+
+  /** Tells the listeners, once, that the server is about to drain (outside this object's lock). */
+  private void tellDraining() {
+    if (!servingTold || !drainingTold.compareAndSet(false, true)) {
+      return;
+    }
+    for (ServerLifecycleListener l : config.lifecycleListeners()) {
+      try {
+        l.onDraining(this);
+      } catch (RuntimeException e) {
+        log.warn("lifecycle listener {} of server '{}' failed in onDraining", l, config.name(), e);
+      }
+    }
   }
 
   private String serviceNames() {
@@ -154,7 +185,7 @@ public final class ServerImpl extends RpcServer {
 
   /** Called after every call ends while shutting down. */
   private void callEnded() {
-    if (state == State.DRAINING && transport.inFlightCalls() == 0) {
+    if (state == State.DRAINING && goingAway && transport.inFlightCalls() == 0) {
       finishShutdown(false);
     }
   }
@@ -176,7 +207,27 @@ public final class ServerImpl extends RpcServer {
         return this;
       }
       state = State.DRAINING;
+    }
+    tellDraining();
+    long delay = config.drainDelayNanos();
+    if (delay > 0) {
+      log.info("Petrel server '{}' shutting down: serving {} ms more (drainDelay) before it tells clients to go"
+          + " away", config.name(), TimeUnit.NANOSECONDS.toMillis(delay));
+      CompletableFuture.delayedExecutor(delay, TimeUnit.NANOSECONDS).execute(this::goAway);
+    } else {
+      goAway();
+    }
+    return this;
+  }
+
+  /** Graceful shutdown after the drain delay: refuse new calls, GOAWAY, and let calls in flight finish. */
+  private void goAway() {
+    synchronized (this) {
+      if (forced) {
+        return; // shutdownNow came during the drain delay
+      }
       dispatcher.shutdown();
+      goingAway = true;
     }
     long inFlight = transport.inFlightCalls();
     log.info("Petrel server '{}' shutting down: no new connections, {} calls in flight, grace period {} ms",
@@ -193,7 +244,6 @@ public final class ServerImpl extends RpcServer {
         finishShutdown(left > 0);
       });
     }
-    return this;
   }
 
   @Override
@@ -204,12 +254,18 @@ public final class ServerImpl extends RpcServer {
         terminated.countDown();
         return this;
       }
+      // Still accepting: started, or in the drain delay of a shutdown().
+      boolean accepting = state == State.STARTED || (state == State.DRAINING && !goingAway && !forced);
       if (state == State.STARTED) {
         state = State.DRAINING;
+      }
+      if (accepting) {
         transport.stopAccepting(false); // the connections close at once below: no GOAWAY first
       }
+      forced = true;
       dispatcher.shutdownNow();
     }
+    tellDraining();
     finishShutdown(true);
     return this;
   }

@@ -3,6 +3,7 @@ package io.petrel.rpc.spi;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
@@ -42,7 +43,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Derived stages ({@code thenApply} etc.) are plain CompletableFutures.
  */
-public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implements CallDeadline {
+public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
+    implements CallDeadline, LoadBalancer.PickArgs {
   @SuppressWarnings("rawtypes")
   private static final AtomicIntegerFieldUpdater<ClientCall> FINISHED =
       AtomicIntegerFieldUpdater.newUpdater(ClientCall.class, "finished");
@@ -58,6 +60,8 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
   private final CallMetrics metrics;
   /** Where the response is decoded and the future completed; null for the thread that ends the call. */
   private final @Nullable Executor executor;
+  /** The call's options after the interceptors; set by the core before the transport starts the call. */
+  private CallOptions options = CallOptions.DEFAULT;
   private int requestSize = -1;
   private int responseSize = -1;
   /** The endpoint the call is counted on, when the client has several; uncounted when the call ends. */
@@ -83,6 +87,26 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
 
   public final MethodDescriptor<?, Resp> method() {
     return method;
+  }
+
+  /** Set by the core ({@code RpcClient}) before it hands the call to the transport. */
+  public final void options(CallOptions options) {
+    this.options = options;
+  }
+
+  /** The call's options (after the interceptors), as the core started it. */
+  public final CallOptions options() {
+    return options;
+  }
+
+  @Override
+  public final Metadata metadata() {
+    return options.metadata();
+  }
+
+  @Override
+  public final @Nullable String hashKey() {
+    return options.hashKey();
   }
 
   /** When the call must end, or null for none. */
@@ -114,7 +138,8 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
     s.callStarted();
     countedOn = s;
     if (isFinished() && COUNTED.compareAndSet(this, s, null)) {
-      s.callEnded(); // ended meanwhile (cancelled by another thread before it was routed)
+      // ended meanwhile (cancelled by another thread before it was routed)
+      s.callEnded(Status.CANCELLED, System.nanoTime() - startNanos);
     }
   }
 
@@ -181,12 +206,12 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
         fail(decodeFailure(t));
         return;
       }
-      if (tryFinish(Status.Code.OK)) {
+      if (tryFinish(Status.OK)) {
         completeDetached(value, null);
       }
       return;
     }
-    if (!claim()) {
+    if (!claim(Status.OK)) {
       return;
     }
     // The executor may be a caller waiting (a blocking call) or a pool that could drop the task: it gets the
@@ -220,7 +245,7 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
 
   /** A oneway request was handed over (written, or given to the in-process server): the call is done. */
   public final void onSent() {
-    if (tryFinish(Status.Code.OK)) {
+    if (tryFinish(Status.OK)) {
       completeDetached(null, null);
     }
   }
@@ -237,7 +262,7 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
     long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
     Status status = Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded after " + waitedMs
         + " ms waiting for " + method.fullName() + " from " + runtime.target() + detail);
-    if (!tryFinish(status.code())) {
+    if (!tryFinish(status)) {
       return false;
     }
     onDeadlineExceeded();
@@ -247,7 +272,7 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
 
   /** Ends the call with {@code status}; false if it had ended already. */
   public final boolean fail(Status status) {
-    if (!tryFinish(status.code())) {
+    if (!tryFinish(status)) {
       return false;
     }
     completeFailed(status);
@@ -267,7 +292,7 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
 
   @Override
   public final boolean cancel(boolean mayInterruptIfRunning) {
-    if (!tryFinish(Status.Code.CANCELLED)) {
+    if (!tryFinish(Status.CANCELLED)) {
       return false;
     }
     onCancelledByCaller();
@@ -277,7 +302,7 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
   @Override
   public final boolean complete(Resp value) {
     // Completing by hand ends the call for the transport too.
-    if (!tryFinish(Status.Code.OK)) {
+    if (!tryFinish(Status.OK)) {
       return false;
     }
     onCancelledByCaller();
@@ -286,7 +311,7 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
 
   @Override
   public final boolean completeExceptionally(Throwable ex) {
-    if (!tryFinish(Status.fromThrowable(ex).code())) {
+    if (!tryFinish(Status.fromThrowable(ex))) {
       return false;
     }
     onCancelledByCaller();
@@ -301,10 +326,10 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
   // ---- internals ----
 
   /**
-   * Ends the call for the client (no longer pending, the transport told); the winner of this race completes the
-   * future. Returns false if the call had already ended.
+   * Ends the call for the client (no longer pending, the transport told, its endpoint's balancer told of
+   * {@code outcome}); the winner of this race completes the future. Returns false if the call had already ended.
    */
-  private boolean claim() {
+  private boolean claim(Status outcome) {
     if (!FINISHED.compareAndSet(this, 0, 1)) {
       return false;
     }
@@ -313,18 +338,18 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp> implement
     } finally {
       ClientSubchannel s = countedOn;
       if (s != null && COUNTED.compareAndSet(this, s, null)) {
-        s.callEnded();
+        s.callEnded(outcome, System.nanoTime() - startNanos);
       }
       runtime.callEnded();
     }
     return true;
   }
 
-  private boolean tryFinish(Status.Code code) {
-    if (!claim()) {
+  private boolean tryFinish(Status outcome) {
+    if (!claim(outcome)) {
       return false;
     }
-    record(code);
+    record(outcome.code());
     return true;
   }
 

@@ -15,8 +15,9 @@ import org.slf4j.LoggerFactory;
 /**
  * A client's endpoints and the choice among them, the same whatever the transport: it listens to the
  * {@link NameResolver}, keeps one {@link ClientSubchannel} per endpoint (made by the transport, kept while the
- * endpoint stays, closed when it goes), tells the {@link LoadBalancer} of every change, and picks a subchannel
- * per call. With one endpoint the pick is a field read: no balancer, no counting.
+ * endpoint stays, closed when it goes), tells the {@link LoadBalancer} of every change (endpoints, their
+ * states, the end of each call), picks a subchannel per call, and asks the resolver to refresh when a
+ * connection is lost. With one endpoint the pick is a field read: no balancer, no counting, no events.
  *
  * @param <S> the transport's subchannel type
  */
@@ -34,6 +35,8 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
   /** The only subchannel when there is exactly one: calls skip the balancer and its counting. */
   private volatile @Nullable S single;
   private volatile @Nullable Status resolverError;
+  /** The resolver's last list was empty: the name has no endpoint now (not an error). */
+  private volatile boolean listedNone;
   /** Subchannels of endpoints no longer listed, until their calls in flight have ended (under this lock). */
   private final List<S> draining = new ArrayList<>();
   private boolean shutdown;
@@ -60,13 +63,17 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     resolver.start(this);
   }
 
-  /** The resolver's list: keeps the subchannels of endpoints still there, makes new ones, closes the rest. */
+  /**
+   * The resolver's list: keeps the subchannels of endpoints still there, makes new ones, drains the rest. An
+   * empty list drains them all: calls fail until endpoints are listed again.
+   */
   @Override
   public synchronized void onEndpoints(List<Endpoint> endpoints) {
-    if (shutdown || endpoints.isEmpty()) {
+    if (shutdown) {
       return;
     }
     resolverError = null;
+    listedNone = endpoints.isEmpty();
     List<S> old = subchannels;
     List<S> next = new ArrayList<>();
     List<S> kept = new ArrayList<>();
@@ -83,6 +90,7 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
         kept.add(found);
       } else {
         found = factory.apply(e);
+        found.adoptedBy(this);
       }
       next.add(found);
     }
@@ -99,8 +107,28 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
       }
     }
     if (!old.isEmpty() || now.size() > 1) {
-      log.info("client '{}' for {}: endpoints {}", name, target, endpoints);
+      log.info("client '{}' for {}: endpoints {}", name, target, endpoints.isEmpty() ? "none (the resolver lists"
+          + " no endpoint)" : endpoints);
     }
+  }
+
+  /** A subchannel's state changed (under its lock, so in order): the balancer hears it when there are several. */
+  void stateChanged(ClientSubchannel s, ConnectivityState state, @Nullable Status cause) {
+    if (single == null) {
+      balancer.onStateChange(s, state, cause);
+    }
+  }
+
+  /** A connection was lost or an attempt failed: the endpoints may have changed. */
+  void connectionLost() {
+    if (!shutdown) {
+      resolver.refresh();
+    }
+  }
+
+  /** A call counted on {@code s} ended (only with several endpoints: a single one counts nothing). */
+  void callEnded(ClientSubchannel s, Status outcome, long latencyNanos) {
+    balancer.onAttemptEnded(s, outcome, latencyNanos);
   }
 
   private synchronized void drained(S s) {
@@ -128,7 +156,7 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     if (s != null) {
       return s;
     }
-    s = pickAny();
+    s = pickAny(call);
     if (s != null) {
       call.countOn(s);
     }
@@ -140,16 +168,19 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
    * if the balancer has no other to offer. The call stays counted where it was first picked (so the counts never
    * drift).
    */
-  public @Nullable S pickOther(S from) {
-    S other = pickAny();
+  public @Nullable S pickOther(ClientCall<?> call, S from) {
+    S other = pickAny(call);
     return other != from ? other : null;
   }
 
   @SuppressWarnings("unchecked")
-  private @Nullable S pickAny() {
-    Subchannel s = balancer.pick();
+  private @Nullable S pickAny(ClientCall<?> call) {
+    List<S> now = subchannels;
+    if (now.isEmpty()) {
+      return null;
+    }
+    Subchannel s = balancer.pick(call);
     if (s == null) {
-      List<S> now = subchannels;
       return now.size() == 1 ? now.get(0) : null; // changed from one to several while we looked
     }
     return (S) s;
@@ -157,6 +188,10 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
 
   /** The status of a call made while no endpoint is known. */
   public Status noEndpoint(String notSent) {
+    if (listedNone && resolverError == null) {
+      return Status.UNAVAILABLE.withDescription("no endpoint for " + target + ": its resolver lists no endpoint"
+          + notSent);
+    }
     Status e = resolverError;
     return Status.UNAVAILABLE.withDescription("no endpoint for " + target + " yet"
         + (e != null ? ": " + e.description() : "") + notSent);

@@ -1,18 +1,26 @@
 package io.petrel.rpc.spi;
 
 import io.petrel.rpc.Endpoint;
+import io.petrel.rpc.Status;
+import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A transport's connections to one endpoint, as the core's {@link ClientEndpoints} keeps them: made when the
  * resolver names the endpoint, closed when it no longer does. The core counts the calls sent through it (when
  * the client has several endpoints), which is what a least-pending balancer compares; the transport says
- * whether it can take calls now ({@link #isAvailable()}) and owns its connections, reconnect backoff and health.
+ * whether it can take calls now ({@link #isAvailable()}), reports its connections' state
+ * ({@link #stateChanged}), and owns its connections, reconnect backoff and health.
  */
 public abstract class ClientSubchannel implements Subchannel {
   private volatile Endpoint endpoint;
   private final AtomicInteger pending = new AtomicInteger();
+  private volatile ConnectivityState state = ConnectivityState.IDLE;
+  private volatile @Nullable Status stateCause;
+  /** The client's endpoints that keep this subchannel, told of its state and calls; set once it is adopted. */
+  private volatile @Nullable ClientEndpoints<?> owner;
 
   protected ClientSubchannel(Endpoint endpoint) {
     this.endpoint = endpoint;
@@ -38,8 +46,56 @@ public abstract class ClientSubchannel implements Subchannel {
     pending.incrementAndGet();
   }
 
-  final void callEnded() {
+  /** A call counted here ended with {@code outcome}, {@code latencyNanos} after it started. */
+  final void callEnded(Status outcome, long latencyNanos) {
     pending.decrementAndGet();
+    ClientEndpoints<?> o = owner;
+    if (o != null) {
+      o.callEnded(this, outcome, latencyNanos);
+    }
+  }
+
+  final void adoptedBy(ClientEndpoints<?> endpoints) {
+    owner = endpoints;
+  }
+
+  @Override
+  public final ConnectivityState state() {
+    return state;
+  }
+
+  @Override
+  public final @Nullable Status stateCause() {
+    return stateCause;
+  }
+
+  /**
+   * For transports: the connections' state is now {@code next} ({@code cause}: why it is
+   * {@link ConnectivityState#BACKING_OFF}, else null). The core tells the balancer, and asks the resolver to
+   * refresh when a connection was lost or an attempt failed. Nothing changes after {@code SHUTDOWN}. Call it
+   * holding no lock of the transport's: the resolver may answer at once, on this thread.
+   */
+  protected final void stateChanged(ConnectivityState next, @Nullable Status cause) {
+    ConnectivityState previous;
+    synchronized (this) {
+      previous = state;
+      String was = stateCause == null ? null : stateCause.description();
+      if (previous == ConnectivityState.SHUTDOWN
+          || (previous == next && Objects.equals(was, cause == null ? null : cause.description()))) {
+        return;
+      }
+      stateCause = next == ConnectivityState.BACKING_OFF ? cause : null;
+      state = next;
+      ClientEndpoints<?> o = owner;
+      if (o != null) {
+        o.stateChanged(this, next, stateCause); // under this lock: the balancer hears changes in order
+      }
+    }
+    ClientEndpoints<?> o = owner;
+    if (o != null && next != previous && (previous == ConnectivityState.READY
+        || next == ConnectivityState.BACKING_OFF) && next != ConnectivityState.SHUTDOWN) {
+      o.connectionLost();
+    }
   }
 
   /**

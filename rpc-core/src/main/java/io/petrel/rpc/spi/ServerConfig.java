@@ -2,6 +2,7 @@ package io.petrel.rpc.spi;
 
 import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.ServerInterceptor;
+import io.petrel.rpc.ServerLifecycleListener;
 import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.TransportOption;
 import java.net.InetSocketAddress;
@@ -30,6 +31,8 @@ public final class ServerConfig extends TransportConfig {
   private final int maxConnections;
   private final long shutdownGracePeriodNanos;
   private final ServerLimits limits;
+  private final List<ServerLifecycleListener> lifecycleListeners;
+  private final long drainDelayNanos;
 
   private ServerConfig(Builder b) {
     super(b);
@@ -44,6 +47,8 @@ public final class ServerConfig extends TransportConfig {
     this.maxConnections = b.maxConnections;
     this.shutdownGracePeriodNanos = b.shutdownGracePeriodNanos;
     this.limits = b.limits;
+    this.lifecycleListeners = b.lifecycleListeners;
+    this.drainDelayNanos = b.drainDelayNanos;
   }
 
   /** A builder with every option at its default; the user-facing builder fills it. */
@@ -106,6 +111,16 @@ public final class ServerConfig extends TransportConfig {
     return limits;
   }
 
+  /** Told when the server serves and when it is about to drain, in order. */
+  public List<ServerLifecycleListener> lifecycleListeners() {
+    return lifecycleListeners;
+  }
+
+  /** How long a graceful shutdown keeps serving after telling the listeners, before GOAWAY (0: none). */
+  public long drainDelayNanos() {
+    return drainDelayNanos;
+  }
+
   @Override
   public String toString() {
     return "ServerConfig{"
@@ -120,6 +135,8 @@ public final class ServerConfig extends TransportConfig {
         + "maxConnections=" + maxConnections + ", "
         + "shutdownGracePeriodNanos=" + shutdownGracePeriodNanos + ", "
         + "limits=" + limits + ", "
+        + "lifecycleListeners=" + lifecycleListeners.size() + ", "
+        + "drainDelayNanos=" + drainDelayNanos + ", "
         + commonToString() + "}";
   }
 
@@ -136,6 +153,8 @@ public final class ServerConfig extends TransportConfig {
     private int maxConnections = RpcServerBuilder.DEFAULT_MAX_CONNECTIONS;
     private long shutdownGracePeriodNanos = RpcServerBuilder.DEFAULT_SHUTDOWN_GRACE.toNanos();
     private ServerLimits limits = DEFAULT_LIMITS;
+    private List<ServerLifecycleListener> lifecycleListeners = List.of();
+    private long drainDelayNanos;
 
     private Builder() {
       super("petrel-server");
@@ -193,6 +212,16 @@ public final class ServerConfig extends TransportConfig {
 
     public Builder limits(ServerLimits limits) {
       this.limits = limits;
+      return this;
+    }
+
+    public Builder lifecycleListeners(List<ServerLifecycleListener> lifecycleListeners) {
+      this.lifecycleListeners = lifecycleListeners;
+      return this;
+    }
+
+    public Builder drainDelayNanos(long drainDelayNanos) {
+      this.drainDelayNanos = drainDelayNanos;
       return this;
     }
 

@@ -1,20 +1,33 @@
 package io.petrel.rpc.spi;
 
 import io.petrel.rpc.Endpoint;
+import io.petrel.rpc.Status;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A client's connections to one endpoint, as a {@link LoadBalancer} sees them: the transport owns the
- * connections, their reconnect backoff and their health.
+ * connections, their reconnect backoff and their health, and reports their {@link #state()}.
  */
 public interface Subchannel {
+  /** The endpoint, with the weight and attributes its resolver gave last. */
   Endpoint endpoint();
 
   /** Calls sent through this subchannel and not yet ended: the load a least-pending balancer compares. */
   int pendingCalls();
 
   /**
-   * False while the subchannel backs off after failing to connect: a call sent there would fail at once, so a
-   * balancer sends it elsewhere when it can.
+   * False while the subchannel backs off after failing to connect: a call sent there would wait for the next
+   * attempt or fail, so a balancer sends it elsewhere when it can.
    */
   boolean isAvailable();
+
+  /** The connections' state now; {@code READY} when the transport does not say. */
+  default ConnectivityState state() {
+    return ConnectivityState.READY;
+  }
+
+  /** Why the subchannel is {@code BACKING_OFF} (the last attempt's failure), or null. */
+  default @Nullable Status stateCause() {
+    return null;
+  }
 }

@@ -34,6 +34,12 @@ class ClientEndpointsTest {
   static final class Manual implements NameResolver {
     @Nullable Listener listener;
     boolean shutdown;
+    int refreshes;
+
+    @Override
+    public void refresh() {
+      refreshes++;
+    }
 
     @Override
     public void start(Listener l) {
@@ -55,7 +61,7 @@ class ClientEndpointsTest {
 
   private RecordingTransport.Client client(RpcClient built) {
     clients.add(built);
-    return (RecordingTransport.Client) built;
+    return RecordingTransport.of(built);
   }
 
   private static Status statusOf(CompletableFuture<?> f) throws Exception {
@@ -138,5 +144,143 @@ class ClientEndpointsTest {
     assertThat(second).allSatisfy(s -> assertThat(s.closed).isDone());
     resolver.listener.onEndpoints(List.of(Endpoint.of("d", 4)));
     assertThat(c.endpoints.subchannels()).as("nothing made after shutdown").isSameAs(second);
+  }
+
+  /** A balancer that records what it is given and hears, and picks round robin. */
+  static final class Recorder implements LoadBalancer, LoadBalancer.Factory {
+    final List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+    final List<Long> latencies = new java.util.concurrent.CopyOnWriteArrayList<>();
+    volatile List<? extends Subchannel> subs = List.of();
+    int next;
+
+    @Override
+    public String name() {
+      return "recorder";
+    }
+
+    @Override
+    public LoadBalancer newLoadBalancer() {
+      return this;
+    }
+
+    @Override
+    public @Nullable Subchannel pick(PickArgs call) {
+      events.add("pick " + call.method().fullName() + " " + call.metadata().get("tenant") + " " + call.hashKey());
+      List<? extends Subchannel> s = subs;
+      return s.isEmpty() ? null : s.get(next++ % s.size());
+    }
+
+    @Override
+    public void update(List<? extends Subchannel> subchannels) {
+      subs = subchannels;
+      events.add("update " + subchannels.stream().map(x -> x.endpoint().toString()).toList());
+    }
+
+    @Override
+    public void onAttemptEnded(Subchannel subchannel, Status status, long latencyNanos) {
+      events.add("ended " + subchannel.endpoint().authority() + " " + status.code());
+      latencies.add(latencyNanos);
+    }
+
+    @Override
+    public void onStateChange(Subchannel subchannel, ConnectivityState state, @Nullable Status cause) {
+      events.add("state " + subchannel.endpoint().authority() + " " + state
+          + (cause == null ? "" : " " + cause.description()));
+    }
+  }
+
+  @Test
+  void theBalancerPicksWithTheCallAndHearsEachOutcomeAndStateChange() throws Exception {
+    Recorder lb = new Recorder();
+    RecordingTransport.Client c = client(RpcClient.builder().target("static://a:1,b:2").transport("recording")
+        .loadBalancer(lb).build());
+    lb.events.clear();
+    io.petrel.rpc.Metadata md = io.petrel.rpc.Metadata.of("tenant", "acme");
+    CompletableFuture<byte[]> ok = c.unaryCallAsync(ECHO, new byte[] {1},
+        CallOptions.DEFAULT.withMetadata(md).withHashKey("user-7"));
+    CompletableFuture<byte[]> failed = c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT);
+    assertThat(lb.events).containsExactly("pick test.Svc/echo acme user-7", "pick test.Svc/echo null null");
+    answer(c.started.take());
+    c.started.take().fail(Status.UNAVAILABLE.withDescription("gone"));
+    assertThat(ok.get(10, TimeUnit.SECONDS)).isEqualTo("ok".getBytes(UTF_8));
+    assertThat(statusOf(failed).code()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(lb.events).endsWith("ended a:1 OK", "ended b:2 UNAVAILABLE");
+    assertThat(lb.latencies).allSatisfy(n -> assertThat(n).isPositive());
+
+    RecordingTransport.Sub a = c.endpoints.subchannels().get(0);
+    assertThat(a.state()).as("before the transport says anything").isEqualTo(ConnectivityState.IDLE);
+    a.report(ConnectivityState.CONNECTING, null);
+    a.report(ConnectivityState.READY, null);
+    a.report(ConnectivityState.READY, null); // no change: not repeated
+    a.report(ConnectivityState.BACKING_OFF, Status.UNAVAILABLE.withDescription("refused"));
+    assertThat(a.state()).isEqualTo(ConnectivityState.BACKING_OFF);
+    assertThat(a.stateCause().description()).isEqualTo("refused");
+    assertThat(lb.events).endsWith("state a:1 CONNECTING", "state a:1 READY", "state a:1 BACKING_OFF refused");
+  }
+
+  @Test
+  void endpointAttributesFromTheResolverReachTheBalancer() throws Exception {
+    Manual resolver = new Manual();
+    Recorder lb = new Recorder();
+    RecordingTransport.Client c = client(RpcClient.builder().nameResolver("manual://svc", resolver)
+        .transport("recording").loadBalancer(lb).build());
+    Endpoint a = new Endpoint("a", 1, 1, "eu-1", "2.0", java.util.Map.of("rack", "r7"));
+    resolver.listener.onEndpoints(List.of(a, Endpoint.of("b", 2)));
+    RecordingTransport.Sub sub = c.endpoints.subchannels().get(0);
+    assertThat(sub.endpoint().zone()).isEqualTo("eu-1");
+    assertThat(sub.endpoint().version()).isEqualTo("2.0");
+    assertThat(sub.endpoint().attribute("rack")).isEqualTo("r7");
+    // New attributes for the same address: the same subchannel (its connections kept), the new attributes.
+    resolver.listener.onEndpoints(List.of(a.withVersion("2.1"), Endpoint.of("b", 2)));
+    assertThat(c.endpoints.subchannels().get(0)).isSameAs(sub);
+    assertThat(sub.endpoint().version()).isEqualTo("2.1");
+    assertThat(lb.events).last().isEqualTo("update [a:1;zone=eu-1;version=2.1;rack=r7, b:2]");
+  }
+
+  @Test
+  void aResolverThatListsNoEndpointIsToldApartFromOneThatFailed() throws Exception {
+    Manual resolver = new Manual();
+    RecordingTransport.Client c = client(RpcClient.builder().nameResolver("manual://svc", resolver)
+        .transport("recording").build());
+    resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1), Endpoint.of("b", 2)));
+    List<RecordingTransport.Sub> had = c.endpoints.subchannels();
+
+    // An error says nothing about the endpoints: the client keeps them and its calls go on.
+    resolver.listener.onError(Status.UNAVAILABLE.withDescription("registry unreachable"));
+    assertThat(c.endpoints.subchannels()).isSameAs(had);
+    c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT);
+    assertThat(c.started.take().subchannel).isIn(had);
+
+    // An empty list is the registry saying there is none: the endpoints go, and calls fail saying so.
+    resolver.listener.onEndpoints(List.of());
+    assertThat(c.endpoints.subchannels()).isEmpty();
+    assertThat(had).allSatisfy(s -> assertThat(s.closed).isDone());
+    assertThat(statusOf(c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT)).description())
+        .isEqualTo("no endpoint for manual://svc: its resolver lists no endpoint; test.Svc/echo not sent");
+
+    resolver.listener.onEndpoints(List.of(Endpoint.of("c", 3)));
+    c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT);
+    assertThat(c.started.take().subchannel.endpoint().authority()).isEqualTo("c:3");
+  }
+
+  @Test
+  void theResolverIsAskedToRefreshWhenAConnectionIsLostOrAnAttemptFails() throws Exception {
+    Manual resolver = new Manual();
+    RecordingTransport.Client c = client(RpcClient.builder().nameResolver("manual://svc", resolver)
+        .transport("recording").build());
+    resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1)));
+    RecordingTransport.Sub a = c.endpoints.subchannels().get(0);
+    a.report(ConnectivityState.CONNECTING, null);
+    a.report(ConnectivityState.READY, null);
+    assertThat(resolver.refreshes).isZero();
+    a.report(ConnectivityState.IDLE, null); // the connection was lost
+    assertThat(resolver.refreshes).isEqualTo(1);
+    a.report(ConnectivityState.CONNECTING, null);
+    a.report(ConnectivityState.BACKING_OFF, Status.UNAVAILABLE.withDescription("refused"));
+    assertThat(resolver.refreshes).isEqualTo(2);
+    c.shutdownNow();
+    assertThat(c.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    a.report(ConnectivityState.BACKING_OFF, Status.UNAVAILABLE.withDescription("after shutdown"));
+    assertThat(resolver.refreshes).as("not after shutdown").isEqualTo(2);
   }
 }

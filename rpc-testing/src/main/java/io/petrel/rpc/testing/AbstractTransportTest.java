@@ -14,6 +14,7 @@ import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.ServerInterceptor;
+import io.petrel.rpc.ServerLifecycleListener;
 import io.petrel.rpc.Status;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -43,7 +44,7 @@ import org.junit.jupiter.api.Test;
  * server errors; unknown methods; deadlines (on time, the server's call cancelled) and cancellation; the limits
  * ({@code maxConcurrentCallsPerConnection}, {@code maxFrameSize} and {@code maxMetadataSize} on both sides,
  * {@code maxPendingCalls}); metadata both ways; interceptors on both sides; callback executors; client call
- * metrics; graceful drain; and a closed server or client failing only its own calls.
+ * metrics; graceful drain, the lifecycle listeners and the drain delay; and a closed server or client failing only its own calls.
  */
 public abstract class AbstractTransportTest {
   private static final long WAIT_SECONDS = 10;
@@ -401,6 +402,67 @@ public abstract class AbstractTransportTest {
     assertThat(inFlight.get(WAIT_SECONDS, TimeUnit.SECONDS).getValue()).isEqualTo("held:draining");
     assertThat(server.awaitTermination(20, TimeUnit.SECONDS)).as("terminated once its last call ended").isTrue();
     assertFails(() -> client.unaryCall(ConformanceService.ECHO, text("after")), Status.Code.UNAVAILABLE);
+  }
+
+  /** A registry's view: what the listeners heard, in order, with the address the server had when serving. */
+  private static final class Recording implements ServerLifecycleListener {
+    final List<String> events = new CopyOnWriteArrayList<>();
+
+    @Override
+    public void onServing(RpcServer server) {
+      events.add("serving " + server.address());
+    }
+
+    @Override
+    public void onDraining(RpcServer server) {
+      events.add("draining " + server.isShutdown());
+    }
+  }
+
+  @Test
+  public void lifecycleListenersHearServingOnceBoundAndDrainingBeforeTheServerStopsTakingCalls() throws Exception {
+    Recording first = new Recording();
+    Recording second = new Recording();
+    RpcServer server = startServer(b -> b.addLifecycleListener(first).addLifecycleListener(second)
+        .addLifecycleListener(new ServerLifecycleListener() {
+          @Override
+          public void onServing(RpcServer s) {
+            throw new IllegalStateException("a broken listener is logged and skipped");
+          }
+        }).drainDelay(Duration.ofSeconds(60)).shutdownGracePeriod(Duration.ofSeconds(60)));
+    assertThat(first.events).containsExactly("serving " + server.address());
+    assertThat(second.events).isEqualTo(first.events);
+    RpcClient client = client(server);
+    assertThat(client.unaryCall(ConformanceService.ECHO, text("before")).getValue()).isEqualTo("before");
+
+    server.shutdown();
+    assertThat(first.events).as("told before shutdown() returns").endsWith("draining true");
+    // During the drain delay the server serves as before (no GOAWAY yet): existing and new clients are answered.
+    assertThat(client.unaryCall(ConformanceService.ECHO, text("during")).getValue()).isEqualTo("during");
+    assertThat(client(server).unaryCall(ConformanceService.ECHO, text("new")).getValue()).isEqualTo("new");
+    assertThat(server.isTerminated()).isFalse();
+
+    server.shutdownNow(); // does not wait out the delay, and does not tell the listeners again
+    assertThat(server.awaitTermination(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+    assertThat(first.events).hasSize(2);
+    assertFails(() -> client.unaryCall(ConformanceService.ECHO, text("after")), Status.Code.UNAVAILABLE);
+  }
+
+  @Test
+  public void aGracefulShutdownWaitsTheDrainDelayBeforeItStops() throws Exception {
+    Recording listener = new Recording();
+    Duration delay = Duration.ofMillis(300);
+    RpcServer server = startServer(b -> b.addLifecycleListener(listener).drainDelay(delay));
+    RpcClient client = client(server);
+    assertThat(client.unaryCall(ConformanceService.ECHO, text("x")).getValue()).isEqualTo("x");
+    long start = System.nanoTime();
+    server.shutdown(); // no call in flight: without the delay it would stop at once
+    assertThat(listener.events).endsWith("draining true");
+    assertThat(server.awaitTermination(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+    assertThat(Duration.ofNanos(System.nanoTime() - start)).isGreaterThanOrEqualTo(delay);
+    RpcServer never = serverBuilder().addLifecycleListener(listener).build();
+    never.shutdown(); // never started: no listener is told anything
+    assertThat(listener.events).hasSize(2);
   }
 
   @Test

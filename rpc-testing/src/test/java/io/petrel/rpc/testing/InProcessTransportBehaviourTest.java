@@ -137,12 +137,15 @@ class InProcessTransportBehaviourTest {
 
     RpcClient started = RpcClient.builder().inProcess(name).build();
     assertFails(started::start, Status.Code.UNAVAILABLE, expected);
-    assertThat(started.isShutdown()).isTrue();
-    assertThat(started.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(started.isShutdown()).as("a failed start() leaves the client usable").isFalse();
 
     start(name); // a server that starts after its client is found at the next call
     assertThat(client.start().unaryCall(ConformanceService.ECHO, StringValue.of("found")).getValue())
         .isEqualTo("found");
+    assertThat(started.unaryCall(ConformanceService.ECHO, StringValue.of("recovered")).getValue())
+        .as("the client whose start() failed").isEqualTo("recovered");
+    started.shutdown();
+    assertThat(started.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
   }
 
   @Test

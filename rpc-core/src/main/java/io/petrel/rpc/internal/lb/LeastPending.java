@@ -19,7 +19,7 @@ public final class LeastPending implements LoadBalancer {
   private volatile @Nullable State state;
 
   @Override
-  public @Nullable Subchannel pick() {
+  public @Nullable Subchannel pick(PickArgs call) {
     State s = state;
     if (s == null) {
       return null;
@@ -78,6 +78,10 @@ public final class LeastPending implements LoadBalancer {
 
   @Override
   public void update(List<? extends Subchannel> subchannels) {
+    if (subchannels.isEmpty()) {
+      state = null; // the resolver lists none: the client does not pick until some come back
+      return;
+    }
     Subchannel[] subs = subchannels.toArray(new Subchannel[0]);
     int[] cumulative = new int[subs.length];
     int sum = 0;

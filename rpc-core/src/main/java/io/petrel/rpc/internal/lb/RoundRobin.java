@@ -22,7 +22,7 @@ public final class RoundRobin implements LoadBalancer {
   private int next;
 
   @Override
-  public @Nullable Subchannel pick() {
+  public @Nullable Subchannel pick(PickArgs call) {
     State s = state;
     if (s == null) {
       return null;
@@ -47,6 +47,10 @@ public final class RoundRobin implements LoadBalancer {
 
   @Override
   public void update(List<? extends Subchannel> subchannels) {
+    if (subchannels.isEmpty()) {
+      state = null; // the resolver lists none: the client does not pick until some come back
+      return;
+    }
     Subchannel[] subs = subchannels.toArray(new Subchannel[0]);
     int[] weights = new int[subs.length];
     for (int i = 0; i < subs.length; i++) {

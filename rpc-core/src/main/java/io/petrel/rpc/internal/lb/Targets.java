@@ -38,7 +38,7 @@ public final class Targets {
         + NameResolverProvider.class.getName() + ")");
   }
 
-  /** "h1:7000,h2:7000;weight=2" */
+  /** "h1:7000,h2:7000;weight=2;zone=eu-1;version=2.1;rack=r7" */
   static List<Endpoint> endpoints(String list, String target) {
     List<Endpoint> out = new ArrayList<>();
     for (String part : list.split(",")) {
@@ -47,21 +47,37 @@ public final class Targets {
         continue;
       }
       int weight = Endpoint.DEFAULT_WEIGHT;
+      String zone = null;
+      String version = null;
+      java.util.Map<String, String> attributes = new java.util.LinkedHashMap<>();
       int semi = p.indexOf(';');
       if (semi >= 0) {
-        String attr = p.substring(semi + 1).trim();
+        for (String attr : p.substring(semi + 1).split(";")) {
+          String a = attr.trim();
+          int eq = a.indexOf('=');
+          if (eq <= 0) {
+            throw new IllegalArgumentException("bad endpoint attribute '" + a + "' in target '" + target
+                + "'; expected name=value (weight=N, zone=z, version=v, or any other name)");
+          }
+          String name = a.substring(0, eq).trim();
+          String value = a.substring(eq + 1).trim();
+          switch (name) {
+            case "weight" -> {
+              try {
+                weight = Integer.parseInt(value);
+              } catch (NumberFormatException e) {
+                throw new IllegalArgumentException("bad weight '" + a + "' in target '" + target + "'", e);
+              }
+            }
+            case "zone" -> zone = value;
+            case "version" -> version = value;
+            default -> attributes.put(name, value);
+          }
+        }
         p = p.substring(0, semi).trim();
-        if (!attr.startsWith("weight=")) {
-          throw new IllegalArgumentException("unknown endpoint attribute '" + attr + "' in target '" + target
-              + "' (only weight=N is known)");
-        }
-        try {
-          weight = Integer.parseInt(attr.substring(7).trim());
-        } catch (NumberFormatException e) {
-          throw new IllegalArgumentException("bad weight '" + attr + "' in target '" + target + "'", e);
-        }
       }
-      Endpoint e = endpoint(p, target).withWeight(weight);
+      Endpoint address = endpoint(p, target);
+      Endpoint e = new Endpoint(address.host(), address.port(), weight, zone, version, attributes);
       for (Endpoint o : out) {
         if (o.sameAddress(e)) {
           throw new IllegalArgumentException("endpoint " + e.authority() + " appears twice in target '" + target

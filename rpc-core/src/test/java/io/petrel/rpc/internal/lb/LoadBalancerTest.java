@@ -16,6 +16,24 @@ import org.junit.jupiter.api.Test;
 
 class LoadBalancerTest {
 
+  /** A call to pick for: the built-in balancers do not look at it. */
+  static final LoadBalancer.PickArgs ARGS = new LoadBalancer.PickArgs() {
+    @Override
+    public io.petrel.rpc.MethodDescriptor<?, ?> method() {
+      throw new AssertionError("not read by the built-in balancers");
+    }
+
+    @Override
+    public io.petrel.rpc.Metadata metadata() {
+      throw new AssertionError("not read by the built-in balancers");
+    }
+
+    @Override
+    public String hashKey() {
+      throw new AssertionError("not read by the built-in balancers");
+    }
+  };
+
   /** A subchannel whose load and availability the test sets. */
   static final class Fake implements Subchannel {
     final Endpoint endpoint;
@@ -45,7 +63,7 @@ class LoadBalancerTest {
   private static Map<String, Integer> count(LoadBalancer lb, int picks, boolean addPending) {
     Map<String, Integer> n = new HashMap<>();
     for (int i = 0; i < picks; i++) {
-      Fake f = (Fake) lb.pick();
+      Fake f = (Fake) lb.pick(ARGS);
       n.merge(f.endpoint.host(), 1, Integer::sum);
       if (addPending) {
         f.pending++;
@@ -57,7 +75,7 @@ class LoadBalancerTest {
   @Test
   void roundRobinTakesTurnsAndRespectsWeights() {
     RoundRobin rr = new RoundRobin();
-    assertThat(rr.pick()).isNull();
+    assertThat(rr.pick(ARGS)).isNull();
     Fake a = new Fake("a", 1);
     Fake b = new Fake("b", 1);
     rr.update(List.of(a, b));
@@ -86,13 +104,13 @@ class LoadBalancerTest {
     a.available = false;
     assertThat(count(rr, 100, false)).containsEntry("b", 100).doesNotContainKey("a");
     b.available = false; // none available: still a pick (the call then fails with the endpoint's reason)
-    assertThat(rr.pick()).isNotNull();
+    assertThat(rr.pick(ARGS)).isNotNull();
   }
 
   @Test
   void leastPendingPrefersTheLessLoadedPerUnitOfWeight() {
     LeastPending lp = new LeastPending();
-    assertThat(lp.pick()).isNull();
+    assertThat(lp.pick(ARGS)).isNull();
     Fake a = new Fake("a", 1);
     Fake b = new Fake("b", 1);
     lp.update(List.of(a, b));
@@ -137,7 +155,13 @@ class LoadBalancerTest {
     assertThatThrownBy(() -> Targets.resolver("static://")).hasMessageContaining("names no endpoint");
     assertThatThrownBy(() -> Targets.resolver("static://a:1,a:1")).hasMessageContaining("appears twice");
     assertThatThrownBy(() -> Targets.resolver("static://a:1;weight=0")).hasMessageContaining("weight must be");
-    assertThatThrownBy(() -> Targets.resolver("static://a:1;zone=x")).hasMessageContaining("only weight=N");
+    assertThatThrownBy(() -> Targets.resolver("static://a:1;zone")).hasMessageContaining("expected name=value");
+    Endpoint attributed = ((StaticResolver) Targets.resolver("static://a:1;weight=2;zone=eu-1;version=2.1;rack=r7"))
+        .endpoints().get(0);
+    assertThat(attributed).isEqualTo(new Endpoint("a", 1, 2, "eu-1", "2.1", Map.of("rack", "r7")));
+    assertThat(attributed.attribute("rack")).isEqualTo("r7");
+    assertThat(attributed).hasToString("a:1;weight=2;zone=eu-1;version=2.1;rack=r7");
+    assertThat(attributed.sameAddress(Endpoint.of("a", 1))).isTrue();
     assertThatThrownBy(() -> Targets.resolver("zookeeper://zk:2181/x"))
         .hasMessageContaining("no name resolver for the scheme 'zookeeper'").hasMessageContaining("static");
     assertThatThrownBy(() -> LoadBalancers.forName("random")).hasMessageContaining("round_robin, least_pending");

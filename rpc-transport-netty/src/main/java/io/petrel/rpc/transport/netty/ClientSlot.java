@@ -13,9 +13,11 @@ import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.Future;
 import io.netty.util.concurrent.Promise;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.ConnectivityState;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -23,10 +25,14 @@ import org.slf4j.LoggerFactory;
 import org.jspecify.annotations.Nullable;
 
 /**
- * One of the client's connections to the endpoint, kept alive across failures: a lost connection is
- * re-established in the background with exponential backoff and jitter, and a call that finds no usable
- * connection starts a connect attempt at once (one attempt at a time). All connections of a slot live on one
- * event loop, so its deadline timers and in-flight map need no locks.
+ * One of the client's connections to the endpoint, kept across failures. A call that finds no usable connection
+ * starts a connect attempt at once (one attempt at a time), unless the last attempt failed: then the slot backs
+ * off (exponential, with jitter), and calls made meanwhile wait for the next attempt, which the slot makes by
+ * itself when the backoff ends, if the call's deadline comes later (else, or with
+ * {@link io.petrel.rpc.CallOptions#withFailFast}, they fail at once naming the cause). With nobody waiting the
+ * slot makes no attempt of its own: it stays idle until the next call, so a client nobody calls holds no timer
+ * and no connection. All connections of a slot live on one event loop, so its deadline timers and in-flight map
+ * need no locks.
  */
 final class ClientSlot {
   private static final Logger log = LoggerFactory.getLogger(ClientSlot.class);
@@ -53,6 +59,11 @@ final class ClientSlot {
    * once with UNAVAILABLE naming it, instead of each starting an attempt of its own.
    */
   private String lastFailure;
+  /**
+   * Calls waiting for the next attempt (made during the backoff, or while a connection had just closed); the
+   * attempt completes it. Null while nobody waits.
+   */
+  private Promise<ClientConnection> nextAttempt;
   /** The channel of the attempt under way (TCP connect or TLS handshake), closed if the slot closes meanwhile. */
   private Channel connectingChannel;
   private boolean closed;
@@ -136,10 +147,45 @@ final class ClientSlot {
 
   /**
    * A usable connection now, or the attempt to make one: the one under way, or one started now. While the slot
-   * backs off after a failed attempt (see {@link #lastFailure}) the future has failed with UNAVAILABLE saying
-   * when the next attempt is due.
+   * backs off after a failed attempt (see {@link #lastFailure}), the next attempt if {@code wait} and it comes
+   * before {@code deadline} (null: none); otherwise a future failed with UNAVAILABLE saying why and when the next
+   * attempt is due.
    */
-  synchronized Future<ClientConnection> acquire() {
+  Future<ClientConnection> acquire(@Nullable Deadline deadline, boolean wait) {
+    Future<ClientConnection> f;
+    boolean started;
+    synchronized (this) {
+      Promise<ClientConnection> before = connecting;
+      f = acquireLocked(deadline, wait);
+      started = connecting != before;
+    }
+    if (started) {
+      subchannel.slotChanged();
+    }
+    return f;
+  }
+
+  /** The state of this connection, for the endpoint's {@link io.petrel.rpc.spi.ConnectivityState}. */
+  synchronized ConnectivityState state() {
+    if (closed) {
+      return ConnectivityState.SHUTDOWN;
+    }
+    if (current() != null) {
+      return ConnectivityState.READY;
+    }
+    if (connecting != null) {
+      return ConnectivityState.CONNECTING;
+    }
+    return backingOff ? ConnectivityState.BACKING_OFF : ConnectivityState.IDLE;
+  }
+
+  /** Why the last attempt failed, while backing off; else null. */
+  synchronized @Nullable String failure() {
+    return backingOff ? lastFailure : null;
+  }
+
+  // Holding the lock.
+  private Future<ClientConnection> acquireLocked(@Nullable Deadline deadline, boolean wait) {
     ClientConnection c = current();
     if (c != null) {
       return loop.newSucceededFuture(c);
@@ -152,17 +198,42 @@ final class ClientSlot {
     }
     if (connection != null) {
       // Closed a moment ago, and its event loop has not yet said why (onClosed): whether to reconnect at once or
-      // back off depends on that, so no attempt is started from here.
+      // back off depends on that, so no attempt is started from here; onClosed (or onGoaway) starts it.
+      if (wait) {
+        return nextAttempt();
+      }
       return loop.newFailedFuture(Status.UNAVAILABLE.withDescription("the connection to " + subchannel.authority()
           + " has just closed; retry").asException());
     }
     if (reconnectTimer != null && lastFailure != null) {
+      boolean inTime = deadline == null || nextAttemptAt - deadline.nanoTime() < 0;
+      if (wait && inTime) {
+        return nextAttempt();
+      }
       long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextAttemptAt - System.nanoTime()));
       return loop.newFailedFuture(Status.UNAVAILABLE.withDescription("cannot connect to " + subchannel.authority() + ": "
-          + lastFailure + "; next attempt in " + left + " ms (RpcClient.builder().reconnectBackoff)").asException());
+          + lastFailure + "; next attempt in " + left + " ms" + (wait ? ", after the call's deadline" : "")
+          + " (RpcClient.builder().reconnectBackoff)").asException());
     }
     startConnect();
     return connecting;
+  }
+
+  /** "; next attempt in N ms (...)" while the slot backs off after a failed attempt, else null. */
+  synchronized @Nullable String nextAttemptDescribed() {
+    if (reconnectTimer == null || lastFailure == null) {
+      return null;
+    }
+    long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextAttemptAt - System.nanoTime()));
+    return "; next attempt in " + left + " ms (RpcClient.builder().reconnectBackoff)";
+  }
+
+  // Holding the lock.
+  private Promise<ClientConnection> nextAttempt() {
+    if (nextAttempt == null) {
+      nextAttempt = loop.newPromise();
+    }
+    return nextAttempt;
   }
 
   private StatusException shutDown() {
@@ -177,7 +248,9 @@ final class ClientSlot {
       reconnectTimer = null;
       backoffChanged();
     }
-    Promise<ClientConnection> promise = loop.newPromise();
+    // Calls waiting for this attempt hold its promise already.
+    Promise<ClientConnection> promise = nextAttempt != null ? nextAttempt : loop.newPromise();
+    nextAttempt = null;
     connecting = promise;
     ChannelFuture cf = bootstrap.connect(subchannel.address());
     connectingChannel = cf.channel();
@@ -246,6 +319,7 @@ final class ClientSlot {
       }
       backoffChanged();
     }
+    subchannel.slotChanged();
     if (conn != null) {
       log.debug("connected to {} from {}", subchannel.authority(), channel.localAddress());
       promise.trySuccess(conn);
@@ -278,10 +352,12 @@ final class ClientSlot {
         synchronized (this) {
           reconnectTimer = null;
           backoffChanged();
-          if (!closed && current() == null && connecting == null) {
+          // Only for calls waiting: with none, the next call starts the attempt (no timer left behind).
+          if (!closed && current() == null && connecting == null && nextAttempt != null) {
             startConnect();
           }
         }
+        subchannel.slotChanged();
       }, jittered, TimeUnit.NANOSECONDS);
       nextAttemptAt = System.nanoTime() + jittered;
       backoffChanged();
@@ -302,20 +378,36 @@ final class ClientSlot {
             // Accepted, then closed before the server said anything: as good as a failed attempt.
             lastFailure = c.closeReason() != null ? c.closeReason()
                 : "the connection was closed before the server answered anything";
+            log.debug("connection to {} closed before the server answered; next attempt after the backoff",
+                subchannel.authority());
+            scheduleReconnect();
+            backoffChanged();
+          } else {
+            log.debug("connection to {} lost; the next call reconnects", subchannel.authority());
+            connectForWaiters();
           }
-          log.debug("connection to {} lost; reconnecting with backoff", subchannel.authority());
-          scheduleReconnect();
-          backoffChanged();
         }
       }
     }
+    subchannel.slotChanged();
   }
 
   void onGoaway(ClientConnection c) {
     synchronized (this) {
       if (connection == c) {
         connection = null; // new calls go to a new connection; in-flight calls finish on the old one
+        if (!closed) {
+          connectForWaiters();
+        }
       }
+    }
+    subchannel.slotChanged();
+  }
+
+  // Holding the lock: calls wait for a connection and nothing plans one (no attempt, no backoff): start it now.
+  private void connectForWaiters() {
+    if (nextAttempt != null && connecting == null && reconnectTimer == null && current() == null) {
+      startConnect();
     }
   }
 
@@ -361,10 +453,15 @@ final class ClientSlot {
         connecting.tryFailure(shutDown()); // its waiters must not wait for a loop that is about to stop
         connecting = null;
       }
+      if (nextAttempt != null) {
+        nextAttempt.tryFailure(shutDown());
+        nextAttempt = null;
+      }
       attempt = connectingChannel;
       connectingChannel = null;
       backoffChanged();
     }
+    subchannel.slotChanged();
     // An attempt under way (a TLS handshake may hold buffers) is closed too, before the event loop stops.
     Future<?> attemptClosed = attempt == null ? null : attempt.close();
     if (c == null) {
@@ -376,6 +473,6 @@ final class ClientSlot {
   @Override
   public synchronized String toString() {
     return "ClientSlot{connection=" + connection + ", connecting=" + connecting + ", reconnectTimer="
-        + reconnectTimer + ", lastFailure=" + lastFailure + ", closed=" + closed + "}";
+        + reconnectTimer + ", nextAttempt=" + nextAttempt + ", lastFailure=" + lastFailure + ", closed=" + closed + "}";
   }
 }

@@ -14,7 +14,6 @@ import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
-import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import io.petrel.rpc.internal.ClientRuntime;
@@ -22,6 +21,7 @@ import io.petrel.rpc.internal.RateLimitedLog;
 import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.ClientEndpoints;
+import io.petrel.rpc.spi.ClientTransport;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * sent through per-connection write queues. Event loops are the JVM's shared ones unless {@code ioThreads} is
  * set.
  */
-final class NettyRpcClient extends RpcClient {
+final class NettyRpcClient implements ClientTransport {
   private static final Logger log = LoggerFactory.getLogger(NettyRpcClient.class);
 
   private final ClientConfig config;
@@ -59,9 +59,12 @@ final class NettyRpcClient extends RpcClient {
   private final EventExecutor[] loops;
   /** The TLS contexts of new connections, or null for plaintext. */
   private final @Nullable TlsSource tls;
+  private final LoopRelease loopRelease;
+  /** The core client's runtime: its calls are made with it. */
+  private final ClientRuntime runtime;
 
-  NettyRpcClient(ClientConfig config) {
-    super(config);
+  NettyRpcClient(ClientConfig config, ClientRuntime runtime) {
+    this.runtime = runtime;
     this.config = config;
     this.target = config.target();
     if (config.tls() != null) {
@@ -96,6 +99,8 @@ final class NettyRpcClient extends RpcClient {
         this.loopsDescribed = "shared event loops";
       }
     }
+    this.loopRelease = new LoopRelease(shared, ownGroup ? group : null);
+    CLEANER.register(this, loopRelease);
     this.endpoints = new ClientEndpoints<>(config, e -> new NettySubchannel(this, e, group, io, config), limitLog);
     this.metrics = config.meterRegistry() == null ? null
         : new TransportMetrics(config.meterRegistry(), "client",
@@ -127,7 +132,7 @@ final class NettyRpcClient extends RpcClient {
   @Override
   public void reloadTls() throws java.io.IOException {
     if (tls == null) {
-      super.reloadTls(); // throws: no TLS
+      ClientTransport.super.reloadTls(); // throws: no TLS
       return;
     }
     tls.reload();
@@ -152,7 +157,7 @@ final class NettyRpcClient extends RpcClient {
    * was still in use.
    */
   String whyStopped() {
-    if (isShutdown() || shared != null || ownGroup) {
+    if (runtime.isShutdown() || shared != null || ownGroup) {
       return "client '" + config.name() + "' is shut down";
     }
     return "the event loops of client '" + config.name() + "' are shut down: the EventLoopGroup given with"
@@ -160,7 +165,7 @@ final class NettyRpcClient extends RpcClient {
   }
 
   @Override
-  protected boolean isTransportThread() {
+  public boolean isTransportThread() {
     for (io.netty.util.concurrent.EventExecutor e : loops) {
       if (e.inEventLoop()) {
         return true;
@@ -176,22 +181,22 @@ final class NettyRpcClient extends RpcClient {
 
   /**
    * Connects to every endpoint now and waits up to the connect timeout. Succeeds when at least one endpoint is
-   * reachable (the others keep trying on their backoff); otherwise shuts the client down and throws UNAVAILABLE
-   * naming each failure.
+   * reachable; otherwise throws UNAVAILABLE naming each failure. Either way the client stays usable: an
+   * endpoint that failed is in its backoff, as after any failed attempt, and later calls reach it once it is up.
+   * A client dropped after a failed {@code build().start()} holds no connection and, once its backoff has
+   * passed, no timer; its share of the event loops is released when it is garbage collected.
    */
   @Override
-  public RpcClient start() {
+  public void connect() {
     List<NettySubchannel> subs = endpoints.subchannels();
     if (subs.isEmpty()) {
-      Status e = endpoints.noEndpoint("");
-      shutdownNow();
-      throw e.asException();
+      throw endpoints.noEndpoint("").asException();
     }
     List<Future<ClientConnection>> attempts = new ArrayList<>();
     List<NettySubchannel> owners = new ArrayList<>();
     for (NettySubchannel sub : subs) {
       for (ClientSlot s : sub.slots()) {
-        attempts.add(s.acquire());
+        attempts.add(s.acquire(null, false));
         owners.add(sub);
       }
     }
@@ -224,9 +229,8 @@ final class NettyRpcClient extends RpcClient {
         log.warn("client '{}' for {}: {} of {} connections failed at start, calls go to the others: {}",
             config.name(), target, failures.size(), attempts.size(), summarize(failures));
       }
-      return this;
+      return;
     }
-    shutdownNow(); // the caller of build().start() has no reference to close it by
     if (attempts.size() == 1) {
       throw first;
     }
@@ -258,24 +262,25 @@ final class NettyRpcClient extends RpcClient {
 
   /** The core's runtime of this client, for its calls. */
   ClientRuntime callRuntime() {
-    return runtime();
+    return runtime;
   }
 
   @Override
-  protected <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+  public <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
       @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
     return new PendingCall<>(this, method, deadline, responseMetadata, executor);
   }
 
   /** Encodes the request on the caller's thread, picks the endpoint, and hands the call to a connection. */
   @Override
-  protected <Req> void startCall(ClientCall<?> c, MethodDescriptor<Req, ?> method, Req request,
+  public <Req> void startCall(ClientCall<?> c, MethodDescriptor<Req, ?> method, Req request,
       CallOptions options) throws Exception {
     PendingCall<?> call = (PendingCall<?>) c;
     ByteBuf frame = FrameEncoder.encodeMessage(alloc, call.isOneway() ? TYPE_ONEWAY : TYPE_REQUEST, 0, method.id(),
         0, options.metadata(), method.requestMarshaller(), request, config.maxFrameSize(), config.maxMetadataSize(),
         "RpcClient.builder()"); // over a limit: FrameSizes.TooLarge, which the core turns into the call's status
     call.frame = frame;
+    call.failFast = options.isFailFast();
     call.requestSize(frame.getInt(Protocol.OFF_BODY_LENGTH));
     NettySubchannel sub = endpoints.pick(call);
     if (sub == null) {
@@ -288,11 +293,12 @@ final class NettyRpcClient extends RpcClient {
   }
 
   /**
-   * Hands an encoded, unsent call to a usable connection of {@code slot}, or waits for the slot's connection
-   * attempt (bounded by the call's deadline); while the slot backs off after a failed attempt, the call fails at
-   * once (no attempt per call: see ClientSlot). Also used for a call whose connection closed or received GOAWAY
-   * before the call could be written (in its write queue, or held back waiting for the server to take more
-   * calls): it was not sent, so sending it elsewhere is safe.
+   * Hands an encoded, unsent call to a usable connection of {@code slot}, or waits for one connection attempt
+   * (bounded by the call's deadline): the one under way, or, while the slot backs off after a failed attempt,
+   * the next one when that comes before the call's deadline; otherwise, or when the call is fail-fast, it fails
+   * at once (no attempt per call: see ClientSlot). If the attempt it waited for fails, so does the call. Also used for a call whose connection closed or received
+   * GOAWAY before the call could be written (in its write queue, or held back waiting for the server to take
+   * more calls): it was not sent, so sending it elsewhere is safe.
    */
   @SuppressWarnings("unchecked")
   void route(PendingCall<?> call, ClientSlot slot) {
@@ -301,26 +307,31 @@ final class NettyRpcClient extends RpcClient {
       c.send(call);
       return;
     }
-    Future<ClientConnection> attempt = slot.acquire();
+    Future<ClientConnection> attempt = slot.acquire(call.deadline(), !call.failFast);
     if (attempt.isDone()) {
-      onConnection(call, attempt);
+      onConnection(call, slot, attempt, false);
       return;
     }
     if (!call.armTimer(slot.loop())) {
       return; // the client's event loop is gone: the call has failed with UNAVAILABLE
     }
-    attempt.addListener(f -> onConnection(call, (Future<ClientConnection>) f));
+    attempt.addListener(f -> onConnection(call, slot, (Future<ClientConnection>) f, true));
   }
 
-  private void onConnection(PendingCall<?> call, Future<ClientConnection> f) {
+  /** The attempt the call was routed to has ended ({@code waited}: the call waited for it). */
+  private void onConnection(PendingCall<?> call, ClientSlot slot, Future<ClientConnection> f, boolean waited) {
     if (f.isSuccess()) {
       f.getNow().send(call);
+      return;
+    }
+    if (call.isFinished()) {
+      call.releaseFrame(); // its deadline passed (or it was cancelled) while it waited
       return;
     }
     NettySubchannel from = call.subchannel;
     if (from != null && !call.repicked) {
       // Several endpoints: an unsent call whose endpoint cannot be reached now tries another one, once.
-      NettySubchannel other = endpoints.pickOther(from);
+      NettySubchannel other = endpoints.pickOther(call, from);
       if (other != null) {
         call.repicked = true; // (still counted on its first subchannel: the count never moves, so never drifts)
         route(call, other.nextSlot());
@@ -329,11 +340,16 @@ final class NettyRpcClient extends RpcClient {
     }
     call.releaseFrame();
     Throwable cause = f.cause();
-    if (cause instanceof StatusException se) {
-      call.fail(se.status());
-    } else {
-      call.fail(Status.UNAVAILABLE.withDescription("cannot connect to " + target + ": " + cause).withCause(cause));
+    Status failure = cause instanceof StatusException se ? se.status()
+        : Status.UNAVAILABLE.withDescription("cannot connect to " + slot.authority() + ": " + cause).withCause(cause);
+    if (waited) {
+      // The attempt it waited for failed (a call waits for one attempt at most): say when the next one is due.
+      String next = slot.nextAttemptDescribed();
+      if (next != null) {
+        failure = failure.withDescription(failure.description() + next);
+      }
     }
+    call.fail(failure);
   }
 
   /** The {@code i}-th connection slot of the first endpoint (tests). */
@@ -343,20 +359,51 @@ final class NettyRpcClient extends RpcClient {
 
   /** Closes every endpoint's connections, then releases the event loops (or this client's share of them). */
   @Override
-  protected void terminate(Runnable done) {
+  public void terminate(Runnable done) {
     endpoints.shutdown().whenComplete((v, t) -> {
-      if (shared == null && !ownGroup) {
+      Future<?> stopped = loopRelease.release();
+      if (stopped == null) {
         done.run(); // the caller's event loops: never shut down here
         return;
       }
-      Future<?> stopped = shared != null ? shared.release() : group.shutdownGracefully(0, 2, TimeUnit.SECONDS);
       stopped.addListener(g -> done.run());
     });
   }
 
+  /**
+   * Releases the client's event loops once: at termination, or when the client is garbage collected without
+   * having been shut down (a {@code build().start()} that threw leaves nobody to shut it down). It holds no
+   * reference to the client, so that the client can become unreachable.
+   */
+  private static final class LoopRelease implements Runnable {
+    private final @Nullable SharedEventLoops shared;
+    private final @Nullable EventLoopGroup own;
+    private final java.util.concurrent.atomic.AtomicBoolean released = new java.util.concurrent.atomic.AtomicBoolean();
+
+    LoopRelease(@Nullable SharedEventLoops shared, @Nullable EventLoopGroup own) {
+      this.shared = shared;
+      this.own = own;
+    }
+
+    /** Stops or releases the loops, the first time; null when there is nothing to wait for. */
+    @Nullable Future<?> release() {
+      if ((shared == null && own == null) || !released.compareAndSet(false, true)) {
+        return null;
+      }
+      return shared != null ? shared.release() : own.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+    }
+
+    @Override
+    public void run() {
+      release();
+    }
+  }
+
+  private static final java.lang.ref.Cleaner CLEANER = java.lang.ref.Cleaner.create();
+
   @Override
   public String toString() {
-    return "NettyRpcClient{" + target + ", pending=" + pendingCalls() + ", subchannels="
+    return "NettyRpcClient{" + target + ", pending=" + runtime.pendingCalls() + ", subchannels="
         + endpoints.subchannels() + "}";
   }
 }

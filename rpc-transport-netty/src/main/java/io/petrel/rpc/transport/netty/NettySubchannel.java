@@ -3,7 +3,9 @@ package io.petrel.rpc.transport.netty;
 import io.netty.channel.EventLoopGroup;
 import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.Status;
 import io.petrel.rpc.spi.ClientSubchannel;
+import io.petrel.rpc.spi.ConnectivityState;
 import java.net.InetSocketAddress;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -61,6 +63,47 @@ final class NettySubchannel extends ClientSubchannel {
     }
     int i = roundRobin++; // racy on purpose: any spread is fine, no contention
     return slots[Math.floorMod(i, slots.length)];
+  }
+
+  /**
+   * A slot's state may have changed: reports the endpoint's (the best of its slots') to the core. Called holding
+   * no slot lock. Two slots changing at once may report out of order; each caller checks after reporting and
+   * reports again until what it reported is what it sees, so the last report is the current state.
+   */
+  void slotChanged() {
+    for (int i = 0; i < 4; i++) {
+      ConnectivityState best = ConnectivityState.SHUTDOWN;
+      String failure = null;
+      for (ClientSlot s : slots) {
+        ConnectivityState st = s.state();
+        if (rank(st) > rank(best)) {
+          best = st;
+        }
+        if (st == ConnectivityState.BACKING_OFF && failure == null) {
+          failure = s.failure();
+        }
+      }
+      String why = best == ConnectivityState.BACKING_OFF && failure != null ? "cannot connect to " + authority
+          + ": " + failure : null;
+      Status now = stateCause();
+      if (best == state() && java.util.Objects.equals(why, now == null ? null : now.description())) {
+        return;
+      }
+      stateChanged(best, why == null ? null : Status.UNAVAILABLE.withDescription(why));
+      if (best == ConnectivityState.SHUTDOWN) {
+        return;
+      }
+    }
+  }
+
+  private static int rank(ConnectivityState s) {
+    return switch (s) {
+      case READY -> 4;
+      case CONNECTING -> 3;
+      case IDLE -> 2;
+      case BACKING_OFF -> 1;
+      case SHUTDOWN -> 0;
+    };
   }
 
   /** Connections open now. */

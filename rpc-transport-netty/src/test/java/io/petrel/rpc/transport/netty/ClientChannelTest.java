@@ -118,6 +118,12 @@ class ClientChannelTest extends TransportFixture {
   /** A resolver the test drives. */
   private static final class ManualResolver implements io.petrel.rpc.spi.NameResolver {
     volatile Listener listener;
+    final AtomicInteger refreshes = new AtomicInteger();
+
+    @Override
+    public void refresh() {
+      refreshes.incrementAndGet();
+    }
 
     @Override
     public void start(Listener l) {
@@ -139,7 +145,7 @@ class ClientChannelTest extends TransportFixture {
     CompletableFuture<StringValue> inFlight = c.unaryCallAsync(TestService.ECHO, StringValue.of("held"),
         CallOptions.DEFAULT);
     assertThat(arrivals.poll(10, TimeUnit.SECONDS)).isEqualTo("a");
-    ClientConnection toA = ((NettyRpcClient) c).slot(0).current();
+    ClientConnection toA = transportOf(c).slot(0).current();
     assertThat(toA).isNotNull();
 
     resolver.listener.onEndpoints(List.of(Endpoint.of("127.0.0.1", sb.port())));
@@ -168,7 +174,7 @@ class ClientChannelTest extends TransportFixture {
       CompletableFuture<StringValue> hung = c.unaryCallAsync(TestService.ECHO, StringValue.of("hung"),
           CallOptions.DEFAULT.withTimeout(java.time.Duration.ofMillis(300)));
       assertThat(arrivals.poll(10, TimeUnit.SECONDS)).isEqualTo("a");
-      ClientConnection toA = ((NettyRpcClient) c).slot(0).current();
+      ClientConnection toA = transportOf(c).slot(0).current();
       resolver.listener.onEndpoints(List.of(Endpoint.of("127.0.0.1", sb.port())));
       assertFails(hung, Status.Code.DEADLINE_EXCEEDED, "deadline exceeded after");
       assertThat(toA.channel().closeFuture().await(10, TimeUnit.SECONDS))
@@ -261,8 +267,7 @@ class ClientChannelTest extends TransportFixture {
     RpcClient none = client("static://127.0.0.1:" + dead1 + ",127.0.0.1:" + dead2, x -> x);
     assertFails(none::start, Status.Code.UNAVAILABLE, "cannot connect to any endpoint of static://",
         "127.0.0.1:" + dead1, "127.0.0.1:" + dead2);
-    assertThat(none.isShutdown()).as("a client whose start() failed is shut down, leaking nothing").isTrue();
-    assertThat(none.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(none.isShutdown()).as("a client whose start() failed stays usable (ReconnectTest)").isFalse();
   }
 
   @Test
@@ -290,5 +295,105 @@ class ClientChannelTest extends TransportFixture {
     assertThat(c1.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
     assertThat(SharedEventLoops.users(io.name)).isEqualTo(before + 1);
     assertThat(echo(c2, "still")).isEqualTo("still"); // the group lives on for the other client
+  }
+
+  /** A balancer that sends each call to the endpoint whose port is the call's hash key, and records states. */
+  private static final class ByPort implements io.petrel.rpc.spi.LoadBalancer,
+      io.petrel.rpc.spi.LoadBalancer.Factory {
+    final BlockingQueue<String> states = new LinkedBlockingQueue<>();
+    final BlockingQueue<String> outcomes = new LinkedBlockingQueue<>();
+    volatile List<? extends io.petrel.rpc.spi.Subchannel> subs = List.of();
+
+    @Override
+    public String name() {
+      return "by_port";
+    }
+
+    @Override
+    public io.petrel.rpc.spi.LoadBalancer newLoadBalancer() {
+      return this;
+    }
+
+    @Override
+    public io.petrel.rpc.spi.Subchannel pick(PickArgs call) {
+      for (io.petrel.rpc.spi.Subchannel s : subs) {
+        if (String.valueOf(s.endpoint().port()).equals(call.hashKey())) {
+          return s;
+        }
+      }
+      throw new AssertionError("no endpoint for hash key " + call.hashKey());
+    }
+
+    @Override
+    public void update(List<? extends io.petrel.rpc.spi.Subchannel> subchannels) {
+      subs = subchannels;
+    }
+
+    @Override
+    public void onAttemptEnded(io.petrel.rpc.spi.Subchannel s, Status status, long latencyNanos) {
+      outcomes.add(s.endpoint().port() + " " + status.code());
+    }
+
+    @Override
+    public void onStateChange(io.petrel.rpc.spi.Subchannel s, io.petrel.rpc.spi.ConnectivityState state,
+        Status cause) {
+      states.add(s.endpoint().port() + " " + state + (cause == null ? "" : ": " + cause.description()));
+    }
+
+    /**
+     * The next state reported for {@code port} that is not CONNECTING, skipping the other endpoint's. (States
+     * that follow each other fast are reported as the last one: a refused connect may go from IDLE to
+     * BACKING_OFF, a quick one from IDLE to READY.)
+     */
+    String nextState(int port) throws InterruptedException {
+      while (true) {
+        String s = states.poll(10, TimeUnit.SECONDS);
+        assertThat(s).as("a state change of %d within 10 s", port).isNotNull();
+        if (s.startsWith(port + " ") && !s.endsWith(" CONNECTING")) {
+          return s.substring(s.indexOf(' ') + 1);
+        }
+      }
+    }
+  }
+
+  @Test
+  void theNettyTransportReportsEndpointStatesAndOutcomesToTheBalancerAndAsksForARefreshWhenAConnectionIsLost()
+      throws Exception {
+    RpcServer sa = server(a);
+    RpcServer sb = server(b);
+    ByPort lb = new ByPort();
+    ManualResolver resolver = new ManualResolver();
+    RpcClient c = client(1, x -> x.nameResolver("manual://orders", resolver).loadBalancer(lb));
+    resolver.listener.onEndpoints(List.of(Endpoint.of("127.0.0.1", sa.port()), Endpoint.of("127.0.0.1", sb.port())));
+    for (RpcServer s : List.of(sa, sb)) {
+      String key = String.valueOf(s.port());
+      assertThat(c.unaryCall(TestService.ECHO, StringValue.of(key), CallOptions.DEFAULT.withHashKey(key))
+          .getValue()).isEqualTo(key);
+      assertThat(lb.nextState(s.port())).isEqualTo("READY");
+      assertThat(lb.outcomes.poll(10, TimeUnit.SECONDS)).isEqualTo(s.port() + " OK");
+    }
+    assertThat(arrivals).containsExactly("a", "b");
+    int refreshed = resolver.refreshes.get();
+
+    int port = sb.port();
+    sb.shutdownNow();
+    assertThat(sb.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(lb.nextState(port)).as("connection lost").isEqualTo("IDLE");
+    assertThat(resolver.refreshes.get()).isGreaterThan(refreshed);
+    assertFails(() -> c.unaryCall(TestService.ECHO, StringValue.of("x"),
+        CallOptions.DEFAULT.withHashKey(String.valueOf(port))), Status.Code.UNAVAILABLE,
+        "cannot connect to 127.0.0.1:" + port);
+    assertThat(lb.nextState(port)).startsWith("BACKING_OFF: cannot connect to 127.0.0.1:" + port);
+    assertThat(lb.outcomes.poll(10, TimeUnit.SECONDS)).isEqualTo(port + " UNAVAILABLE");
+    assertThat(echo(c, sa.port())).as("the other endpoint is untouched").isEqualTo("fine");
+  }
+
+  private static String echo(RpcClient c, int port) {
+    return c.unaryCall(TestService.ECHO, StringValue.of("fine"), CallOptions.DEFAULT.withHashKey(String.valueOf(port)))
+        .getValue();
+  }
+
+  private static NettyRpcClient transportOf(io.petrel.rpc.RpcClient client) {
+    return (NettyRpcClient) io.petrel.rpc.internal.ClientChannel.transportOf(client);
   }
 }

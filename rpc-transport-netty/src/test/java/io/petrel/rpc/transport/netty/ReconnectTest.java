@@ -1,0 +1,168 @@
+package io.petrel.rpc.transport.netty;
+
+import static io.petrel.rpc.testing.CallFailures.assertFails;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.StringValue;
+import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.Status;
+import java.io.IOException;
+import java.lang.ref.ReferenceQueue;
+import java.lang.ref.WeakReference;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+
+/**
+ * How a client comes back to a server that was down (issue 20): calls made during the reconnect backoff wait for
+ * the next attempt, which the client makes by itself when the backoff ends; a failed {@code start()} leaves a
+ * client that recovers the same way.
+ */
+class ReconnectTest extends TransportFixture {
+  private static final CallOptions THREE_SECONDS = CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(3));
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+
+  private static String echo(RpcClient client, String text, CallOptions options) {
+    return client.unaryCall(TestService.ECHO, StringValue.of(text), options).getValue();
+  }
+
+  /**
+   * The loop of the issue: a server restarted on a fixed port is called right after each start with a 3 s
+   * deadline. While it is down, its port is held by a socket that accepts and hangs up at once (a server that is
+   * not really there), which records when each connection attempt arrives: the attempts follow the backoff
+   * (100 ms doubling, +-20 %), neither faster nor waiting for a call to come after it.
+   */
+  @Test
+  void callsRightAfterEachRestartSucceedAndAttemptsWhileTheServerIsDownFollowTheBackoff() throws Exception {
+    int port = freePort();
+    RpcServer server = startServer(port, b -> b);
+    RpcClient client = client(port);
+    for (int round = 0; round < 15; round++) {
+      assertThat(echo(client, "up " + round, THREE_SECONDS)).isEqualTo("up " + round);
+      server.shutdownNow();
+      assertThat(server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+
+      List<Long> attempts = new CopyOnWriteArrayList<>();
+      CountDownLatch threeAttempts = new CountDownLatch(3);
+      AtomicBoolean stop = new AtomicBoolean();
+      Thread caller;
+      try (ServerSocket down = new ServerSocket()) {
+        down.setReuseAddress(true);
+        down.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 50);
+        Thread acceptor = new Thread(() -> {
+          try {
+            while (true) {
+              Socket s = down.accept();
+              attempts.add(System.nanoTime());
+              threeAttempts.countDown();
+              s.close();
+            }
+          } catch (IOException closed) {
+            // the round's down phase is over
+          }
+        }, "down-" + round);
+        acceptor.setDaemon(true);
+        acceptor.start();
+        caller = new Thread(() -> {
+          while (!stop.get()) {
+            try {
+              echo(client, "down", THREE_SECONDS);
+            } catch (io.petrel.rpc.StatusException e) {
+              // expected while the server is down (the call that waits over the restart may succeed)
+            }
+          }
+        }, "caller-" + round);
+        caller.start();
+        assertThat(threeAttempts.await(10, TimeUnit.SECONDS)).as("three attempts while down: " + client).isTrue();
+      }
+      long[] at = attempts.stream().mapToLong(Long::longValue).toArray();
+      for (int i = 1; i < 3; i++) {
+        long backoffMs = 100L << (i - 1);
+        long gapMs = TimeUnit.NANOSECONDS.toMillis(at[i] - at[i - 1]);
+        assertThat(gapMs).as("round %d: gap before attempt %d (backoff %d ms +-20%%)", round, i, backoffMs)
+            .isGreaterThanOrEqualTo(backoffMs * 3 / 4)
+            .isLessThan(backoffMs * 6 / 5 + 1000);
+      }
+      server = startServer(port, b -> b);
+      assertThat(echo(client, "right after start " + round, THREE_SECONDS)).isEqualTo("right after start " + round);
+      stop.set(true);
+      caller.join(10_000);
+      assertThat(caller.isAlive()).isFalse();
+    }
+  }
+
+  @Test
+  void aClientWhoseStartFailedReachesTheServerOnceItComesUp() throws Exception {
+    int port = freePort();
+    // A first backoff of 1 s, so that the calls below are made during it whatever the machine's speed.
+    RpcClient client = client(port, b -> b.reconnectBackoff(Duration.ofSeconds(1), Duration.ofSeconds(10))
+        .maxPendingCalls(2));
+    assertFails(client::start, Status.Code.UNAVAILABLE, "cannot connect to 127.0.0.1:" + port);
+    assertThat(client.isShutdown()).isFalse();
+
+    // During the backoff: a fail-fast call fails at once, naming the cause and the next attempt; so does a call
+    // whose deadline comes before that attempt.
+    assertFails(() -> echo(client, "x", CallOptions.DEFAULT.withFailFast(true)), Status.Code.UNAVAILABLE,
+        "cannot connect to 127.0.0.1:" + port, "next attempt in", "reconnectBackoff");
+    long before = System.nanoTime();
+    assertFails(() -> echo(client, "x", CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300))),
+        Status.Code.UNAVAILABLE, "next attempt in", "after the call's deadline");
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - before)).as("failed at once, ms")
+        .isLessThan(300);
+
+    // Calls waiting for the next attempt count against maxPendingCalls like any other.
+    java.util.concurrent.CompletableFuture<StringValue> first =
+        client.unaryCallAsync(TestService.ECHO, StringValue.of("waited 1"), THREE_SECONDS);
+    java.util.concurrent.CompletableFuture<StringValue> second =
+        client.unaryCallAsync(TestService.ECHO, StringValue.of("waited 2"), THREE_SECONDS);
+    assertFails(() -> echo(client, "third", THREE_SECONDS), Status.Code.RESOURCE_EXHAUSTED, "maxPendingCalls");
+    assertThat(first).isNotDone();
+
+    startServer(port, b -> b);
+    // These calls wait for the attempt at the end of the backoff, which finds the server.
+    assertThat(first.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("waited 1");
+    assertThat(second.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("waited 2");
+    assertThat(echo(client, "recovered", THREE_SECONDS)).isEqualTo("recovered");
+    assertThat(echo(client, "again", THREE_SECONDS)).isEqualTo("again");
+  }
+
+  @Test
+  void aClientDroppedAfterAFailedStartReleasesItsShareOfTheEventLoops() throws Exception {
+    int port = freePort();
+    IoSupport io = IoSupport.select(IoMode.AUTO);
+    int users = SharedEventLoops.users(io.name);
+    ReferenceQueue<RpcClient> collected = new ReferenceQueue<>();
+    WeakReference<RpcClient> ref = failedStart(port, collected);
+    assertThat(SharedEventLoops.users(io.name)).isEqualTo(users + 1);
+    // Nothing holds the client once its backoff timer (100 ms) has fired with no call waiting: it is collected,
+    // and its share of the shared event loops released.
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (SharedEventLoops.users(io.name) != users && System.nanoTime() < until) {
+      System.gc();
+      collected.remove(50); // a wait for the collection, not a sleep: it returns as soon as it happens
+    }
+    assertThat(ref.get()).isNull();
+    assertThat(SharedEventLoops.users(io.name)).as("users of the shared event loops").isEqualTo(users);
+  }
+
+  private static WeakReference<RpcClient> failedStart(int port, ReferenceQueue<RpcClient> queue) {
+    RpcClient client = RpcClient.builder().address("127.0.0.1", port).build();
+    assertFails(client::start, Status.Code.UNAVAILABLE, "cannot connect to 127.0.0.1:" + port);
+    return new WeakReference<>(client, queue);
+  }
+}
