@@ -322,9 +322,11 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
   /**
    * One connection's share of {@link #maxBufferedBytes}: the responses waiting for its peer to read and its
    * requests of 8 KiB or more waiting for the business pool (default: a sixteenth of maxBufferedBytes, within
-   * 256 KiB and 8 MiB). A response that would take a connection over it is replaced by RESOURCE_EXHAUSTED, new
-   * requests on that connection are refused without running, and if the peer has still not drained its write
-   * buffer two seconds later (or {@link #unwritableTimeout}, if shorter) the connection is closed. Requests over
+   * 256 KiB and 8 MiB). Once the peer has not drained its write buffer for two seconds (or
+   * {@link #unwritableTimeout}, if shorter), a response that would take its connection over it is replaced by
+   * RESOURCE_EXHAUSTED, new requests on that connection are refused without running, and if the peer has still
+   * not drained its write buffer another grace period later the connection is closed. A peer that reads may go
+   * over it (a client pipelining many calls), within maxBufferedBytes. Requests over
    * it pause reading from the connection until the pool has taken them. At least 64 KiB and at most
    * maxBufferedBytes.
    */

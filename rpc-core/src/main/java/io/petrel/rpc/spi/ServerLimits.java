@@ -89,8 +89,9 @@ public final class ServerLimits {
 
   /**
    * One connection's share of {@link #maxBufferedBytes}: responses waiting for its peer to read (and requests
-   * of 8 KiB or more waiting for the business pool). Over it, a response is replaced by RESOURCE_EXHAUSTED and
-   * new requests are refused; a connection still not reading a grace period later is closed.
+   * of 8 KiB or more waiting for the business pool). Over it, once the peer has not read for a grace period, a
+   * response is replaced by RESOURCE_EXHAUSTED and new requests are refused; a connection still not reading a
+   * grace period later is closed.
    */
   public long maxBufferedBytesPerConnection() {
     return maxBufferedBytesPerConnection;

@@ -82,6 +82,13 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   static final int DRAIN_PING_ID = 0x60A7;
   /** Event loop only: the PONG to {@link #DRAIN_PING_ID} has arrived. */
   private boolean drainPingAnswered;
+  /**
+   * The id of the PING sent when the connection goes over its share: a client that reads answers it once it has
+   * read what was sent before it; one that does not is closed ({@link #checkOverShare}).
+   */
+  static final int OVER_SHARE_PING_ID = 0x0B5E;
+  /** Event loop only: the PONG to {@link #OVER_SHARE_PING_ID} has arrived since it was sent. */
+  private boolean overSharePongSeen;
   private final long maxAgeNanos;
   /**
    * Bytes of responses encoded by business threads and queued for the event loop, not yet in the channel's
@@ -133,8 +140,11 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   private final java.util.concurrent.atomic.AtomicLong requestBytes = new java.util.concurrent.atomic.AtomicLong();
   /** When this connection went over its share (a response was dropped for lack of room), or 0. */
   private final java.util.concurrent.atomic.AtomicLong overSince = new java.util.concurrent.atomic.AtomicLong();
-  /** Event loop only: when the channel last went above its high water mark, or 0 while it is writable. */
-  private long unwritableAt;
+  /**
+   * When the channel last went above its high water mark, or 0 while it is writable; written on the event loop,
+   * read by business threads ({@link #park}).
+   */
+  private volatile long unwritableAt;
   /** Reading is paused because requests waiting for the pool hold the connection's share. */
   private volatile boolean readsPausedForRequests;
 
@@ -344,6 +354,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       case TYPE_PONG: // an answer to our keepalive PING: reading it was enough; or to the drain PING after GOAWAY
         if (frame.requestId == DRAIN_PING_ID) {
           drainPingAnswered = true;
+        } else if (frame.requestId == OVER_SHARE_PING_ID) {
+          overSharePongSeen = true;
         }
         frame.release();
         return;
@@ -565,7 +577,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     int size = buf.readableBytes();
     String option = null;
     long held = parkedBytes.addAndGet(size) + requestBytes.get();
-    if (held > shareBytes) {
+    if (held > shareBytes && !drainedLately()) {
       option = "maxBufferedBytesPerConnection";
     } else if (!budget.tryReserve(size)) {
       option = "maxBufferedBytes";
@@ -586,6 +598,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       writeError(call.requestId, s);
       return -1;
     }
+    if (held > shareBytes) {
+      watchOverShare(); // a peer that reads lately may go over its share, but not stay over it without reading
+    }
     Deferred d = new Deferred(call, buf);
     if (onLoop) {
       parked.add(d);
@@ -593,6 +608,16 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       writeQueue.enqueue(d);
     }
     return DEFERRED;
+  }
+
+  /**
+   * The peer has read lately: its write buffer was below the high water mark within the grace period. Such a
+   * peer (a client pipelining many calls, reading as fast as the network allows) may go over its share, within
+   * the server's budget; one that has not read for longer is held to it.
+   */
+  private boolean drainedLately() {
+    long since = unwritableAt;
+    return since == 0 || System.nanoTime() - since < overShareGraceNanos();
   }
 
   /** A parked response leaves (written or dropped): it stops counting. */
@@ -632,10 +657,57 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     channel.close();
   }
 
+  /** A check of {@link #checkStillOver} is scheduled. */
+  private final java.util.concurrent.atomic.AtomicBoolean overShareWatched =
+      new java.util.concurrent.atomic.AtomicBoolean();
+
+  /** Any thread: the connection holds more than its share for a peer that read lately; see {@link #park}. */
+  private void watchOverShare() {
+    if (overShareWatched.compareAndSet(false, true)) {
+      try {
+        channel.eventLoop().schedule(this::checkStillOver, overShareGraceNanos(), TimeUnit.NANOSECONDS);
+      } catch (RejectedExecutionException e) {
+        channel.close(); // the event loop is gone
+      }
+    }
+  }
+
+  /**
+   * Event loop, a grace period after the connection went over its share: if it still holds more than its share
+   * and its peer has not drained the write buffer since, it is closed; otherwise it is watched again if still
+   * over.
+   */
+  private void checkStillOver() {
+    overShareWatched.set(false);
+    if (!channel.isActive()) {
+      return;
+    }
+    long held = parkedBytes.get() + requestBytes.get();
+    if (held <= shareBytes) {
+      return;
+    }
+    long since = unwritableAt;
+    if (since != 0 && System.nanoTime() - since >= overShareGraceNanos()) {
+      server.limitLog().warn("maxBufferedBytesPerConnection", "closing connection from " + channel.remoteAddress()
+          + ": it holds " + held + " bytes of responses its client has not read for " + ms(System.nanoTime() - since)
+          + ", over its share maxBufferedBytesPerConnection " + shareBytes + " (see RpcServer.builder()"
+          + ".maxBufferedBytesPerConnection)");
+      channel.close();
+    } else {
+      watchOverShare();
+    }
+  }
+
   /** Any thread: this connection's peer let a response be dropped for lack of room; see {@link #park}. */
   private void overShare() {
     if (overSince.compareAndSet(0, System.nanoTime())) {
       try {
+        channel.eventLoop().execute(() -> {
+          // Whether the client reads at all: it answers this PING once it has read what was sent before it.
+          overSharePongSeen = false;
+          channel.writeAndFlush(FrameEncoder.encodeControl(channel.alloc(), TYPE_PING, OVER_SHARE_PING_ID),
+              channel.voidPromise());
+        });
         channel.eventLoop().schedule(this::checkOverShare, overShareGraceNanos(), TimeUnit.NANOSECONDS);
       } catch (RejectedExecutionException e) {
         channel.close(); // the event loop is gone
@@ -644,21 +716,22 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   }
 
   /**
-   * Event loop, a grace period after the connection went over its share: closes it if its peer has still not
-   * drained the write buffer; otherwise it takes calls again.
+   * Event loop, a grace period after the connection went over its share (and was sent a PING): closes it if its
+   * client has not answered the PING, that is has not read what was sent before it; otherwise it takes calls
+   * again.
    */
   private void checkOverShare() {
     long since = overSince.get();
     if (since == 0 || !channel.isActive()) {
       return;
     }
-    if (channel.isWritable()) {
+    if (overSharePongSeen) {
       overSince.set(0);
       return;
     }
     server.limitLog().warn("maxBufferedBytesPerConnection", "closing connection from " + channel.remoteAddress()
-        + ": its client has not read its responses for " + ms(System.nanoTime() - since) + " since they went over"
-        + " its share of the server's buffers (" + parkedBytes.get() + " bytes waiting, "
+        + ": its client has not read its responses for " + ms(System.nanoTime() - since) + " (no answer to a PING)"
+        + " since they went over its share of the server's buffers (" + parkedBytes.get() + " bytes waiting, "
         + "maxBufferedBytesPerConnection " + shareBytes + "; see RpcServer.builder().maxBufferedBytesPerConnection)");
     channel.close();
   }
@@ -887,9 +960,6 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       log.debug("pausing reads from {}: write buffer above high water mark", channel.remoteAddress());
     } else if (!parked.isEmpty()) {
       drainParked();
-      if (parked.isEmpty()) {
-        overSince.set(0); // the peer has read what waited: it takes calls again
-      }
       if (flushPending && !reading) {
         flushPending = false;
         ctx.flush();
