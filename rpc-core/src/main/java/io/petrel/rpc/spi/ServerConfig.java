@@ -1,5 +1,6 @@
 package io.petrel.rpc.spi;
 
+import io.petrel.rpc.ExceptionMapper;
 import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServiceDefinition;
@@ -30,6 +31,7 @@ public final class ServerConfig extends TransportConfig {
   private final int maxConnections;
   private final long shutdownGracePeriodNanos;
   private final ServerLimits limits;
+  private final @Nullable ExceptionMapper exceptionMapper;
 
   private ServerConfig(Builder b) {
     super(b);
@@ -44,6 +46,7 @@ public final class ServerConfig extends TransportConfig {
     this.maxConnections = b.maxConnections;
     this.shutdownGracePeriodNanos = b.shutdownGracePeriodNanos;
     this.limits = b.limits;
+    this.exceptionMapper = b.exceptionMapper;
   }
 
   /** A builder with every option at its default; the user-facing builder fills it. */
@@ -59,6 +62,11 @@ public final class ServerConfig extends TransportConfig {
   /** The services served. */
   public List<ServiceDefinition> services() {
     return services;
+  }
+
+  /** Maps handlers' exceptions to statuses; null: every one is UNKNOWN. */
+  public @Nullable ExceptionMapper exceptionMapper() {
+    return exceptionMapper;
   }
 
   /** The server's interceptors, in order (first runs first, outermost). */
@@ -120,6 +128,7 @@ public final class ServerConfig extends TransportConfig {
         + "maxConnections=" + maxConnections + ", "
         + "shutdownGracePeriodNanos=" + shutdownGracePeriodNanos + ", "
         + "limits=" + limits + ", "
+        + "exceptionMapper=" + exceptionMapper + ", "
         + commonToString() + "}";
   }
 
@@ -136,6 +145,7 @@ public final class ServerConfig extends TransportConfig {
     private int maxConnections = RpcServerBuilder.DEFAULT_MAX_CONNECTIONS;
     private long shutdownGracePeriodNanos = RpcServerBuilder.DEFAULT_SHUTDOWN_GRACE.toNanos();
     private ServerLimits limits = DEFAULT_LIMITS;
+    private @Nullable ExceptionMapper exceptionMapper;
 
     private Builder() {
       super("petrel-server");
@@ -148,6 +158,11 @@ public final class ServerConfig extends TransportConfig {
 
     public Builder services(List<ServiceDefinition> services) {
       this.services = services;
+      return this;
+    }
+
+    public Builder exceptionMapper(@Nullable ExceptionMapper exceptionMapper) {
+      this.exceptionMapper = exceptionMapper;
       return this;
     }
 
