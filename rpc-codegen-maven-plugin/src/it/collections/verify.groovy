@@ -4,5 +4,5 @@ assert rpc.text.contains('FieldCodecs.mapOf(FieldCodecs.enumOf(Color.class))')
 assert rpc.text.contains('FieldCodecs.listOf(FieldCodecs.message(Timestamp.getDefaultInstance()))')
 def report = new File(basedir, 'target/surefire-reports/TEST-it.catalog.CatalogTest.xml')
 assert report.isFile() : "the IT's own tests did not run"
-assert report.text.contains('tests="4"') && report.text.contains('failures="0"') && report.text.contains('errors="0"')
+assert report.text.contains('tests="5"') && report.text.contains('failures="0"') && report.text.contains('errors="0"')
 return true

@@ -1,5 +1,7 @@
 package io.petrel.codegen;
 
+import com.palantir.javapoet.AnnotationSpec;
+import com.palantir.javapoet.TypeName;
 import java.util.List;
 
 /**
@@ -15,6 +17,9 @@ import java.util.List;
  * @param oneway {@code @RpcMethod(oneway = true)}
  * @param idempotent {@code @RpcMethod(idempotent = true)}
  * @param deadlineMillis {@code @RpcMethod(deadlineMillis = ...)}, 0 for none
+ * @param exceptions the types in the method's {@code throws}, in order
+ * @param deprecated the method's {@code @Deprecated}, copied onto the generated methods that stand for it; null
+ *     when it has none
  */
 record MethodModel(
     String name,
@@ -26,9 +31,25 @@ record MethodModel(
     boolean returnsFuture,
     boolean oneway,
     boolean idempotent,
-    long deadlineMillis) {
+    long deadlineMillis,
+    List<Thrown> exceptions,
+    AnnotationSpec deprecated) {
 
   record Param(String name, ValueType type) {}
+
+  /**
+   * A declared exception.
+   *
+   * @param type the type as the generated code names it
+   * @param binaryName {@code Class.getName()} of the type, the form in which servers send it
+   * @param constructible the generated stub can call its {@code (String)} constructor: a stub rethrows it
+   */
+  record Thrown(TypeName type, String binaryName, boolean constructible) {}
+
+  /** The declared exceptions the stub rethrows as their own type. */
+  List<Thrown> rethrown() {
+    return exceptions.stream().filter(Thrown::constructible).toList();
+  }
 
   /** A single protobuf message argument travels as the message's own bytes. */
   boolean singleMessageArgument() {

@@ -10,8 +10,10 @@ import java.util.List;
  * @param iface the interface
  * @param serviceName the name on the wire
  * @param methods the remote methods in declaration order
+ * @param deprecated the interface is {@code @Deprecated}: so are the generated types, which use it
  */
-record ServiceModel(String sourceFileName, ClassName iface, String serviceName, List<MethodModel> methods) {
+record ServiceModel(
+    String sourceFileName, ClassName iface, String serviceName, List<MethodModel> methods, boolean deprecated) {
 
   ClassName rpcClass() {
     return ClassName.get(iface.packageName(), iface.simpleName() + "Rpc");

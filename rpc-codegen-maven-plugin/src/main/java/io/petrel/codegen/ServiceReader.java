@@ -21,7 +21,9 @@ import com.github.javaparser.ast.expr.StringLiteralExpr;
 import com.github.javaparser.ast.type.ArrayType;
 import com.github.javaparser.ast.type.ClassOrInterfaceType;
 import com.github.javaparser.ast.type.PrimitiveType;
+import com.github.javaparser.ast.type.ReferenceType;
 import com.github.javaparser.ast.type.Type;
+import com.palantir.javapoet.AnnotationSpec;
 import com.palantir.javapoet.ClassName;
 import com.palantir.javapoet.CodeBlock;
 import com.palantir.javapoet.ParameterizedTypeName;
@@ -195,7 +197,9 @@ final class ServiceReader {
       return null;
     }
     ClassName iface = new TypeIndex.TypeInfo(pkg, enclosingNames(decl), TypeIndex.Kind.INTERFACE).className();
-    return new ServiceModel(file.getFileName().toString(), iface, serviceName, List.copyOf(methods));
+    boolean deprecated = decl.getAnnotations().stream()
+        .anyMatch(a -> a.getNameAsString().equals("Deprecated") || a.getNameAsString().equals("java.lang.Deprecated"));
+    return new ServiceModel(file.getFileName().toString(), iface, serviceName, List.copyOf(methods), deprecated);
   }
 
   private static List<String> enclosingNames(TypeDeclaration<?> decl) {
@@ -323,11 +327,44 @@ final class ServiceReader {
       problem(file, returnType, "oneway method " + name + " returns " + returnType + "; a oneway method gets no"
           + " response and must return void: return void, or remove oneway = true");
     }
+    List<MethodModel.Thrown> exceptions = new ArrayList<>();
+    for (ReferenceType thrown : m.getThrownExceptions()) {
+      if (!(thrown instanceof ClassOrInterfaceType ct)) {
+        problem(file, thrown, "method " + name + " throws the type variable " + thrown + ": declare exception"
+            + " classes");
+        continue;
+      }
+      Optional<TypeIndex.TypeInfo> info = types.resolve(ct.getNameWithScope(), scope);
+      if (info.isEmpty()) {
+        problem(file, thrown, "method " + name + " throws " + thrown + ", which cannot be resolved from this"
+            + " module's sources or its compile classpath: check the import");
+        continue;
+      }
+      // The framework's own bases are never rethrown: a server sends the names below them (see DeclaredExceptions).
+      boolean base = Set.of("java.lang.Throwable", "java.lang.Exception", "java.lang.RuntimeException",
+          "java.lang.Error").contains(info.get().canonicalName());
+      exceptions.add(new MethodModel.Thrown(info.get().className(), TypeIndex.binaryName(info.get()),
+          !base && !oneway && types.hasMessageConstructor(info.get(), scope.packageName())));
+    }
+    AnnotationSpec deprecated = null;
+    for (AnnotationExpr a : m.getAnnotations()) {
+      String written = a.getNameAsString();
+      if (written.equals("Deprecated") || written.equals("java.lang.Deprecated")) {
+        AnnotationSpec.Builder spec = AnnotationSpec.builder(Deprecated.class);
+        if (a instanceof NormalAnnotationExpr normal) {
+          for (MemberValuePair pair : normal.getPairs()) {
+            spec.addMember(pair.getNameAsString(), "$L", pair.getValue().toString());
+          }
+        }
+        deprecated = spec.build();
+      }
+    }
     if (problems.size() > before) {
       return null;
     }
     return new MethodModel(name, line(m), MethodDescriptor.methodId(serviceName, name), constantName(name),
-        List.copyOf(params), result, returnsFuture, oneway, idempotent, deadlineMillis);
+        List.copyOf(params), result, returnsFuture, oneway, idempotent, deadlineMillis, List.copyOf(exceptions),
+        deprecated);
   }
 
   private boolean isFuture(ClassOrInterfaceType t, TypeIndex.Scope scope) {
@@ -437,6 +474,11 @@ final class ServiceReader {
     String box = BOXES.get(fqn);
     if (box != null) {
       return new ValueType(ValueType.Kind.BOXED, info.className(), CodeBlock.of("$T.$L", FIELD_CODECS, box), null);
+    }
+    if (info.kind() == TypeIndex.Kind.PROTO_ENUM) {
+      return new ValueType(ValueType.Kind.ENUM, info.className(),
+          CodeBlock.of("$T.protoEnumOf($T.class, $T::forNumber)", FIELD_CODECS, info.className(), info.className()),
+          null);
     }
     if (info.kind() == TypeIndex.Kind.ENUM) {
       return new ValueType(ValueType.Kind.ENUM, info.className(),

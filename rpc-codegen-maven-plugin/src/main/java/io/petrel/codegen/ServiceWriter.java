@@ -36,6 +36,7 @@ final class ServiceWriter {
   private static final ClassName ABSTRACT_STUB = ClassName.get(RPC + ".stub", "AbstractStub");
   private static final ClassName CLIENT_CALLS = ClassName.get(RPC + ".stub", "ClientCalls");
   private static final ClassName SERVER_CALLS = ClassName.get(RPC + ".stub", "ServerCalls");
+  private static final ClassName DECLARED_EXCEPTIONS = ClassName.get(RPC + ".stub", "DeclaredExceptions");
   private static final ClassName MARSHALLERS = ClassName.get(RPC + ".marshal", "Marshallers");
   private static final ClassName PROTOBUF_MARSHALLER = ClassName.get(RPC + ".marshal", "ProtobufMarshaller");
   private static final ClassName VALUE_MARSHALLER = ClassName.get(RPC + ".marshal", "ValueMarshaller");
@@ -88,11 +89,15 @@ final class ServiceWriter {
             + " method\nreturns a {@link $T}). Servers: {@link #bind} for an implementation of {@code $L},\n"
             + "{@link #bindAsync} for one of {@link $T}. Failed calls throw (or complete the future with)\n"
             + "{@link $T}; an exception thrown by the implementation reaches the caller as a status whose\n"
-            + "description is {@code \"ExceptionClass: message\"}.\n",
+            + "description is {@code \"ExceptionClass: message\"}, or, when the method declares it and it has a\n"
+            + "{@code (String)} constructor, as that exception (docs/codegen.md).\n",
             service.iface().simpleName(), COMPLETABLE_FUTURE, service.iface().simpleName(), async,
             STATUS_EXCEPTION)
         .addAnnotation(generated())
         .addModifiers(Modifier.PUBLIC, Modifier.FINAL);
+    if (service.deprecated()) {
+      b.addAnnotation(Deprecated.class); // it uses the deprecated interface throughout
+    }
 
     b.addField(FieldSpec.builder(String.class, "SERVICE_NAME", Modifier.PUBLIC, Modifier.STATIC, Modifier.FINAL)
         .addJavadoc("The service name on the wire.\n")
@@ -261,10 +266,16 @@ final class ServiceWriter {
             + "{@code withOptions} return a copy. A oneway method returns once the request is queued.\n",
             service.serviceName());
     for (MethodModel m : service.methods()) {
-      MethodSpec.Builder mb = signature(m, m.returnsFuture()).addAnnotation(Override.class)
-          .addModifiers(Modifier.PUBLIC);
+      MethodSpec.Builder mb = overriding(signature(m, m.returnsFuture()), m);
+      for (MethodModel.Thrown t : m.exceptions()) {
+        mb.addException(t.type());
+      }
       CodeBlock request = requestExpression(m);
       String d = descriptorConstant(m);
+      if (!m.rethrown().isEmpty()) {
+        b.addMethod(rethrowing(mb, m, request, m.returnsFuture()).build());
+        continue;
+      }
       if (m.oneway()) {
         mb.addStatement("$T.fireAndForget(this.client,$W$L,$W$L,$Wthis.options)", CLIENT_CALLS, d, request);
       } else if (m.returnsFuture()) {
@@ -286,9 +297,13 @@ final class ServiceWriter {
             + "{@code withOptions} return a copy.\n",
             service.serviceName());
     for (MethodModel m : service.methods()) {
-      MethodSpec.Builder mb = signature(m, true).addAnnotation(Override.class).addModifiers(Modifier.PUBLIC);
+      MethodSpec.Builder mb = overriding(signature(m, true), m);
       CodeBlock request = requestExpression(m);
       String d = descriptorConstant(m);
+      if (!m.rethrown().isEmpty()) {
+        b.addMethod(rethrowing(mb, m, request, true).build());
+        continue;
+      }
       if (m.oneway()) {
         mb.addStatement("return this.client.oneway($L,$W$L,$Wthis.options)", d, request);
       } else {
@@ -297,6 +312,49 @@ final class ServiceWriter {
       b.addMethod(mb.build());
     }
     return b.build();
+  }
+
+  /**
+   * A stub method that turns a failure carrying one of the method's declared exceptions back into that exception
+   * (see DeclaredExceptions): blocking, a catch that throws it; a future, one completed with it.
+   */
+  private static MethodSpec.Builder rethrowing(MethodSpec.Builder mb, MethodModel m, CodeBlock request,
+      boolean future) {
+    List<MethodModel.Thrown> rethrown = m.rethrown();
+    List<CodeBlock> names = new ArrayList<>();
+    for (MethodModel.Thrown t : rethrown) {
+      names.add(CodeBlock.of("$S", t.binaryName()));
+    }
+    CodeBlock declaredNames = CodeBlock.join(names, ",$W");
+    String d = descriptorConstant(m);
+    mb.addStatement("$T declared = $T.capture(this.options)", DECLARED_EXCEPTIONS, DECLARED_EXCEPTIONS);
+    if (future) {
+      CodeBlock.Builder factory = CodeBlock.builder().add("(index, message) -> switch (index) {\n").indent();
+      for (int i = 0; i < rethrown.size(); i++) {
+        factory.add("case $L -> new $T(message);\n", i, rethrown.get(i).type());
+      }
+      factory.add("default -> null;\n").unindent().add("}");
+      return mb.addStatement("return declared.map(this.client.unaryCallAsync($L,$W$L,$Wdeclared.options()),$W$L,$W$L)",
+          d, request, factory.build(), declaredNames);
+    }
+    mb.beginControlFlow("try");
+    if (m.result().isVoid()) {
+      mb.addStatement("this.client.unaryCall($L,$W$L,$Wdeclared.options())", d, request);
+    } else {
+      mb.addStatement("return this.client.unaryCall($L,$W$L,$Wdeclared.options())", d, request);
+    }
+    mb.nextControlFlow("catch ($T e)", STATUS_EXCEPTION);
+    mb.beginControlFlow("switch (declared.match(e,$W$L))", declaredNames);
+    for (int i = 0; i < rethrown.size(); i++) {
+      mb.addCode("case $L:\n$>", i)
+          .addStatement("throw $T.withCause(new $T(declared.message()), e)", DECLARED_EXCEPTIONS,
+              rethrown.get(i).type())
+          .addCode("$<");
+    }
+    mb.addCode("default:\n$>").addStatement("throw e").addCode("$<");
+    mb.endControlFlow();
+    mb.endControlFlow();
+    return mb;
   }
 
   private static TypeSpec.Builder stubSkeleton(ClassName self, ClassName iface) {
@@ -320,9 +378,24 @@ final class ServiceWriter {
             .build());
   }
 
+  /**
+   * A stub's implementation of an interface method. Overriding a method deprecated for removal warns even from a
+   * deprecated method (JLS 9.6.4.6): the stub has to implement it, so it says so.
+   */
+  private static MethodSpec.Builder overriding(MethodSpec.Builder mb, MethodModel m) {
+    mb.addAnnotation(Override.class).addModifiers(Modifier.PUBLIC);
+    if (m.deprecated() != null && m.deprecated().toString().contains("forRemoval")) {
+      mb.addAnnotation(AnnotationSpec.builder(SuppressWarnings.class).addMember("value", "$S", "removal").build());
+    }
+    return mb;
+  }
+
   /** The method as the interface declares it, or with a CompletableFuture return in the async form. */
   private static MethodSpec.Builder signature(MethodModel m, boolean future) {
     MethodSpec.Builder mb = MethodSpec.methodBuilder(m.name());
+    if (m.deprecated() != null) {
+      mb.addAnnotation(m.deprecated()); // the stubs and FooAsync stand for the deprecated method
+    }
     for (MethodModel.Param p : m.params()) {
       mb.addParameter(p.type().javaType(), p.name());
     }
@@ -362,12 +435,14 @@ final class ServiceWriter {
         .addParameter(OBJECT, "request")
         .addException(Exception.class);
     boolean unchecked = false;
+    boolean deprecated = false;
     invoke.beginControlFlow("switch (methodId)");
     for (MethodModel m : service.methods()) {
       if (!serves.test(m)) {
         continue;
       }
       unchecked |= m.params().stream().anyMatch(p -> p.type().isGeneric());
+      deprecated |= m.deprecated() != null;
       CodeBlock call = CodeBlock.of("impl.$L($L)", m.name(), arguments(m));
       String d = descriptorConstant(m);
       boolean many = m.params().size() > 1;
@@ -397,9 +472,18 @@ final class ServiceWriter {
             "no method of " + service.serviceName() + " is served here with id ")
         .addCode("$<");
     invoke.endControlFlow();
+    List<CodeBlock> suppressed = new ArrayList<>();
     if (unchecked) {
-      invoke.addAnnotation(AnnotationSpec.builder(SuppressWarnings.class).addMember("value", "$S", "unchecked")
-          .build());
+      suppressed.add(CodeBlock.of("$S", "unchecked"));
+    }
+    if (deprecated) {
+      // The dispatcher must call the deprecated method: serving it is not a use the user can avoid.
+      suppressed.add(CodeBlock.of("$S", "deprecation"));
+      suppressed.add(CodeBlock.of("$S", "removal"));
+    }
+    if (!suppressed.isEmpty()) {
+      invoke.addAnnotation(AnnotationSpec.builder(SuppressWarnings.class)
+          .addMember("value", suppressed.size() == 1 ? "$L" : "{$L}", CodeBlock.join(suppressed, ", ")).build());
     }
     return TypeSpec.classBuilder(name)
         .addJavadoc(javadoc, implType)
@@ -443,6 +527,9 @@ final class ServiceWriter {
             service.iface(), COMPLETABLE_FUTURE, STATUS_EXCEPTION, rpc, rpc)
         .addAnnotation(generated())
         .addModifiers(Modifier.PUBLIC);
+    if (service.deprecated()) {
+      b.addAnnotation(Deprecated.class);
+    }
     for (MethodModel m : service.methods()) {
       b.addMethod(signature(m, true).addModifiers(Modifier.PUBLIC, Modifier.ABSTRACT).build());
     }

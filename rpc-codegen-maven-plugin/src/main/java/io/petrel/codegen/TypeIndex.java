@@ -3,10 +3,12 @@ package io.petrel.codegen;
 import com.github.javaparser.ast.CompilationUnit;
 import com.github.javaparser.ast.ImportDeclaration;
 import com.github.javaparser.ast.body.ClassOrInterfaceDeclaration;
+import com.github.javaparser.ast.body.ConstructorDeclaration;
 import com.github.javaparser.ast.body.TypeDeclaration;
 import com.github.javaparser.ast.type.ClassOrInterfaceType;
 import com.palantir.javapoet.ClassName;
 import java.io.IOException;
+import java.lang.reflect.Modifier;
 import java.net.MalformedURLException;
 import java.net.URL;
 import java.net.URLClassLoader;
@@ -26,7 +28,8 @@ import java.util.Set;
  */
 final class TypeIndex implements AutoCloseable {
 
-  enum Kind { ENUM, MESSAGE, INTERFACE, OTHER }
+  /** {@code PROTO_ENUM}: an enum protoc generated (it implements protobuf's {@code Internal.EnumLite}). */
+  enum Kind { ENUM, PROTO_ENUM, MESSAGE, INTERFACE, OTHER }
 
   /** A resolved type: its package, its simple names from outermost to innermost, and its kind. */
   record TypeInfo(String packageName, List<String> simpleNames, Kind kind) {
@@ -44,10 +47,15 @@ final class TypeIndex implements AutoCloseable {
   /** Base classes of protoc-generated messages (protobuf 4, 3 and lite). */
   private static final Set<String> MESSAGE_BASES = Set.of("GeneratedMessage", "GeneratedMessageV3", "GeneratedMessageLite");
 
+  /** Interfaces of protoc-generated enums (full and lite), as protoc writes them. */
+  private static final Set<String> PROTO_ENUM_BASES = Set.of("ProtocolMessageEnum", "EnumLite", "Internal.EnumLite");
+
   private final Map<String, TypeInfo> sourceTypes = new HashMap<>();
+  private final Map<String, TypeDeclaration<?>> sourceDeclarations = new HashMap<>();
   private final Map<String, Optional<TypeInfo>> classpathTypes = new HashMap<>();
   private final URLClassLoader loader;
   private final Class<?> messageLite;
+  private final Class<?> enumLite;
 
   TypeIndex(List<Path> classpath) {
     List<URL> urls = new ArrayList<>();
@@ -60,6 +68,7 @@ final class TypeIndex implements AutoCloseable {
     }
     loader = new URLClassLoader(urls.toArray(new URL[0]), ClassLoader.getPlatformClassLoader());
     messageLite = load("com.google.protobuf.MessageLite");
+    enumLite = load("com.google.protobuf.Internal$EnumLite");
   }
 
   /** Records the types a source file declares, nested ones included. */
@@ -75,6 +84,7 @@ final class TypeIndex implements AutoCloseable {
     names.add(type.getNameAsString());
     TypeInfo info = new TypeInfo(pkg, List.copyOf(names), kindOf(type));
     sourceTypes.put(info.canonicalName(), info);
+    sourceDeclarations.put(info.canonicalName(), type);
     for (var member : type.getMembers()) {
       if (member instanceof TypeDeclaration<?> nested) {
         addType(pkg, names, nested);
@@ -84,6 +94,11 @@ final class TypeIndex implements AutoCloseable {
 
   private static Kind kindOf(TypeDeclaration<?> type) {
     if (type.isEnumDeclaration()) {
+      for (ClassOrInterfaceType impl : type.asEnumDeclaration().getImplementedTypes()) {
+        if (PROTO_ENUM_BASES.contains(impl.getNameAsString())) {
+          return Kind.PROTO_ENUM;
+        }
+      }
       return Kind.ENUM;
     }
     if (type instanceof ClassOrInterfaceDeclaration c) {
@@ -106,6 +121,52 @@ final class TypeIndex implements AutoCloseable {
       return Optional.of(source);
     }
     return classpathTypes.computeIfAbsent(canonicalName, this::loadInfo);
+  }
+
+  /** {@code Class.getName()} of a type: its nested names joined by '$'. */
+  static String binaryName(TypeInfo info) {
+    String nested = String.join("$", info.simpleNames());
+    return info.packageName().isEmpty() ? nested : info.packageName() + "." + nested;
+  }
+
+  /**
+   * True when code in package {@code fromPackage} can write {@code new T(message)} for this type: a concrete class
+   * (static if nested) with a constructor taking one String, public or, in the same package, not private. Read from
+   * the source when the module declares the type, else from the class on the compile classpath.
+   */
+  boolean hasMessageConstructor(TypeInfo info, String fromPackage) {
+    boolean samePackage = info.packageName().equals(fromPackage);
+    TypeDeclaration<?> decl = sourceDeclarations.get(info.canonicalName());
+    if (decl != null) {
+      if (!(decl instanceof ClassOrInterfaceDeclaration c) || c.isInterface() || c.isAbstract()) {
+        return false;
+      }
+      if (info.simpleNames().size() > 1 && !c.isStatic()
+          && !(c.getParentNode().orElse(null) instanceof ClassOrInterfaceDeclaration outer && outer.isInterface())) {
+        return false; // an inner class needs an instance of its outer class
+      }
+      for (ConstructorDeclaration ctor : c.getConstructors()) {
+        if (ctor.getParameters().size() == 1
+            && Set.of("String", "java.lang.String").contains(ctor.getParameter(0).getType().asString())
+            && !ctor.getParameter(0).isVarArgs()
+            && (ctor.isPublic() || (samePackage && !ctor.isPrivate()))) {
+          return true;
+        }
+      }
+      return false;
+    }
+    Class<?> c = load(binaryName(info));
+    if (c == null || c.isInterface() || Modifier.isAbstract(c.getModifiers())
+        || (c.getEnclosingClass() != null && !Modifier.isStatic(c.getModifiers()))) {
+      return false;
+    }
+    try {
+      int m = c.getDeclaredConstructor(String.class).getModifiers();
+      boolean visibleClass = Modifier.isPublic(c.getModifiers()) || samePackage;
+      return visibleClass && (Modifier.isPublic(m) || (samePackage && !Modifier.isPrivate(m)));
+    } catch (NoSuchMethodException | SecurityException | LinkageError e) {
+      return false;
+    }
   }
 
   /** True when the sources of this module declare a type of this canonical name. */
@@ -136,7 +197,7 @@ final class TypeIndex implements AutoCloseable {
     }
     Kind kind;
     if (c.isEnum()) {
-      kind = Kind.ENUM;
+      kind = enumLite != null && enumLite.isAssignableFrom(c) ? Kind.PROTO_ENUM : Kind.ENUM;
     } else if (messageLite != null && messageLite.isAssignableFrom(c) && !c.isInterface()) {
       kind = Kind.MESSAGE;
     } else if (c.isInterface()) {

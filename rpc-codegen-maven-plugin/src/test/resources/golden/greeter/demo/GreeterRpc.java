@@ -17,8 +17,10 @@ import io.petrel.rpc.marshal.ProtobufMarshaller;
 import io.petrel.rpc.marshal.ValueMarshaller;
 import io.petrel.rpc.stub.AbstractStub;
 import io.petrel.rpc.stub.ClientCalls;
+import io.petrel.rpc.stub.DeclaredExceptions;
 import io.petrel.rpc.stub.PrimitiveCodecs;
 import io.petrel.rpc.stub.ServerCalls;
+import java.io.IOException;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -31,7 +33,8 @@ import javax.annotation.processing.Generated;
  * returns a {@link CompletableFuture}). Servers: {@link #bind} for an implementation of {@code Greeter},
  * {@link #bindAsync} for one of {@link GreeterAsync}. Failed calls throw (or complete the future with)
  * {@link StatusException}; an exception thrown by the implementation reaches the caller as a status whose
- * description is {@code "ExceptionClass: message"}.
+ * description is {@code "ExceptionClass: message"}, or, when the method declares it and it has a
+ * {@code (String)} constructor, as that exception (docs/codegen.md).
  */
 @Generated("io.petrel:rpc-codegen-maven-plugin")
 public final class GreeterRpc {
@@ -209,8 +212,18 @@ public final class GreeterRpc {
     }
 
     @Override
-    public void reset() {
-      this.client.unaryCall(METHOD_RESET, null, this.options);
+    public void reset() throws IOException {
+      DeclaredExceptions declared = DeclaredExceptions.capture(this.options);
+      try {
+        this.client.unaryCall(METHOD_RESET, null, declared.options());
+      } catch (StatusException e) {
+        switch (declared.match(e, "java.io.IOException")) {
+          case 0:
+            throw DeclaredExceptions.withCause(new IOException(declared.message()), e);
+          default:
+            throw e;
+        }
+      }
     }
   }
 
@@ -253,7 +266,12 @@ public final class GreeterRpc {
 
     @Override
     public CompletableFuture<Void> reset() {
-      return this.client.unaryCallAsync(METHOD_RESET, null, this.options);
+      DeclaredExceptions declared = DeclaredExceptions.capture(this.options);
+      return declared.map(this.client.unaryCallAsync(METHOD_RESET, null, declared.options()),
+          (index, message) -> switch (index) {
+            case 0 -> new IOException(message);
+            default -> null;
+          }, "java.io.IOException");
     }
   }
 

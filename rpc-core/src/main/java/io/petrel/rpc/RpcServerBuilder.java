@@ -85,6 +85,7 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
   private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
   private long maxBufferedBytesPerConnection;
   private final List<ServerInterceptor> interceptors = new ArrayList<>();
+  private ExceptionMapper exceptionMapper;
 
   RpcServerBuilder() {
     super("petrel-server");
@@ -349,6 +350,17 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
   }
 
   /**
+   * Chooses the status a caller gets for an exception a handler throws (default: none, every such exception is
+   * {@code UNKNOWN} with the description {@code "ExceptionClass: message"}). See {@link ExceptionMapper}; e.g.
+   * {@code exceptionMapper((method, e) -> e instanceof NotFoundException ? Status.NOT_FOUND.withDescription(
+   * e.getMessage()) : null)}.
+   */
+  public RpcServerBuilder exceptionMapper(ExceptionMapper mapper) {
+    this.exceptionMapper = Objects.requireNonNull(mapper, "exceptionMapper");
+    return this;
+  }
+
+  /**
    * Serves over TLS (default: plaintext): every connection must complete a TLS 1.3 or 1.2 handshake before its
    * first frame, within {@link #handshakeTimeout}. The config needs the server's certificate and key
    * ({@code keyPair} or {@code keyStore}); with {@code clientAuth} the server asks clients for certificates
@@ -408,7 +420,7 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
     InetSocketAddress addr = inProcessName != null ? null
         : host == null ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
     ServerConfig config = ServerConfig.newBuilder().bindAddress(addr).services(List.copyOf(services))
-        .interceptors(List.copyOf(interceptors)).businessThreads(businessThreads)
+        .interceptors(List.copyOf(interceptors)).exceptionMapper(exceptionMapper).businessThreads(businessThreads)
         .businessQueueSize(businessQueueSize).executor(executor).direct(direct).maxFrameSize(maxFrameSize)
         .maxMetadataSize(maxMetadataSize).maxConcurrentCallsPerConnection(maxConcurrentCallsPerConnection)
         .maxConnections(maxConnections).shutdownGracePeriodNanos(shutdownGracePeriod.toNanos())

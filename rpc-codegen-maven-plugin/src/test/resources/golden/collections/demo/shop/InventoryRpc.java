@@ -31,7 +31,8 @@ import javax.annotation.processing.Generated;
  * returns a {@link CompletableFuture}). Servers: {@link #bind} for an implementation of {@code Inventory},
  * {@link #bindAsync} for one of {@link InventoryAsync}. Failed calls throw (or complete the future with)
  * {@link StatusException}; an exception thrown by the implementation reaches the caller as a status whose
- * description is {@code "ExceptionClass: message"}.
+ * description is {@code "ExceptionClass: message"}, or, when the method declares it and it has a
+ * {@code (String)} constructor, as that exception (docs/codegen.md).
  */
 @Generated("io.petrel:rpc-codegen-maven-plugin")
 public final class InventoryRpc {

@@ -3,6 +3,7 @@ package io.petrel.rpc.marshal;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.ExtensionRegistryLite;
+import com.google.protobuf.Internal;
 import com.google.protobuf.InvalidProtocolBufferException;
 import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
@@ -14,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.IntFunction;
 
 /**
  * The {@link FieldCodec}s of the types Petrel carries, with their protobuf equivalents:
@@ -151,6 +153,43 @@ public final class FieldCodecs {
       @Override public M read(CodedInputStream in, int wt, M prev) throws IOException {
         checkWireType(LEN, wt);
         return in.readMessage(parser, ExtensionRegistryLite.getEmptyRegistry());
+      }
+    };
+  }
+
+  /**
+   * A protoc-generated enum by its number ({@code getNumber()} / {@code forNumber}), so that a peer that reads the
+   * .proto agrees. A number the enum does not know reads as its {@code UNRECOGNIZED} constant (what protoc
+   * generates for proto3 enums, and what protobuf-java's own getters return), or, for an enum without one
+   * (proto2), fails decoding with a message naming the number and the enum. Writing {@code UNRECOGNIZED} fails
+   * encoding: it has no number ({@code getNumber()} throws IllegalArgumentException).
+   */
+  public static <E extends Enum<E> & Internal.EnumLite> FieldCodec<E> protoEnumOf(Class<E> type,
+      IntFunction<E> forNumber) {
+    E unrecognized = null;
+    for (E e : type.getEnumConstants()) {
+      if (e.name().equals("UNRECOGNIZED")) {
+        unrecognized = e;
+      }
+    }
+    E unknown = unrecognized;
+    return new FieldCodec<>() {
+      @Override public int wireType() { return VARINT; }
+      @Override public int computeSize(int f, E v) { return CodedOutputStream.computeEnumSize(f, v.getNumber()); }
+      @Override public void write(CodedOutputStream out, int f, E v) throws IOException {
+        out.writeEnum(f, v.getNumber());
+      }
+      @Override public E read(CodedInputStream in, int wt, E prev) throws IOException {
+        checkWireType(VARINT, wt);
+        int n = in.readEnum();
+        E e = forNumber.apply(n);
+        if (e != null) {
+          return e;
+        }
+        if (unknown != null) {
+          return unknown;
+        }
+        throw new InvalidProtocolBufferException("number " + n + " is not a constant of " + type.getName());
       }
     };
   }

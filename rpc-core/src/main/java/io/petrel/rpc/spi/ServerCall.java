@@ -10,6 +10,7 @@ import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServerMethodDefinition;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
+import io.petrel.rpc.internal.ErrorAnswers;
 import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -254,12 +255,15 @@ public abstract class ServerCall implements Runnable {
     try {
       if (error != null) {
         Throwable t = unwrap(error);
-        Status status = Status.fromThrowable(t);
+        Status status = ErrorAnswers.statusOf(t, def.method(), dispatcher.config().exceptionMapper());
+        Metadata metadata = context.responseMetadata();
         if (dispatcher.isStoppingNow()) {
           // shutdownNow interrupted the handler: what it threw says nothing about the call.
           status = Status.UNAVAILABLE.withDescription("server '" + dispatcher.name() + "' was stopped (shutdownNow)"
               + " while " + def.method().fullName() + " ran; retry on another server");
           t = status.asException();
+        } else if (!isOneway()) {
+          metadata = ErrorAnswers.metadataOf(t, metadata); // a declared exception's class and message
         }
         code = status.code();
         if (t instanceof StatusException || !(t instanceof RuntimeException || t instanceof Error)) {
@@ -270,7 +274,7 @@ public abstract class ServerCall implements Runnable {
               def.method().fullName() + " threw; the caller gets " + status.code(), t);
         }
         if (!isOneway()) {
-          sendStatus(status, context.responseMetadata()); // the whole answer: no message was sent
+          sendStatus(ErrorAnswers.capped(status), metadata); // the whole answer: no message was sent
         }
         if (ServerDispatcher.isFatal(t)) {
           dispatcher.fatal("the handler of " + def.method().fullName() + " (thread "

@@ -1,5 +1,6 @@
 package io.petrel.rpc.spi;
 
+import io.petrel.rpc.ExceptionMapper;
 import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServerLifecycleListener;
@@ -33,6 +34,7 @@ public final class ServerConfig extends TransportConfig {
   private final ServerLimits limits;
   private final List<ServerLifecycleListener> lifecycleListeners;
   private final long drainDelayNanos;
+  private final @Nullable ExceptionMapper exceptionMapper;
 
   private ServerConfig(Builder b) {
     super(b);
@@ -49,6 +51,7 @@ public final class ServerConfig extends TransportConfig {
     this.limits = b.limits;
     this.lifecycleListeners = b.lifecycleListeners;
     this.drainDelayNanos = b.drainDelayNanos;
+    this.exceptionMapper = b.exceptionMapper;
   }
 
   /** A builder with every option at its default; the user-facing builder fills it. */
@@ -64,6 +67,11 @@ public final class ServerConfig extends TransportConfig {
   /** The services served. */
   public List<ServiceDefinition> services() {
     return services;
+  }
+
+  /** Maps handlers' exceptions to statuses; null: every one is UNKNOWN. */
+  public @Nullable ExceptionMapper exceptionMapper() {
+    return exceptionMapper;
   }
 
   /** The server's interceptors, in order (first runs first, outermost). */
@@ -137,6 +145,7 @@ public final class ServerConfig extends TransportConfig {
         + "limits=" + limits + ", "
         + "lifecycleListeners=" + lifecycleListeners.size() + ", "
         + "drainDelayNanos=" + drainDelayNanos + ", "
+        + "exceptionMapper=" + exceptionMapper + ", "
         + commonToString() + "}";
   }
 
@@ -155,6 +164,7 @@ public final class ServerConfig extends TransportConfig {
     private ServerLimits limits = DEFAULT_LIMITS;
     private List<ServerLifecycleListener> lifecycleListeners = List.of();
     private long drainDelayNanos;
+    private @Nullable ExceptionMapper exceptionMapper;
 
     private Builder() {
       super("petrel-server");
@@ -167,6 +177,11 @@ public final class ServerConfig extends TransportConfig {
 
     public Builder services(List<ServiceDefinition> services) {
       this.services = services;
+      return this;
+    }
+
+    public Builder exceptionMapper(@Nullable ExceptionMapper exceptionMapper) {
+      this.exceptionMapper = exceptionMapper;
       return this;
     }
 

@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.CodedInputStream;
+import com.google.protobuf.DescriptorProtos.Edition;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.NullValue;
 import com.google.protobuf.StringValue;
 import com.google.protobuf.Struct;
 import com.google.protobuf.Value;
@@ -39,6 +42,39 @@ class FieldCodecsTest {
     Object[] back = roundTrip(m, args);
     assertThat(back).containsExactly(-5, Long.MAX_VALUE, true, 1.5f, -2.25, "ünï", new byte[] {1, 2, 3},
         (byte) -3, (short) 300, 'é', Color.BLUE);
+  }
+
+  @Test
+  void aProtocEnumTravelsByItsNumberAndAnUnknownNumberHasAClearOutcome() throws Exception {
+    // Edition (descriptor.proto, proto2: closed, no UNRECOGNIZED): EDITION_2023 is number 1000, not its ordinal.
+    ArgsMarshaller m = ArgsMarshaller.of(FieldCodecs.protoEnumOf(Edition.class, Edition::forNumber),
+        FieldCodecs.listOf(FieldCodecs.protoEnumOf(NullValue.class, NullValue::forNumber)));
+    ByteBuf buf = Unpooled.buffer();
+    try {
+      m.write(new Object[] {Edition.EDITION_2023, List.of(NullValue.NULL_VALUE)}, buf);
+      CodedInputStream in = CodedInputStream.newInstance(buf.nioBuffer());
+      assertThat(in.readTag()).isEqualTo(1 << 3);
+      assertThat(in.readEnum()).isEqualTo(1000).isNotEqualTo(Edition.EDITION_2023.ordinal());
+      assertThat(m.read(buf)).containsExactly(Edition.EDITION_2023, List.of(NullValue.NULL_VALUE));
+    } finally {
+      buf.release();
+    }
+    // A number the enum does not know: proto3 (NullValue) reads UNRECOGNIZED, proto2 (Edition) fails decoding.
+    ArgsMarshaller numbers = ArgsMarshaller.of(FieldCodecs.INT32, FieldCodecs.listOf(FieldCodecs.INT32));
+    ByteBuf unknown = Unpooled.buffer();
+    try {
+      numbers.write(new Object[] {1000, List.of(7)}, unknown);
+      assertThat(m.read(unknown.duplicate())).containsExactly(Edition.EDITION_2023, List.of(NullValue.UNRECOGNIZED));
+      unknown.clear();
+      numbers.write(new Object[] {7, List.of()}, unknown);
+      assertThatThrownBy(() -> m.read(unknown))
+          .isInstanceOf(InvalidProtocolBufferException.class)
+          .hasMessage("number 7 is not a constant of com.google.protobuf.DescriptorProtos$Edition");
+    } finally {
+      unknown.release();
+    }
+    assertThatThrownBy(() -> roundTrip(m, new Object[] {Edition.EDITION_2023, List.of(NullValue.UNRECOGNIZED)}))
+        .isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test

@@ -28,6 +28,6 @@ public interface Greeter {
   /** Collections: a repeated string in, a map&lt;string, int32&gt; out. */
   Map<String, Integer> countWords(List<String> words);
 
-  /** A checked exception reaches the caller as a status naming it. */
+  /** A declared exception reaches the caller as itself (the stub rebuilds it from its class name and message). */
   HelloReply greetVip(HelloRequest request) throws NotOnTheListException;
 }

@@ -46,10 +46,12 @@ public final class GreeterExample {
       greeter.log("a oneway line");
       out.accept("log (oneway) delivered: " + service.logged().poll(5, TimeUnit.SECONDS));
 
+      // A declared exception arrives as itself: its class name and message travel with the error status.
       try {
         greeter.greetVip(petrel);
-      } catch (StatusException e) {
-        out.accept("greetVip(Petrel) failed: " + e.getMessage());
+      } catch (NotOnTheListException e) {
+        out.accept("greetVip(Petrel) threw NotOnTheListException: " + e.getMessage() + " (status "
+            + ((StatusException) e.getCause()).code() + ")");
       }
       out.accept("greetVip(Ada): " + greeter.greetVip(HelloRequest.newBuilder().setName("Ada").build())
           .getMessage());

@@ -1,6 +1,9 @@
 package io.petrel.examples.greeter;
 
-/** Thrown by the server; the caller sees it as a StatusException whose description names this class. */
+/**
+ * Thrown by the server; the generated stub throws it to the caller again, with the message the server gave it
+ * (its {@code (String)} constructor is what lets the stub rebuild it).
+ */
 public class NotOnTheListException extends Exception {
   private static final long serialVersionUID = 1L;
 

@@ -18,7 +18,7 @@ class GreeterExampleTest {
         "add(2, 40): 42",
         "countWords: {to=2, be=2, or=1, not=1}",
         "log (oneway) delivered: a oneway line",
-        "greetVip(Petrel) failed: UNKNOWN: io.petrel.examples.greeter.NotOnTheListException: Petrel is not on the list",
+        "greetVip(Petrel) threw NotOnTheListException: Petrel is not on the list (status UNKNOWN)",
         "greetVip(Ada): Welcome back, Ada.",
         "sayHelloLater (async): Hello later, async!",
         "add(20, 22) (async): 42");

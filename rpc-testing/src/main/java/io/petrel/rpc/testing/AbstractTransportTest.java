@@ -16,6 +16,7 @@ import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServerLifecycleListener;
 import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -176,6 +177,26 @@ public abstract class AbstractTransportTest {
         "java.lang.IllegalStateException: crashed on z");
     assertThat(client.unaryCall(ConformanceService.ECHO, text("still serving")).getValue())
         .isEqualTo("still serving");
+  }
+
+  @Test
+  public void aLongErrorDescriptionIsCutWithAVisibleMarkAndTheExceptionIsNamedInMetadata() throws Exception {
+    RpcServer server = startServer(b -> b);
+    RpcClient client = client(server);
+    String full = "java.lang.IllegalStateException: crashed on " + "x".repeat(100_000);
+    AtomicReference<Metadata> metadata = new AtomicReference<>();
+    StatusException e = assertFails(() -> client.unaryCall(ConformanceService.CRASH, text("x".repeat(100_000)),
+        CallOptions.DEFAULT.withResponseMetadataListener(metadata::set)), Status.Code.UNKNOWN);
+    String description = e.status().description();
+    assertThat(description.length()).isLessThanOrEqualTo(64 * 1024).isGreaterThan(64 * 1024 - 40);
+    String kept = description.substring(0, description.indexOf("... [truncated "));
+    assertThat(full).startsWith(kept);
+    assertThat(description).endsWith("... [truncated " + (full.length() - kept.length()) + " bytes]");
+    // What a generated stub reads to rethrow a declared exception: the class names and the (capped) message.
+    assertThat(metadata.get().getAll("petrel-exception-class")).containsExactly("java.lang.IllegalStateException");
+    String message = metadata.get().get("petrel-exception-message");
+    assertThat(message).startsWith("crashed on xxx").endsWith(" bytes]");
+    assertThat(message.length()).isLessThanOrEqualTo(4096);
   }
 
   @Test

@@ -1,10 +1,13 @@
 package it.catalog;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.Timestamp;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -116,5 +119,19 @@ class CatalogTest {
     assertThat(catalog.names(null)).isEmpty();
     assertThat(catalog.size(null, null)).isZero();
     assertThat(catalog.size(List.of("a"), Map.of("k", 1, "l", 2))).isEqualTo(3);
+  }
+
+  @Test
+  void aNullElementFailsTheCallInTheCallerWithInvalidArgumentBeforeAnythingIsSent() {
+    List<String> withNull = new ArrayList<>();
+    withNull.add("a");
+    withNull.add(null);
+    assertThatThrownBy(() -> catalog.size(withNull, Map.of()))
+        .isInstanceOfSatisfying(StatusException.class, e -> {
+          assertThat(e.code()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+          assertThat(e.status().description()).startsWith("cannot encode the request of it.Catalog/size:"
+              + " java.lang.IllegalArgumentException: a List or Map argument holds a null element");
+        });
+    assertThat(catalog.size(List.of("still", "serving"), Map.of())).isEqualTo(2);
   }
 }

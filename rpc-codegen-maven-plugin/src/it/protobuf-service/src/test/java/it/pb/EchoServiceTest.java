@@ -2,9 +2,11 @@ package it.pb;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.google.protobuf.Int64Value;
 import com.google.protobuf.StringValue;
+import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.ClientInterceptor;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.RpcClient;
@@ -15,7 +17,9 @@ import io.petrel.rpc.StatusException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -86,12 +90,43 @@ class EchoServiceTest {
   }
 
   @Test
-  void aDeclaredExceptionReachesTheCallerAsAStatusNamingIt() {
-    assertThatThrownBy(() -> echo.fail(StringValue.of("no luck")))
-        .isInstanceOfSatisfying(StatusException.class, e -> {
-          assertThat(e.code()).isEqualTo(Status.Code.UNKNOWN);
-          assertThat(e.status().description()).isEqualTo("it.pb.EchoException: no luck");
-        });
+  void aDeclaredExceptionReachesTheCallerAsItsOwnTypeWithItsMessage() {
+    EchoException e = catchThrowableOfType(EchoException.class, () -> echo.fail(StringValue.of("no luck")));
+    assertThat(e).hasMessage("no luck");
+    assertThat(e.getCause()).isInstanceOfSatisfying(StatusException.class, cause -> {
+      assertThat(cause.code()).isEqualTo(Status.Code.UNKNOWN);
+      assertThat(cause.status().description()).isEqualTo("it.pb.EchoException: no luck");
+    });
+  }
+
+  @Test
+  void theAsyncStubCompletesWithTheDeclaredException() {
+    assertThatThrownBy(() -> EchoRpc.asyncStub(client).fail(StringValue.of("later")).get(10, TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class)
+        .cause().isInstanceOf(EchoException.class).hasMessage("later");
+  }
+
+  @Test
+  void theServersExceptionMapperChoosesTheStatusAndTheTypeStillArrives() throws Exception {
+    try (RpcServer mapped = RpcServer.builder().bindAddress("127.0.0.1", 0).addService(EchoRpc.bind(new EchoImpl()))
+            .exceptionMapper((method, t) -> t instanceof EchoException
+                ? Status.FAILED_PRECONDITION.withDescription("mapped: " + t.getMessage()) : null)
+            .start();
+        RpcClient c = RpcClient.builder().address("127.0.0.1", mapped.port()).build()) {
+      EchoRpc.EchoStub stub = EchoRpc.stub(c);
+      EchoException e = catchThrowableOfType(EchoException.class, () -> stub.fail(StringValue.of("nope")));
+      assertThat(e).hasMessage("nope");
+      assertThat(((StatusException) e.getCause()).status())
+          .isEqualTo(Status.FAILED_PRECONDITION.withDescription("mapped: nope"));
+      // A caller without the generated stub sees the mapped status and the metadata that names the exception.
+      AtomicReference<Metadata> seen = new AtomicReference<>();
+      assertThatThrownBy(() -> c.unaryCall(EchoRpc.METHOD_FAIL, StringValue.of("raw"),
+              CallOptions.DEFAULT.withResponseMetadataListener(seen::set)))
+          .isInstanceOfSatisfying(StatusException.class,
+              s -> assertThat(s.code()).isEqualTo(Status.Code.FAILED_PRECONDITION));
+      assertThat(seen.get().getAll("petrel-exception-class")).containsExactly("it.pb.EchoException");
+      assertThat(seen.get().get("petrel-exception-message")).isEqualTo("raw");
+    }
   }
 
   @Test

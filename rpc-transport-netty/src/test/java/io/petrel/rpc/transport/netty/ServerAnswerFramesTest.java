@@ -76,8 +76,12 @@ class ServerAnswerFramesTest extends TransportFixture {
       peer.send(RawPeer.request(TestService.FAIL, 11, 0, StringValue.of("x")));
 
       byte[] description = "java.lang.IllegalStateException: boom: x".getBytes(UTF_8);
-      // status 2 is UNKNOWN: the handler threw an exception that is not a StatusException
-      assertThat(nextFrame(in)).isEqualTo(frame(TYPE_RESPONSE, 2, 11, SERVED_METADATA, description));
+      // status 2 is UNKNOWN: the handler threw an exception that is not a StatusException; after the handler's
+      // response metadata come the exception's class names and message (docs/protocol.md, "Error metadata")
+      byte[] metadata = concat(SERVED_METADATA, concat(
+          stringEntry("petrel-exception-class", "java.lang.IllegalStateException"),
+          stringEntry("petrel-exception-message", "boom: x")));
+      assertThat(nextFrame(in)).isEqualTo(frame(TYPE_RESPONSE, 2, 11, metadata, description));
     }
   }
 
@@ -111,6 +115,21 @@ class ServerAnswerFramesTest extends TransportFixture {
   }
 
   /** A server frame written field by field from docs/protocol.md: flags, methodId and timeout 0. */
+  /** One metadata entry with a string value: key length (2), key, kind 0, value length (4), value. */
+  private static byte[] stringEntry(String key, String value) {
+    byte[] k = key.getBytes(US_ASCII);
+    byte[] v = value.getBytes(UTF_8);
+    ByteBuf b = Unpooled.buffer();
+    try {
+      b.writeShort(k.length).writeBytes(k).writeByte(0).writeInt(v.length).writeBytes(v);
+      byte[] out = new byte[b.readableBytes()];
+      b.readBytes(out);
+      return out;
+    } finally {
+      b.release();
+    }
+  }
+
   private static byte[] frame(byte type, int status, int requestId, byte[] metadata, byte[] body) {
     ByteBuf b = Unpooled.buffer();
     try {

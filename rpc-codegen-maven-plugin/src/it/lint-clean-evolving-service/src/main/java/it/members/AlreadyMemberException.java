@@ -1,0 +1,9 @@
+package it.members;
+
+public class AlreadyMemberException extends Exception {
+  private static final long serialVersionUID = 1L;
+
+  public AlreadyMemberException(String message) {
+    super(message);
+  }
+}

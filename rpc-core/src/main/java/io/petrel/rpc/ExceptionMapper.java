@@ -1,0 +1,30 @@
+package io.petrel.rpc;
+
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Chooses the status a caller gets when a handler throws (or its future fails with) an exception other than
+ * {@link StatusException}: set with {@code RpcServer.builder().exceptionMapper(...)}. Without a mapper, or when it
+ * returns null, the status is {@code UNKNOWN} with the description {@code "ExceptionClass: message"}.
+ *
+ * <p>The mapper chooses the status only. Whatever it returns, the exception's class names and message also travel
+ * in the response's metadata (see {@link io.petrel.rpc.stub.DeclaredExceptions}), so that a generated stub can
+ * throw an exception the method declares as its own type. A {@link StatusException} (anywhere in the cause chain)
+ * keeps its own status and never reaches the mapper; nor does anything a handler throws while the server is being
+ * stopped with {@code shutdownNow} (the caller gets UNAVAILABLE).
+ *
+ * <p>Called on the thread that ends the call, once per failed call. It must not block. A mapper that throws, or
+ * returns an OK status, is ignored for that call (the default status is used and the mapper's own exception is
+ * logged at WARN).
+ */
+@FunctionalInterface
+public interface ExceptionMapper {
+
+  /**
+   * The status for {@code exception}, thrown by the handler of {@code method}; null for the default.
+   *
+   * @param exception what the handler threw, with {@code CompletionException} and {@code ExecutionException}
+   *     wrappers removed
+   */
+  @Nullable Status toStatus(MethodDescriptor<?, ?> method, Throwable exception);
+}

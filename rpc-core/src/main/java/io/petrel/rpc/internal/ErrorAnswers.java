@@ -1,0 +1,113 @@
+package io.petrel.rpc.internal;
+
+import io.petrel.rpc.ExceptionMapper;
+import io.petrel.rpc.Metadata;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
+import io.petrel.rpc.stub.DeclaredExceptions;
+import java.nio.charset.StandardCharsets;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What a server sends when a handler fails: the status (the exception's own, the user's mapper's, or UNKNOWN),
+ * its description capped with a visible mark, and the metadata that lets a generated stub rethrow a declared
+ * exception (see {@link DeclaredExceptions}).
+ */
+public final class ErrorAnswers {
+  private static final Logger log = LoggerFactory.getLogger(ErrorAnswers.class);
+
+  /** Descriptions are for humans: longer ones are cut to this many bytes of UTF-8, mark included. */
+  public static final int MAX_DESCRIPTION_BYTES = 64 * 1024;
+
+  private ErrorAnswers() {}
+
+  /** The {@link StatusException} in {@code t}'s cause chain, or null. */
+  private static @Nullable StatusException statusException(Throwable t) {
+    for (Throwable cur = t; cur != null; cur = cur.getCause()) {
+      if (cur instanceof StatusException se) {
+        return se;
+      }
+      if (cur.getCause() == cur) {
+        break;
+      }
+    }
+    return null;
+  }
+
+  /** The status for what a handler threw: its own, the mapper's (if any), or UNKNOWN "Class: message". */
+  public static Status statusOf(Throwable t, MethodDescriptor<?, ?> method, @Nullable ExceptionMapper mapper) {
+    StatusException se = statusException(t);
+    if (se != null) {
+      return se.status();
+    }
+    if (mapper != null) {
+      try {
+        Status mapped = mapper.toStatus(method, t);
+        if (mapped != null && !mapped.isOk()) {
+          return mapped.cause() == null ? mapped.withCause(t) : mapped;
+        }
+        if (mapped != null) {
+          log.warn("exceptionMapper returned OK for {} thrown by {}; an error cannot be OK: the caller gets UNKNOWN",
+              t.getClass().getName(), method.fullName());
+        }
+      } catch (RuntimeException | Error e) {
+        log.warn("exceptionMapper threw on {} thrown by {}; the caller gets UNKNOWN", t.getClass().getName(),
+            method.fullName(), e);
+      }
+    }
+    return Status.UNKNOWN.withDescription(Status.describe(t)).withCause(t);
+  }
+
+  /**
+   * {@code responseMetadata} plus the thrown exception's class names and message, when {@code t} is an exception
+   * that a stub may rethrow as its own type (not a {@link StatusException}, not an {@link Error}).
+   */
+  public static Metadata metadataOf(Throwable t, Metadata responseMetadata) {
+    if (!(t instanceof Exception) || statusException(t) != null) {
+      return responseMetadata;
+    }
+    Metadata md = responseMetadata;
+    int n = 0;
+    for (Class<?> c = t.getClass(); c != null && c != Exception.class && c != RuntimeException.class
+        && n < DeclaredExceptions.MAX_CLASS_NAMES; c = c.getSuperclass(), n++) {
+      md = md.with(DeclaredExceptions.CLASS_KEY, c.getName());
+    }
+    String message = t.getMessage();
+    if (message != null) {
+      md = md.with(DeclaredExceptions.MESSAGE_KEY, cut(message, DeclaredExceptions.MAX_MESSAGE_BYTES));
+    }
+    return md;
+  }
+
+  /** {@code status} with a description of at most {@link #MAX_DESCRIPTION_BYTES} bytes of UTF-8. */
+  public static Status capped(Status status) {
+    String d = status.description();
+    if (d == null || d.length() <= MAX_DESCRIPTION_BYTES / 3) {
+      return status; // three bytes per char at most: short enough without encoding it
+    }
+    String cut = cut(d, MAX_DESCRIPTION_BYTES);
+    return cut == d ? status : status.withDescription(cut);
+  }
+
+  /**
+   * {@code s} if its UTF-8 form fits in {@code maxBytes}, else its longest prefix (whole characters) followed by
+   * {@code "... [truncated N bytes]"} that fits, N being the bytes left out.
+   */
+  public static String cut(String s, int maxBytes) {
+    byte[] bytes = s.getBytes(StandardCharsets.UTF_8);
+    if (bytes.length <= maxBytes) {
+      return s;
+    }
+    // The mark's length depends on N; N has at most as many digits as the whole length.
+    int markBytes = ("... [truncated " + bytes.length + " bytes]").length();
+    int end = Math.max(0, maxBytes - markBytes);
+    while (end > 0 && (bytes[end] & 0xC0) == 0x80) {
+      end--; // not inside a character's bytes
+    }
+    return new String(bytes, 0, end, StandardCharsets.UTF_8) + "... [truncated " + (bytes.length - end)
+        + " bytes]";
+  }
+}
