@@ -22,9 +22,14 @@ final class PetrelBuilders {
     set(p.getName(), b::name);
     set(p.getBusinessThreads(), b::businessThreads);
     set(p.getBusinessQueueSize(), b::businessQueueSize);
+    if (p.isDirectExecutor() && p.getVirtualThreads() != null) {
+      throw new IllegalStateException("petrel.server.direct-executor and petrel.server.virtual-threads both choose"
+          + " where handlers run; set one of them");
+    }
     if (p.isDirectExecutor()) {
       b.directExecutor();
     }
+    set(p.getVirtualThreads(), b::virtualThreads);
     setBytes("petrel.server.max-frame-size", p.getMaxFrameSize(), b::maxFrameSize);
     setBytes("petrel.server.max-metadata-size", p.getMaxMetadataSize(), b::maxMetadataSize);
     set(p.getMaxConcurrentCallsPerConnection(), b::maxConcurrentCallsPerConnection);

@@ -41,6 +41,8 @@ public class PetrelProperties {
     private @Nullable Integer businessQueueSize;
     /** Handlers run on the event loop that read the request (never block in them). */
     private boolean directExecutor;
+    /** Java 21+: each handler on its own virtual thread, at most this many calls at once (unset: the pool). */
+    private @Nullable Integer virtualThreads;
     private @Nullable DataSize maxFrameSize;
     private @Nullable DataSize maxMetadataSize;
     private @Nullable Integer maxConcurrentCallsPerConnection;
@@ -112,6 +114,14 @@ public class PetrelProperties {
 
     public void setDirectExecutor(boolean directExecutor) {
       this.directExecutor = directExecutor;
+    }
+
+    public @Nullable Integer getVirtualThreads() {
+      return virtualThreads;
+    }
+
+    public void setVirtualThreads(@Nullable Integer virtualThreads) {
+      this.virtualThreads = virtualThreads;
     }
 
     public @Nullable DataSize getMaxFrameSize() {

@@ -211,6 +211,21 @@ class PetrelAutoConfigurationTest {
   }
 
   @Test
+  void virtualThreadsNeedJava21AndSaySoWhenTheContextStarts() {
+    runner.withUserConfiguration(Echo.class).withPropertyValues("petrel.server.virtual-threads=64").run(context -> {
+      if (Runtime.version().feature() >= 21) {
+        assertThat(context).hasNotFailed();
+        try (RpcClient client = clientTo(context.getBean(PetrelServerLifecycle.class).port())) {
+          assertThat(client.unaryCall(EchoService.ECHO, "v")).isEqualTo("v");
+        }
+      } else {
+        assertThat(context).hasFailed().getFailure().rootCause().isInstanceOf(UnsupportedOperationException.class)
+            .hasMessageStartingWith("virtual threads need Java 21 or later");
+      }
+    });
+  }
+
+  @Test
   void twoBeansServingOneServiceFailTheStartNamingBoth() {
     runner.withUserConfiguration(Echo.class)
         .withBean("echoAgain", ServiceDefinition.class, () -> new EchoService().definition())
