@@ -16,6 +16,9 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Lazy;
 
 /**
  * Boots the sample twice on port 0, as two services: "front" serves Frontdesk, "app" serves Greeter and calls the
@@ -88,6 +91,27 @@ class SampleApplicationTest {
       Thread.onSpinWait();
     }
     return 0;
+  }
+
+  /** A stub declared as a lazy bean: its declared type is the service interface until it is made. */
+  @Configuration(proxyBeanMethods = false)
+  static class LazyStub {
+    @Bean
+    @Lazy
+    Frontdesk frontdeskStub(PetrelClients clients) {
+      return clients.stub("frontdesk", Frontdesk.class);
+    }
+  }
+
+  @Test
+  void aStubBeanIsNeverServedEvenWhenItsDeclaredTypeIsTheServiceInterface() {
+    // If the lazy stub were taken for an implementation, the start would fail: FrontdeskService serves it already.
+    try (ConfigurableApplicationContext app = new SpringApplicationBuilder(SampleApplication.class, LazyStub.class)
+        .run("--petrel.server.port=0", "--spring.main.banner-mode=off",
+            "--petrel.clients.frontdesk.target=127.0.0.1:1")) {
+      assertThat(app.getBean(PetrelServerLifecycle.class).port()).isPositive();
+      assertThat(app.getBean("frontdeskStub")).isInstanceOf(FrontdeskRpc.FrontdeskStub.class);
+    }
   }
 
   @Test

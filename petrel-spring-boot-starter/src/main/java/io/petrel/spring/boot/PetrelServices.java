@@ -36,6 +36,9 @@ final class PetrelServices {
         if (GeneratedCode.serviceInterface(iface) != null) {
           if (bean == null) {
             bean = beans.getBean(name);
+            if (bean instanceof AbstractStub) {
+              break; // a lazy stub bean, whose declared type was only the interface
+            }
           }
           add(found, owners, name, GeneratedCode.bind(iface, bean));
         }

@@ -226,6 +226,15 @@ class PetrelAutoConfigurationTest {
   }
 
   @Test
+  void aServiceBeanWhoseGeneratedCodeIsMissingFailsTheStartSayingHowToGenerateIt() {
+    runner.withBean(io.petrel.spring.boot.unbuilt.Unbuilt.class, () -> name -> "hi " + name)
+        .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+            .hasMessageContaining("io.petrel.spring.boot.unbuilt.Unbuilt is an @RpcService interface but"
+                + " io.petrel.spring.boot.unbuilt.UnbuiltRpc is not on the class path: run the"
+                + " rpc-codegen-maven-plugin's generate goal"));
+  }
+
+  @Test
   void twoBeansServingOneServiceFailTheStartNamingBoth() {
     runner.withUserConfiguration(Echo.class)
         .withBean("echoAgain", ServiceDefinition.class, () -> new EchoService().definition())
