@@ -69,6 +69,7 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
   private int businessQueueSize = DEFAULT_BUSINESS_QUEUE_SIZE;
   private Executor executor;
   private boolean direct;
+  private int virtualThreads;
   private int maxConcurrentCallsPerConnection = DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION;
   private int maxConnections = DEFAULT_MAX_CONNECTIONS;
   private Duration shutdownGracePeriod = DEFAULT_SHUTDOWN_GRACE;
@@ -170,6 +171,25 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
   public RpcServerBuilder executor(Executor executor) {
     this.executor = Objects.requireNonNull(executor, "executor");
     this.direct = false;
+    this.virtualThreads = 0;
+    return this;
+  }
+
+  /**
+   * Runs each call's handler on its own virtual thread (Java 21+), at most {@code maxConcurrentCalls} at once: a
+   * call over that is refused at once with RESOURCE_EXHAUSTED naming this option, so the server stays bounded as
+   * with the built-in pool (a plain {@code executor(Executors.newVirtualThreadPerTaskExecutor())} has no bound).
+   * Replaces the built-in pool, {@link #executor} and {@link #directExecutor} (the last one set wins). Handlers
+   * that block (JDBC, other calls) then hold a cheap virtual thread instead of a platform thread.
+   *
+   * @throws UnsupportedOperationException on Java 17-20, saying that virtual threads need Java 21
+   */
+  public RpcServerBuilder virtualThreads(int maxConcurrentCalls) {
+    checkPositive("virtualThreads maxConcurrentCalls", maxConcurrentCalls);
+    io.petrel.rpc.internal.VirtualThreadExecutor.checkAvailable();
+    this.virtualThreads = maxConcurrentCalls;
+    this.executor = null;
+    this.direct = false;
     return this;
   }
 
@@ -180,6 +200,7 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
   public RpcServerBuilder directExecutor() {
     this.direct = true;
     this.executor = null;
+    this.virtualThreads = 0;
     return this;
   }
 
@@ -421,7 +442,9 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
         : host == null ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
     ServerConfig config = ServerConfig.newBuilder().bindAddress(addr).services(List.copyOf(services))
         .interceptors(List.copyOf(interceptors)).exceptionMapper(exceptionMapper).businessThreads(businessThreads)
-        .businessQueueSize(businessQueueSize).executor(executor).direct(direct).maxFrameSize(maxFrameSize)
+        .businessQueueSize(businessQueueSize)
+        .executor(virtualThreads > 0 ? new io.petrel.rpc.internal.VirtualThreadExecutor(name, virtualThreads) : executor)
+        .direct(direct).maxFrameSize(maxFrameSize)
         .maxMetadataSize(maxMetadataSize).maxConcurrentCallsPerConnection(maxConcurrentCallsPerConnection)
         .maxConnections(maxConnections).shutdownGracePeriodNanos(shutdownGracePeriod.toNanos())
         .lifecycleListeners(List.copyOf(lifecycleListeners)).drainDelayNanos(drainDelay.toNanos())

@@ -75,16 +75,18 @@ public final class ServerImpl extends RpcServer {
       executorDesc = "direct (handlers run on event loops)";
     } else if (config.executor() != null) {
       executor = config.executor();
-      executorDesc = "user executor " + executor.getClass().getName();
+      executorDesc = executor instanceof VirtualThreadExecutor v ? v.describe()
+          : "user executor " + executor.getClass().getName();
     } else {
       ownPool = new BusinessPool(config.name(), config.businessThreads(), config.businessQueueSize());
       executor = ownPool;
       executorDesc = "business pool " + config.businessThreads() + " threads, queue " + config.businessQueueSize();
     }
     BusinessPool pool = ownPool;
+    Executor chosen = executor;
     ServerDispatcher d = new ServerDispatcher(config, metrics, limitLog, executor,
-        e -> pool != null ? pool.fullMessage() : "the server's executor rejected the call (" + e.getMessage()
-            + "); give it more capacity",
+        e -> pool != null ? pool.fullMessage() : chosen instanceof VirtualThreadExecutor v ? v.fullMessage()
+            : "the server's executor rejected the call (" + e.getMessage() + "); give it more capacity",
         this::callEnded);
     dispatcher = d;
     d.onFatal(this::fatal);
@@ -112,7 +114,9 @@ public final class ServerImpl extends RpcServer {
     if (metrics != null) {
       metrics.gauge("rpc.server.calls.active", transport, ServerTransport::inFlightCalls);
       if (ownPool != null) {
-        metrics.executor(ownPool);
+        metrics.executor(ownPool, config.name() + "-business");
+      } else if (executor instanceof VirtualThreadExecutor v) {
+        metrics.virtualThreads(v);
       }
     }
     state = State.STARTED;
@@ -290,6 +294,8 @@ public final class ServerImpl extends RpcServer {
       } else {
         ownPool.shutdown();
       }
+    } else if (force && config.executor() instanceof VirtualThreadExecutor v) {
+      v.interruptRunning();
     }
     closed.whenComplete((v, t) -> transport.release().whenComplete((v2, t2) -> {
       state = State.TERMINATED;

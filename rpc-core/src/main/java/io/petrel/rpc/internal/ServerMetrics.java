@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.jvm.ExecutorServiceMetrics;
 import io.petrel.rpc.MethodDescriptor;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -42,12 +43,21 @@ public final class ServerMetrics {
     Gauge.builder(name, obj, f).tags(tags).register(registry);
   }
 
-  public void executor(ThreadPoolExecutor pool) {
+  /**
+   * The built-in pool's meters, by Micrometer's own binder ({@link ExecutorServiceMetrics}) under the prefix
+   * {@code rpc.server}: {@code rpc.server.executor.active}, {@code .queued}, {@code .completed},
+   * {@code .pool.size} / {@code .pool.core} / {@code .pool.max}, {@code .queue.remaining}, tagged with the server's
+   * tags and {@code name} = the pool's thread name prefix.
+   */
+  public void executor(ThreadPoolExecutor pool, String poolName) {
+    new ExecutorServiceMetrics(pool, poolName, "rpc.server", tags).bindTo(registry);
+  }
+
+  /** The virtual thread executor's meters: calls running now, calls run, and the limit (as the pool's names). */
+  public void virtualThreads(VirtualThreadExecutor executor) {
     String p = "rpc.server.executor";
-    Gauge.builder(p + ".active", pool, ThreadPoolExecutor::getActiveCount).tags(tags).register(registry);
-    Gauge.builder(p + ".queued", pool, e -> e.getQueue().size()).tags(tags).register(registry);
-    Gauge.builder(p + ".threads", pool, ThreadPoolExecutor::getPoolSize).tags(tags).register(registry);
-    FunctionCounter.builder(p + ".completed", pool, ThreadPoolExecutor::getCompletedTaskCount).tags(tags)
+    Gauge.builder(p + ".active", executor, VirtualThreadExecutor::active).tags(tags).register(registry);
+    FunctionCounter.builder(p + ".completed", executor, VirtualThreadExecutor::completed).tags(tags)
         .register(registry);
   }
 }

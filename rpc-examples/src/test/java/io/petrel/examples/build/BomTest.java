@@ -19,7 +19,8 @@ import org.w3c.dom.Node;
  */
 class BomTest {
   /** Modules that are built but not published for users to depend on. */
-  private static final Set<String> NOT_PUBLISHED = Set.of("rpc-examples", "rpc-benchmarks", "petrel-bom");
+  private static final Set<String> NOT_PUBLISHED = Set.of("rpc-examples", "rpc-benchmarks", "petrel-bom",
+      "petrel-spring-boot-sample");
 
   private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
 

@@ -4,16 +4,15 @@ import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.binder.netty4.NettyAllocatorMetrics;
+import io.micrometer.core.instrument.binder.netty4.NettyEventExecutorMetrics;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
-import io.netty.buffer.ByteBufAllocatorMetric;
 import io.netty.buffer.ByteBufAllocatorMetricProvider;
 import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
-import io.netty.util.concurrent.EventExecutor;
-import io.netty.util.concurrent.SingleThreadEventExecutor;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -41,11 +40,9 @@ final class TransportMetrics {
     connectionsClosed = Counter.builder(p + ".connections.closed").tags(tags).register(registry);
     ByteBufAllocator alloc = IoSupport.ALLOCATOR; // the allocator of Petrel's channels and frames
     if (alloc instanceof ByteBufAllocatorMetricProvider provider) {
-      ByteBufAllocatorMetric m = provider.metric();
-      Gauge.builder("rpc.netty.memory.used", m, ByteBufAllocatorMetric::usedDirectMemory).baseUnit("bytes")
-          .tags(tags).tag("area", "direct").register(registry);
-      Gauge.builder("rpc.netty.memory.used", m, ByteBufAllocatorMetric::usedHeapMemory).baseUnit("bytes")
-          .tags(tags).tag("area", "heap").register(registry);
+      // Micrometer's binder: netty.allocator.* (JVM-wide, so no server or client tag; registering it again from
+      // another server or client of the same registry finds the same meters).
+      new NettyAllocatorMetrics(provider).bindTo(registry);
     }
   }
 
@@ -53,16 +50,9 @@ final class TransportMetrics {
     Gauge.builder(name, obj, f).tags(tags).register(registry);
   }
 
+  /** Micrometer's binder: {@code netty.eventexecutor.tasks.pending} per event loop (tag {@code name}, the thread). */
   void eventLoops(EventLoopGroup group) {
-    gauge("rpc." + side + ".eventloop.pending.tasks", group, g -> {
-      long n = 0;
-      for (EventExecutor e : g) {
-        if (e instanceof SingleThreadEventExecutor s) {
-          n += s.pendingTasks();
-        }
-      }
-      return n;
-    });
+    new NettyEventExecutorMetrics(group, tags).bindTo(registry);
   }
 
   /** Counts received bytes; first in the pipeline, forwards everything. */

@@ -235,10 +235,13 @@ class ObservabilityTest extends TransportFixture {
     assertThat(registry.get("rpc.client.bytes.sent").counter().count())
         .isEqualTo(registry.get("rpc.server.bytes.received").counter().count());
     assertThat(registry.get("rpc.server.executor.completed").functionCounter().count()).isGreaterThan(0);
-    // The memory gauge reports the allocator Petrel's frames come from (not Netty's default allocator).
-    double direct = registry.get("rpc.netty.memory.used").tags("server", "s1", "area", "direct").gauge().value();
+    // The memory gauge (Micrometer's Netty binder) reports the allocator Petrel's frames come from (not Netty's
+    // default allocator).
+    double direct = registry.get("netty.allocator.memory.used").tags("memory.type", "direct").gauge().value();
     assertThat(direct).isPositive()
         .isEqualTo((double) PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory());
+    // One pending-tasks gauge per event loop of the server (Micrometer's binder), tagged with the server.
+    assertThat(registry.get("netty.eventexecutor.tasks.pending").tags("server", "s1").gauges()).isNotEmpty();
   }
 
   @Test

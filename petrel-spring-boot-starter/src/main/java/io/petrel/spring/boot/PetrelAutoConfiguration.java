@@ -1,0 +1,130 @@
+package io.petrel.spring.boot;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.observation.ObservationRegistry;
+import io.petrel.rpc.ClientInterceptor;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcClientBuilder;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.RpcServerBuilder;
+import io.petrel.rpc.ServerInterceptor;
+import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.observation.ObservationClientInterceptor;
+import io.petrel.rpc.observation.ObservationServerInterceptor;
+import io.petrel.rpc.observation.RpcObservations;
+import java.util.List;
+import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
+
+/**
+ * Petrel in a Spring Boot application: a server for the context's services ({@link PetrelServerLifecycle}), one
+ * shared client per {@code petrel.clients.<name>} ({@link PetrelClients}), {@link PetrelClient} stub injection, a
+ * health indicator ({@code petrel}) when spring-boot-health is present, Petrel's meters in the context's
+ * {@link MeterRegistry} when there is one, and tracing through the context's {@link ObservationRegistry} when
+ * rpc-observation is on the class path. docs/spring-boot.md describes it.
+ */
+@AutoConfiguration(afterName = {
+    "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+    "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration"})
+@ConditionalOnClass(RpcServer.class)
+@EnableConfigurationProperties(PetrelProperties.class)
+public class PetrelAutoConfiguration {
+
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnProperty(prefix = "petrel.server", name = "enabled", matchIfMissing = true)
+  PetrelServerLifecycle petrelServer(PetrelProperties properties, ListableBeanFactory beans,
+      ObjectProvider<ServerInterceptor> interceptors, ObjectProvider<PetrelServerCustomizer> customizers,
+      ObjectProvider<MeterRegistry> meterRegistry) {
+    // Everything is looked up when the server starts, after every singleton is made.
+    return new PetrelServerLifecycle(() -> {
+      List<ServiceDefinition> services = PetrelServices.find(beans);
+      RpcServerBuilder builder = RpcServer.builder();
+      PetrelBuilders.applyServer(properties.getServer(), builder);
+      services.forEach(builder::addService);
+      interceptors.orderedStream().forEach(builder::intercept);
+      meterRegistry.ifUnique(builder::meterRegistry);
+      customizers.orderedStream().forEach(c -> c.customize(builder));
+      PetrelProperties.Server p = properties.getServer();
+      return new PetrelServerLifecycle.ServerPlan(builder,
+          services.stream().map(ServiceDefinition::name).toList(),
+          p.getShutdownGracePeriod() != null ? p.getShutdownGracePeriod() : RpcServerBuilder.DEFAULT_SHUTDOWN_GRACE);
+    });
+  }
+
+  @Bean(destroyMethod = "close")
+  @ConditionalOnMissingBean
+  PetrelClients petrelClients(PetrelProperties properties, ObjectProvider<ClientInterceptor> interceptors,
+      ObjectProvider<PetrelClientCustomizer> customizers, ObjectProvider<MeterRegistry> meterRegistry) {
+    return new PetrelClients(properties.getClients().keySet(), name -> {
+      RpcClientBuilder builder = RpcClient.builder();
+      PetrelBuilders.applyClient(name, properties.getClients().get(name), builder);
+      interceptors.orderedStream().forEach(builder::intercept);
+      meterRegistry.ifUnique(builder::meterRegistry);
+      customizers.orderedStream().forEach(c -> c.customize(name, builder));
+      return builder.build();
+    });
+  }
+
+  @Bean
+  static PetrelClientInjector petrelClientInjector(ObjectProvider<PetrelClients> clients) {
+    return new PetrelClientInjector(clients);
+  }
+
+  /**
+   * Tracing, with rpc-observation on the class path and an {@link ObservationRegistry} in the context (Boot makes
+   * one with spring-boot-micrometer-observation): the server observes every call first (outermost), each client
+   * observes its calls with its target as the peer, and the meters a meter observation handler would make of those
+   * observations are denied, since Petrel's own meters already time every call.
+   */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass({ObservationServerInterceptor.class, ObservationRegistry.class})
+  @ConditionalOnBean(ObservationRegistry.class)
+  @ConditionalOnProperty(prefix = "petrel.observation", name = "enabled", matchIfMissing = true)
+  static class Observations {
+    @Bean
+    @Order(Ordered.HIGHEST_PRECEDENCE)
+    @ConditionalOnMissingBean
+    ObservationServerInterceptor petrelObservationServerInterceptor(ObservationRegistry registry) {
+      return new ObservationServerInterceptor(registry);
+    }
+
+    @Bean
+    PetrelClientCustomizer petrelObservationClientCustomizer(ObservationRegistry registry,
+        PetrelProperties properties) {
+      return (name, builder) -> builder.intercept(
+          new ObservationClientInterceptor(registry, String.valueOf(properties.getClients().get(name).getTarget())));
+    }
+
+    @Bean
+    MeterFilter petrelIgnoreObservationMeters() {
+      return RpcObservations.ignoreObservationMeters();
+    }
+  }
+
+  /** The {@code petrel} health indicator, with spring-boot-health on the class path. */
+  @Configuration(proxyBeanMethods = false)
+  @ConditionalOnClass(HealthIndicator.class)
+  static class Health {
+    @Bean
+    @ConditionalOnMissingBean(name = "petrelHealthIndicator")
+    @ConditionalOnEnabledHealthIndicator("petrel")
+    PetrelHealthIndicator petrelHealthIndicator(ObjectProvider<PetrelServerLifecycle> server,
+        ObjectProvider<PetrelClients> clients) {
+      return new PetrelHealthIndicator(server, clients);
+    }
+  }
+}

@@ -1,0 +1,13 @@
+package io.petrel.spring.boot;
+
+import io.petrel.rpc.RpcClientBuilder;
+
+/**
+ * Changes the builder of the client {@code petrel.clients.<name>} after the properties are applied (a
+ * {@code callbackExecutor}, a {@code NameResolver}, transport options). Beans of this type run in their
+ * {@code @Order}, for every client.
+ */
+@FunctionalInterface
+public interface PetrelClientCustomizer {
+  void customize(String name, RpcClientBuilder builder);
+}

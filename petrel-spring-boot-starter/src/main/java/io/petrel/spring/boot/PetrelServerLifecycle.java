@@ -1,0 +1,111 @@
+package io.petrel.spring.boot;
+
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.RpcServerBuilder;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.SmartLifecycle;
+
+/**
+ * Runs the auto-configured {@link RpcServer}: built and started once the context has refreshed (every singleton
+ * made, so handlers find their dependencies ready), and drained first when the context closes: new calls are
+ * refused, calls in flight get up to {@code petrel.server.shutdown-grace-period} to finish, then the rest are
+ * failed. Clients of the context close after it, so a handler that calls out while draining still can.
+ */
+public final class PetrelServerLifecycle implements SmartLifecycle {
+  /** Started late and stopped early, as Boot's web server: {@link SmartLifecycle#DEFAULT_PHASE} - 1024. */
+  public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 1024;
+
+  private static final Logger log = LoggerFactory.getLogger(PetrelServerLifecycle.class);
+
+  private final Supplier<ServerPlan> plan;
+  private volatile @Nullable RpcServer server;
+  private volatile @Nullable Duration grace;
+  private volatile boolean noServices;
+
+  /** What to start: the configured builder and the names of the services it serves. */
+  record ServerPlan(RpcServerBuilder builder, List<String> services, Duration grace) {
+  }
+
+  PetrelServerLifecycle(Supplier<ServerPlan> plan) {
+    this.plan = plan;
+  }
+
+  @Override
+  public synchronized void start() {
+    if (server != null) {
+      return;
+    }
+    ServerPlan p = plan.get();
+    if (p.services().isEmpty()) {
+      noServices = true;
+      log.info("no @RpcService beans and no ServiceDefinition beans in the context: the Petrel server is not"
+          + " started (set petrel.server.enabled=false to say so and silence this)");
+      return;
+    }
+    try {
+      server = p.builder().build().start();
+      grace = p.grace();
+    } catch (IOException e) {
+      throw new UncheckedIOException("the Petrel server could not start: " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void stop() {
+    RpcServer s = server;
+    if (s == null) {
+      return;
+    }
+    s.shutdown();
+    Duration g = grace != null ? grace : RpcServerBuilder.DEFAULT_SHUTDOWN_GRACE;
+    try {
+      // shutdown() closes what is left once the grace period is over; the margin covers closing itself.
+      if (!s.awaitTermination(g.toMillis() + 5_000, TimeUnit.MILLISECONDS)) {
+        s.shutdownNow();
+        s.awaitTermination(10, TimeUnit.SECONDS);
+      }
+    } catch (InterruptedException e) {
+      s.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  @Override
+  public boolean isRunning() {
+    RpcServer s = server;
+    return s != null && !s.isShutdown();
+  }
+
+  @Override
+  public int getPhase() {
+    return PHASE;
+  }
+
+  /** The running (or stopped) server; null before the context has started, or when there is nothing to serve. */
+  public @Nullable RpcServer server() {
+    return server;
+  }
+
+  /** True when the context started with nothing to serve, so no server was started. */
+  public boolean hasNoServices() {
+    return noServices;
+  }
+
+  /** The bound port, e.g. with {@code petrel.server.port=0}. */
+  public int port() {
+    RpcServer s = server;
+    if (s == null) {
+      throw new IllegalStateException(noServices ? "the Petrel server was not started: the context has no services"
+          : "the Petrel server is not started yet: it starts when the application context has refreshed");
+    }
+    return s.port();
+  }
+}

@@ -1,0 +1,269 @@
+package io.petrel.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.ServerInterceptor;
+import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+class PetrelAutoConfigurationTest {
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+      .withPropertyValues("petrel.server.port=0", "petrel.server.address=127.0.0.1");
+
+  @Configuration(proxyBeanMethods = false)
+  static class Echo {
+    @Bean
+    EchoService echoService() {
+      return new EchoService();
+    }
+
+    @Bean
+    ServiceDefinition echoDefinition(EchoService echo) {
+      return echo.definition();
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class Meters {
+    @Bean
+    MeterRegistry meterRegistry() {
+      return new SimpleMeterRegistry();
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class Interceptor {
+    @Bean
+    ServerInterceptor tagging() {
+      return new ServerInterceptor() {
+        @Override
+        public <Req, Resp> CompletionStage<Resp> intercept(Chain<Req, Resp> chain) throws Exception {
+          chain.context().addResponseMetadata("seen-by", "tagging");
+          return chain.proceed();
+        }
+      };
+    }
+  }
+
+  static class Caller {
+    @PetrelClient("echo")
+    RpcClient first;
+
+    @PetrelClient("echo")
+    RpcClient second;
+  }
+
+  static class WrongCaller {
+    @PetrelClient("nowhere")
+    RpcClient client;
+  }
+
+  private static RpcClient clientTo(int port) {
+    return RpcClient.builder().address("127.0.0.1", port).build();
+  }
+
+  @Test
+  void servesServiceDefinitionBeansWithTheInterceptorBeansAndRecordsIntoTheContextsMeterRegistry() {
+    runner.withUserConfiguration(Echo.class, Meters.class, Interceptor.class).run(context -> {
+      assertThat(context).hasNotFailed();
+      int port = context.getBean(PetrelServerLifecycle.class).port();
+      try (RpcClient client = clientTo(port)) {
+        CompletableFuture<String> seenBy = new CompletableFuture<>();
+        String answer = client.unaryCall(EchoService.ECHO, "ping",
+            CallOptions.DEFAULT.withResponseMetadataListener(md -> seenBy.complete(md.get("seen-by"))));
+        assertThat(answer).isEqualTo("ping");
+        assertThat(seenBy).isCompletedWithValue("tagging");
+      }
+      assertThat(timerCount(context.getBean(MeterRegistry.class), "rpc.server.calls", "service", EchoService.NAME,
+          "method", "echo", "status", "OK")).isEqualTo(1);
+    });
+  }
+
+  @Test
+  void appliesTheLimitsSetAsProperties() {
+    runner.withUserConfiguration(Echo.class).withPropertyValues("petrel.server.max-frame-size=1KB").run(context -> {
+      int port = context.getBean(PetrelServerLifecycle.class).port();
+      try (RpcClient client = clientTo(port)) {
+        assertThatThrownBy(() -> client.unaryCall(EchoService.ECHO, "x".repeat(4096)))
+            .isInstanceOfSatisfying(StatusException.class, e -> {
+              assertThat(e.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+              assertThat(e.getMessage()).contains("maxFrameSize 1024");
+            });
+      }
+    });
+  }
+
+  @Test
+  void closingTheContextDrainsCallsInFlightAndHealthSaysDownMeanwhile() {
+    runner.withUserConfiguration(Echo.class).run(context -> {
+      EchoService echo = context.getBean(EchoService.class);
+      PetrelHealthIndicator health = context.getBean(PetrelHealthIndicator.class);
+      RpcServer server = context.getBean(PetrelServerLifecycle.class).server();
+      assertThat(server).isNotNull();
+      try (RpcClient client = clientTo(server.port())) {
+        CompletableFuture<String> held = client.unaryCallAsync(EchoService.HOLD, "a", CallOptions.DEFAULT);
+        assertThat(echo.entered.await(10, TimeUnit.SECONDS)).isTrue();
+        Thread closer = new Thread(() -> context.getSourceApplicationContext().close(), "context-closer");
+        closer.start();
+        assertThat(awaitShutdown(server)).as("the server starts draining when the context closes").isTrue();
+        Health draining = health.health();
+        assertThat(draining.getStatus().getCode()).isEqualTo("DOWN");
+        assertThat(draining.getDetails()).containsEntry("server", "draining").containsEntry("inFlightCalls", 1L);
+        // The call in flight holds the close: the server waits for it (up to its grace period, 10 s).
+        assertThat(closer.isAlive()).isTrue();
+        assertThat(held).isNotDone();
+        echo.release.countDown();
+        assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo("released a");
+        closer.join(TimeUnit.SECONDS.toMillis(20));
+        assertThat(closer.isAlive()).isFalse();
+        assertThat(server.isTerminated()).isTrue();
+      }
+    });
+  }
+
+  @Test
+  void withNothingToServeNoServerStartsAndHealthSaysWhy() {
+    runner.run(context -> {
+      PetrelServerLifecycle lifecycle = context.getBean(PetrelServerLifecycle.class);
+      assertThat(lifecycle.server()).isNull();
+      assertThat(lifecycle.hasNoServices()).isTrue();
+      Health health = context.getBean(PetrelHealthIndicator.class).health();
+      assertThat(health.getStatus().getCode()).isEqualTo("UP");
+      assertThat(health.getDetails()).containsEntry("server", "not started: the context has no services");
+      assertThatThrownBy(lifecycle::port).hasMessageContaining("the context has no services");
+    });
+  }
+
+  @Test
+  void serverCanBeSwitchedOff() {
+    runner.withUserConfiguration(Echo.class).withPropertyValues("petrel.server.enabled=false")
+        .run(context -> assertThat(context).doesNotHaveBean(PetrelServerLifecycle.class));
+  }
+
+  @Test
+  void oneSharedClientPerConfiguredNameIsInjectedIntoAnnotatedFields() {
+    runner.withUserConfiguration(Echo.class).withBean(Caller.class)
+        .withPropertyValues("petrel.clients.echo.target=127.0.0.1:1").run(context -> {
+          Caller caller = context.getBean(Caller.class);
+          assertThat(caller.first).isNotNull().isSameAs(caller.second)
+              .isSameAs(context.getBean(PetrelClients.class).client("echo"));
+        });
+  }
+
+  @Test
+  void anInjectedClientCallsTheServerAndIsShutDownWithTheContext() {
+    int[] port = new int[1];
+    RpcClient[] injected = new RpcClient[1];
+    runner.withUserConfiguration(Echo.class).run(server -> {
+      port[0] = server.getBean(PetrelServerLifecycle.class).port();
+      new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+          .withPropertyValues("petrel.server.enabled=false", "petrel.clients.echo.target=127.0.0.1:" + port[0],
+              "petrel.clients.echo.default-deadline=5s")
+          .withBean(Caller.class).run(client -> {
+            injected[0] = client.getBean(Caller.class).first;
+            assertThat(injected[0].unaryCall(EchoService.ECHO, "hi")).isEqualTo("hi");
+          });
+    });
+    assertThat(injected[0].isShutdown()).isTrue();
+  }
+
+  @Test
+  void aClientWithoutTargetFailsTheContextNamingTheProperty() {
+    runner.withPropertyValues("petrel.clients.orders.default-deadline=1s").withBean(Caller.class)
+        .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+            .hasMessageContaining("petrel.clients.orders.target is not set"));
+  }
+
+  @Test
+  void anUnknownClientNameFailsTheContextNamingTheField() {
+    runner.withPropertyValues("petrel.clients.echo.target=127.0.0.1:1").withBean(WrongCaller.class)
+        .run(context -> assertThat(context).hasFailed().getFailure()
+            .hasMessageContaining("cannot inject @PetrelClient(\"nowhere\")")
+            .hasMessageContaining("WrongCaller.client")
+            .hasMessageContaining("configure petrel.clients.nowhere.target"));
+  }
+
+  @Test
+  void halfATlsKeyPairFailsNamingBothProperties() {
+    runner.withUserConfiguration(Echo.class)
+        .withPropertyValues("petrel.server.tls.enabled=true", "petrel.server.tls.certificate-chain=/tmp/x.pem")
+        .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+            .hasMessageContaining("petrel.server.tls.certificate-chain and petrel.server.tls.private-key go together"));
+  }
+
+  @Test
+  void virtualThreadsNeedJava21AndSaySoWhenTheContextStarts() {
+    runner.withUserConfiguration(Echo.class).withPropertyValues("petrel.server.virtual-threads=64").run(context -> {
+      if (Runtime.version().feature() >= 21) {
+        assertThat(context).hasNotFailed();
+        try (RpcClient client = clientTo(context.getBean(PetrelServerLifecycle.class).port())) {
+          assertThat(client.unaryCall(EchoService.ECHO, "v")).isEqualTo("v");
+        }
+      } else {
+        assertThat(context).hasFailed().getFailure().rootCause().isInstanceOf(UnsupportedOperationException.class)
+            .hasMessageStartingWith("virtual threads need Java 21 or later");
+      }
+    });
+  }
+
+  @Test
+  void aServiceBeanWhoseGeneratedCodeIsMissingFailsTheStartSayingHowToGenerateIt() {
+    runner.withBean(io.petrel.spring.boot.unbuilt.Unbuilt.class, () -> name -> "hi " + name)
+        .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+            .hasMessageContaining("io.petrel.spring.boot.unbuilt.Unbuilt is an @RpcService interface but"
+                + " io.petrel.spring.boot.unbuilt.UnbuiltRpc is not on the class path: run the"
+                + " rpc-codegen-maven-plugin's generate goal"));
+  }
+
+  @Test
+  void twoBeansServingOneServiceFailTheStartNamingBoth() {
+    runner.withUserConfiguration(Echo.class)
+        .withBean("echoAgain", ServiceDefinition.class, () -> new EchoService().definition())
+        .run(context -> assertThat(context).hasFailed().getFailure().rootCause()
+            .hasMessageContaining("'echoDefinition'").hasMessageContaining("'echoAgain'")
+            .hasMessageContaining("both serve test.Echo"));
+  }
+
+  /**
+   * The count of a timer once it has one: the server records a call just after it queued the response, so the
+   * caller may see the answer first.
+   */
+  static long timerCount(MeterRegistry registry, String name, String... tags) {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (System.nanoTime() < until) {
+      Timer timer = registry.find(name).tags(tags).timer();
+      if (timer != null && timer.count() > 0) {
+        return timer.count();
+      }
+      Thread.onSpinWait();
+    }
+    return 0;
+  }
+
+  static boolean awaitShutdown(RpcServer server) {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!server.isShutdown() && System.nanoTime() < until) {
+      Thread.onSpinWait();
+    }
+    return server.isShutdown();
+  }
+}

@@ -1,0 +1,110 @@
+package io.petrel.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.PrivateKey;
+import java.security.cert.X509Certificate;
+import java.security.spec.ECGenParameterSpec;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.Date;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x509.BasicConstraints;
+import org.bouncycastle.asn1.x509.Extension;
+import org.bouncycastle.asn1.x509.GeneralName;
+import org.bouncycastle.asn1.x509.GeneralNames;
+import org.bouncycastle.cert.X509v3CertificateBuilder;
+import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
+import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+
+/** Mutual TLS set up with properties only, on both sides, over 127.0.0.1. */
+class TlsPropertiesTest {
+  @TempDir
+  Path dir;
+
+  private static KeyPair ecKeys() throws Exception {
+    KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
+    g.initialize(new ECGenParameterSpec("secp256r1"));
+    return g.generateKeyPair();
+  }
+
+  private static X509Certificate certificate(String subject, KeyPair subjectKeys, String issuer, PrivateKey issuerKey,
+      boolean ca) throws Exception {
+    Instant now = Instant.now();
+    X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(new X500Name("CN=" + issuer),
+        BigInteger.valueOf(System.nanoTime()), Date.from(now.minus(Duration.ofDays(1))),
+        Date.from(now.plus(Duration.ofDays(30))), new X500Name("CN=" + subject), subjectKeys.getPublic());
+    b.addExtension(Extension.basicConstraints, true, new BasicConstraints(ca));
+    if (!ca) {
+      b.addExtension(Extension.subjectAlternativeName, false,
+          new GeneralNames(new GeneralName(GeneralName.iPAddress, "127.0.0.1")));
+    }
+    return new JcaX509CertificateConverter().getCertificate(
+        b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(issuerKey)));
+  }
+
+  private Path pem(String file, String type, byte[] der) throws Exception {
+    Path p = dir.resolve(file);
+    Files.writeString(p, "-----BEGIN " + type + "-----\n"
+        + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der) + "\n-----END " + type + "-----\n",
+        StandardCharsets.US_ASCII);
+    return p;
+  }
+
+  @Test
+  void serverAndClientSpeakMutualTlsConfiguredByProperties() throws Exception {
+    KeyPair caKeys = ecKeys();
+    Path ca = pem("ca.pem", "CERTIFICATE", certificate("test-ca", caKeys, "test-ca", caKeys.getPrivate(), true)
+        .getEncoded());
+    KeyPair serverKeys = ecKeys();
+    Path serverCert = pem("server.pem", "CERTIFICATE",
+        certificate("server", serverKeys, "test-ca", caKeys.getPrivate(), false).getEncoded());
+    Path serverKey = pem("server.key", "PRIVATE KEY", serverKeys.getPrivate().getEncoded());
+    KeyPair clientKeys = ecKeys();
+    Path clientCert = pem("client.pem", "CERTIFICATE",
+        certificate("client", clientKeys, "test-ca", caKeys.getPrivate(), false).getEncoded());
+    Path clientKey = pem("client.key", "PRIVATE KEY", clientKeys.getPrivate().getEncoded());
+
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+        .withUserConfiguration(PetrelAutoConfigurationTest.Echo.class)
+        .withPropertyValues("petrel.server.port=0", "petrel.server.address=127.0.0.1",
+            "petrel.server.tls.enabled=true", "petrel.server.tls.certificate-chain=" + serverCert,
+            "petrel.server.tls.private-key=" + serverKey, "petrel.server.tls.trust-certificates=" + ca,
+            "petrel.server.tls.client-auth=REQUIRE")
+        .run(server -> {
+          assertThat(server).hasNotFailed();
+          int port = server.getBean(PetrelServerLifecycle.class).port();
+          new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+              .withPropertyValues("petrel.server.enabled=false", "petrel.clients.secure.target=127.0.0.1:" + port,
+                  "petrel.clients.secure.tls.enabled=true", "petrel.clients.secure.tls.trust-certificates=" + ca,
+                  "petrel.clients.secure.tls.certificate-chain=" + clientCert,
+                  "petrel.clients.secure.tls.private-key=" + clientKey,
+                  "petrel.clients.plain.target=127.0.0.1:" + port,
+                  "petrel.clients.plain.default-deadline=5s")
+              .run(client -> {
+                PetrelClients clients = client.getBean(PetrelClients.class);
+                assertThat(clients.client("secure").isSecure()).isTrue();
+                assertThat(clients.client("secure").unaryCall(EchoService.ECHO, "tls")).isEqualTo("tls");
+                assertThatThrownBy(() -> clients.client("plain").unaryCall(EchoService.ECHO, "plain"))
+                    .isInstanceOfSatisfying(StatusException.class,
+                        e -> assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE));
+              });
+        });
+  }
+}

@@ -1,0 +1,133 @@
+package io.petrel.rpc.internal;
+
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The business executor of {@code RpcServer.builder().virtualThreads(maxConcurrentCalls)}: each call runs on a new
+ * virtual thread (Java 21+), and at most {@code maxConcurrentCalls} run at once; a call over that is refused at once
+ * (the server answers RESOURCE_EXHAUSTED), as with the built-in pool, instead of an unbounded number of threads.
+ * The virtual thread factory is looked up once, here; a call costs a permit and a thread start.
+ */
+public final class VirtualThreadExecutor implements Executor {
+  private static final @Nullable MethodHandle OF_VIRTUAL;
+  private static final @Nullable MethodHandle NAME;
+  private static final @Nullable MethodHandle FACTORY;
+  private static final String UNAVAILABLE;
+
+  static {
+    MethodHandle ofVirtual = null;
+    MethodHandle name = null;
+    MethodHandle factory = null;
+    String why = "";
+    try {
+      MethodHandles.Lookup lookup = MethodHandles.publicLookup();
+      Class<?> builder = Class.forName("java.lang.Thread$Builder$OfVirtual");
+      ofVirtual = lookup.findStatic(Thread.class, "ofVirtual", MethodType.methodType(builder));
+      name = lookup.findVirtual(builder, "name", MethodType.methodType(builder, String.class, long.class));
+      factory = lookup.findVirtual(builder, "factory", MethodType.methodType(ThreadFactory.class));
+    } catch (ReflectiveOperationException e) {
+      ofVirtual = null;
+      why = "virtual threads need Java 21 or later; this JVM is Java " + Runtime.version();
+    }
+    OF_VIRTUAL = ofVirtual;
+    NAME = name;
+    FACTORY = factory;
+    UNAVAILABLE = why;
+  }
+
+  private final String name;
+  private final int maxConcurrentCalls;
+  private final Semaphore permits;
+  private final ThreadFactory threads;
+  private final Set<Thread> running = ConcurrentHashMap.newKeySet();
+  private final AtomicLong completed = new AtomicLong();
+
+  /**
+   * @throws UnsupportedOperationException before Java 21, saying so
+   */
+  public VirtualThreadExecutor(String serverName, int maxConcurrentCalls) {
+    checkAvailable();
+    this.name = serverName;
+    this.maxConcurrentCalls = maxConcurrentCalls;
+    this.permits = new Semaphore(maxConcurrentCalls);
+    try {
+      Object builder = NAME.invoke(OF_VIRTUAL.invoke(), serverName + "-virtual-", 0L);
+      this.threads = (ThreadFactory) FACTORY.invoke(builder);
+    } catch (Throwable e) {
+      throw new IllegalStateException("cannot make the virtual thread factory: " + e, e);
+    }
+  }
+
+  /** Whether this JVM has virtual threads (Java 21+). */
+  public static boolean isAvailable() {
+    return OF_VIRTUAL != null;
+  }
+
+  /** Throws {@link UnsupportedOperationException} saying why virtual threads are not available, if they are not. */
+  public static void checkAvailable() {
+    if (OF_VIRTUAL == null) {
+      throw new UnsupportedOperationException(UNAVAILABLE + ": RpcServer.builder().virtualThreads(...) cannot be"
+          + " used here; run on Java 21+, or keep the built-in pool (businessThreads / businessQueueSize)");
+    }
+  }
+
+  @Override
+  public void execute(Runnable call) {
+    if (!permits.tryAcquire()) {
+      throw new RejectedExecutionException(fullMessage());
+    }
+    Thread t;
+    try {
+      t = threads.newThread(() -> {
+        running.add(Thread.currentThread());
+        try {
+          call.run();
+        } finally {
+          running.remove(Thread.currentThread());
+          completed.incrementAndGet();
+          permits.release();
+        }
+      });
+      t.start();
+    } catch (RuntimeException | Error e) {
+      permits.release();
+      throw new RejectedExecutionException("cannot start a virtual thread for the call: " + e, e);
+    }
+  }
+
+  /** What to tell a caller whose call did not fit. */
+  public String fullMessage() {
+    return "server '" + name + "' already runs " + maxConcurrentCalls + " calls on virtual threads, its limit"
+        + " (raise RpcServer.builder().virtualThreads(maxConcurrentCalls), make handlers faster, or add servers)";
+  }
+
+  /** For the start log line. */
+  public String describe() {
+    return "virtual threads, at most " + maxConcurrentCalls + " calls at once";
+  }
+
+  /** Calls running now. */
+  public int active() {
+    return maxConcurrentCalls - permits.availablePermits();
+  }
+
+  /** Calls run to their end so far. */
+  public long completed() {
+    return completed.get();
+  }
+
+  /** Interrupts the handlers still running (forced shutdown). */
+  public void interruptRunning() {
+    running.forEach(Thread::interrupt);
+  }
+}

@@ -1,0 +1,49 @@
+package io.petrel.rpc.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.MethodType;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.marshal.FieldCodecs;
+import io.petrel.rpc.marshal.ValueMarshaller;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+/** The built-in pool's meters come from Micrometer's ExecutorServiceMetrics, under rpc.server.executor.*. */
+class BusinessPoolMetricsTest {
+  private static final MethodDescriptor<String, String> ECHO = MethodDescriptor.<String, String>newBuilder()
+      .serviceName("test.Pool").methodName("echo").id(MethodDescriptor.methodId("test.Pool", "echo"))
+      .type(MethodType.UNARY).requestMarshaller(ValueMarshaller.of(FieldCodecs.STRING))
+      .responseMarshaller(ValueMarshaller.of(FieldCodecs.STRING)).build();
+
+  @Test
+  void thePoolIsMeasuredByMicrometersExecutorBinderUnderTheServersName() throws Exception {
+    SimpleMeterRegistry meters = new SimpleMeterRegistry();
+    RpcServer server = RpcServer.builder().inProcess("pool-metrics").name("pm").meterRegistry(meters)
+        .businessThreads(3).businessQueueSize(5)
+        .addService(ServiceDefinition.builder("test.Pool").unary(ECHO, r -> r).build()).build().start();
+    try (RpcClient client = RpcClient.builder().inProcess("pool-metrics").build()) {
+      assertThat(client.unaryCall(ECHO, "a")).isEqualTo("a");
+      assertThat(client.unaryCall(ECHO, "b")).isEqualTo("b");
+    } finally {
+      server.shutdown();
+      assertThat(server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    }
+    assertThat(meters.getMeters().stream().map(m -> m.getId().getName())
+        .filter(n -> n.startsWith("rpc.server.executor")).collect(Collectors.toSet()))
+        .contains("rpc.server.executor.active", "rpc.server.executor.queued", "rpc.server.executor.completed",
+            "rpc.server.executor.pool.size", "rpc.server.executor.pool.core", "rpc.server.executor.pool.max",
+            "rpc.server.executor.queue.remaining");
+    Meter max = meters.get("rpc.server.executor.pool.max").tags("server", "pm", "name", "pm-business").meter();
+    assertThat(max.measure().iterator().next().getValue()).isEqualTo(3);
+    assertThat(meters.get("rpc.server.executor.completed").tags("server", "pm").functionCounter().count())
+        .isEqualTo(2);
+    assertThat(meters.get("rpc.server.executor.queue.remaining").tags("server", "pm").gauge().value()).isEqualTo(5);
+  }
+}

@@ -1,0 +1,63 @@
+package io.petrel.rpc.observation;
+
+import io.micrometer.observation.Observation;
+import io.micrometer.observation.ObservationConvention;
+import io.micrometer.observation.ObservationRegistry;
+import io.petrel.rpc.ServerInterceptor;
+import java.util.Objects;
+import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Observes every call a server serves ({@code RpcServer.builder().intercept(...)}, first, so that it sees what the
+ * other interceptors do): an observation {@value RpcObservations#SERVER_NAME} per call whose parent the tracer
+ * reads from the request metadata, with the peer's address. The observation is current on the handler's thread
+ * while the handler runs, so calls the handler makes on that thread are its children. A handler that calls out
+ * from another thread (an asynchronous one) passes it on itself, e.g. with
+ * {@code registry.getCurrentObservation()} captured before it switches threads and
+ * {@code observation.scoped(...)} there.
+ */
+public final class ObservationServerInterceptor implements ServerInterceptor {
+  private static final RpcObservations.DefaultServerConvention DEFAULT = new RpcObservations.DefaultServerConvention();
+
+  private final ObservationRegistry registry;
+  private final @Nullable ObservationConvention<RpcServerObservationContext> convention;
+
+  public ObservationServerInterceptor(ObservationRegistry registry) {
+    this(registry, null);
+  }
+
+  /** Names and tags with {@code convention} (null: the default). */
+  public ObservationServerInterceptor(ObservationRegistry registry,
+      @Nullable ObservationConvention<RpcServerObservationContext> convention) {
+    this.registry = Objects.requireNonNull(registry, "registry");
+    this.convention = convention;
+  }
+
+  @Override
+  public <Req, Resp> CompletionStage<Resp> intercept(Chain<Req, Resp> chain) throws Exception {
+    if (registry.isNoop()) {
+      return chain.proceed();
+    }
+    RpcServerObservationContext context = new RpcServerObservationContext(chain.context());
+    Observation observation = Observation.createNotStarted(convention, DEFAULT, () -> context, registry).start();
+    CompletionStage<Resp> result;
+    try (Observation.Scope scope = observation.openScope()) {
+      result = chain.proceed();
+    } catch (Exception | Error e) {
+      end(observation, context, e);
+      throw e;
+    }
+    result.whenComplete((response, failure) -> end(observation, context, failure));
+    return result;
+  }
+
+  private static void end(Observation observation, RpcServerObservationContext context, @Nullable Throwable failure) {
+    context.statusCode(RpcObservations.statusCode(failure));
+    Throwable cause = RpcObservations.unwrap(failure);
+    if (cause != null) {
+      observation.error(cause);
+    }
+    observation.stop();
+  }
+}
