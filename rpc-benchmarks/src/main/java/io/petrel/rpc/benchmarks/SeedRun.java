@@ -23,7 +23,8 @@ import org.HdrHistogram.Histogram;
  *
  * <p>Runs of the same case from several client processes or machines {@linkplain #merge merge} into one:
  * counts, counters and histograms add up, except counters named {@code server_*} (the one server's own
- * readings, which every client takes over the same window) and {@code seconds}, which take the largest.
+ * readings, which every client takes over the same window), window lengths ({@code *_millis}) and
+ * {@code seconds}, which take the largest.
  */
 record SeedRun(String seed, Map<String, String> labels, long ok, long failed, long refused, double seconds,
     Histogram latency, Map<String, Long> counters, Map<String, Long> returns, String error) {
@@ -85,11 +86,16 @@ record SeedRun(String seed, Map<String, String> labels, long ok, long failed, lo
       failed += r.failed;
       refused += r.refused;
       seconds = Math.max(seconds, r.seconds);
-      r.counters.forEach((k, v) -> counters.merge(k, v, k.startsWith("server_") ? Math::max : Long::sum));
+      r.counters.forEach((k, v) -> counters.merge(k, v, takesLargest(k) ? Math::max : Long::sum));
       r.returns.forEach((k, v) -> returns.merge(k, v, Long::sum));
       error = error != null ? error : r.error;
     }
     return new SeedRun(first.seed, first.labels, ok, failed, refused, seconds, h, counters, returns, error);
+  }
+
+  /** The server's own readings ({@code server_*}) and window lengths ({@code *_millis}) do not add up. */
+  private static boolean takesLargest(String counter) {
+    return counter.startsWith("server_") || counter.endsWith("_millis");
   }
 
   /** Merges runs by case, keeping the order in which each case first appears. */

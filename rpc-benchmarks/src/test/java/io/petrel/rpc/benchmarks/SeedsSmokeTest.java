@@ -165,9 +165,9 @@ class SeedsSmokeTest {
     var labels = java.util.Map.of("framework", "petrel", "payload", "BYTES_4", "threads", "1", "processes", "1");
     List<SeedRun> both = new ArrayList<>();
     both.addAll(SeedRun.parseAll(SeedRun.toJson(List.of(a.toRun("tars", labels, java.util.Map.of("machines", 1L,
-        "net_tx_bytes", 100L, "server_cpu_ns", 5L))))));
+        "net_tx_bytes", 100L, "net_millis", 10_000L, "server_cpu_ns", 5L))))));
     both.addAll(SeedRun.parseAll(SeedRun.toJson(List.of(b.toRun("tars", labels, java.util.Map.of("machines", 1L,
-        "net_tx_bytes", 50L, "server_cpu_ns", 7L))))));
+        "net_tx_bytes", 50L, "net_millis", 10_020L, "server_cpu_ns", 7L))))));
     List<SeedRun> merged = SeedRun.mergeAll(both);
     assertThat(merged).hasSize(1);
     SeedRun m = merged.get(0);
@@ -177,6 +177,7 @@ class SeedsSmokeTest {
     assertThat(m.counter("machines")).isEqualTo(2);
     assertThat(m.counter("net_tx_bytes")).isEqualTo(150);
     assertThat(m.counter("server_cpu_ns")).isEqualTo(7); // the one server, read by both: the larger reading
+    assertThat(m.counter("net_millis")).isEqualTo(10_020); // the same window, not twice as long
     assertThat(m.meanMs()).isBetween(1.9, 2.1);
   }
 }
