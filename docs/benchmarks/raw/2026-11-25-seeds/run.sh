@@ -17,3 +17,6 @@ run tarantool tarantool --objects 1000,10000,100000,1000000 --callers 1,2,4,8
 run hetu hetu --callers 16 --players 1000 --warmup 10 --duration 10
 run rpcx rpcx --frameworks petrel,grpc --concurrency 100,1000,2000,5000 --warmup 15 --duration 10
 run trpc trpc --connections 100 --modes sync,async --first-warmup 15 --warmup 3 --duration 5 --bisect 3
+# Run again at 17:09 UTC, once the other builds had eased, with the jar of commit 1d66c1b:
+# java -jar "$JAR" seed trpc --connections 100 --modes sync,async --first-warmup 15 --warmup 3 --duration 5 \
+#     --bisect 3 --json "$OUT/trpc-rerun.json" > "$OUT/trpc-rerun.md"
