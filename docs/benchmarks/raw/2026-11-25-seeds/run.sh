@@ -4,7 +4,7 @@
 # (*.json); the load average of the host is noted before and after each.
 set -euo pipefail
 JAR=${JAR:-rpc-benchmarks/target/benchmarks.jar}
-OUT=docs/benchmarks/raw/2026-11-25-seeds
+OUT=${OUT:-docs/benchmarks/raw/2026-11-25-seeds}
 run() { # run NAME ARGS...
   local name=$1
   shift
