@@ -20,6 +20,8 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
  * and writes all results into the one result file, so that one command does a whole concurrency sweep.
  *
  * <pre>java -jar benchmarks.jar SyncCallBenchmark -p payload=MESSAGE --threads 1,16,128 -rf json -rff results.json</pre>
+ *
+ * <p>{@code java -jar benchmarks.jar seed NAME ...} runs a seed report's workload instead ({@link SeedMain}).
  */
 public final class BenchmarkMain {
   private static final Set<String> NO_RUN = Set.of("-h", "-l", "-lp", "-lprof", "-lrf", "-v");
@@ -27,6 +29,10 @@ public final class BenchmarkMain {
   private BenchmarkMain() {}
 
   public static void main(String[] args) throws Exception {
+    if (args.length > 0 && args[0].equals("seed")) {
+      SeedMain.main(java.util.Arrays.copyOfRange(args, 1, args.length));
+      return;
+    }
     List<String> a = new ArrayList<>(List.of(args));
     boolean run = a.stream().noneMatch(NO_RUN::contains);
     if (run && !String.join(" ", a).contains(PetrelProfiler.class.getName())) {

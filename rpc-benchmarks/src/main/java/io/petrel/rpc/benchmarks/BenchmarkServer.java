@@ -201,8 +201,12 @@ public final class BenchmarkServer implements AutoCloseable {
         : " (netty-tcnative not available: " + io.netty.handler.ssl.OpenSsl.unavailabilityCause() + ")");
   }
 
+  /** The store the Tarantool client seed fills (Petrel only): key to object, shared by Petrel's servers. */
+  private final Map<Long, byte[]> store = new ConcurrentHashMap<>();
+
   private void startPetrel(Framework f) throws IOException {
     LongAdder counter = calls.get(f);
+    byte[] empty = new byte[0];
     ServiceDefinition service = ServiceDefinition.builder(Messages.SERVICE)
         .unary(Messages.ECHO, request -> {
           counter.increment();
@@ -211,6 +215,30 @@ public final class BenchmarkServer implements AutoCloseable {
         .unary(Messages.ECHO_BYTES, request -> {
           counter.increment();
           return request;
+        })
+        .unary(Messages.STORE_PUT, request -> {
+          counter.increment();
+          if (request.length < Long.BYTES) {
+            throw io.petrel.rpc.Status.INVALID_ARGUMENT
+                .withDescription("StorePut needs an 8-byte key before the object: got " + request.length + " bytes")
+                .asException();
+          }
+          long key = java.nio.ByteBuffer.wrap(request).getLong();
+          store.put(key, java.util.Arrays.copyOfRange(request, Long.BYTES, request.length));
+          return empty;
+        })
+        .unary(Messages.STORE_SIZE, request -> {
+          counter.increment();
+          return java.nio.ByteBuffer.allocate(Long.BYTES).putLong(store.size()).array();
+        })
+        .unary(Messages.STORE_CLEAR, request -> {
+          counter.increment();
+          store.clear();
+          return empty;
+        })
+        .unary(Messages.HELLO, request -> {
+          counter.increment();
+          return Messages.HELLO_REPLY;
         })
         .build();
     InetSocketAddress a = address(f);

@@ -22,12 +22,21 @@ final class Measurements {
   private static volatile double endedClientCpu = Double.NaN;
   /** This (client) JVM's CPU time when the current interval began. */
   private static volatile long clientCpuAtStart = -1;
+  /** Calls that failed, and calls that were refused ({@link Tally#isRefusal}), since the interval began. */
+  private static final java.util.concurrent.atomic.LongAdder FAILED = new java.util.concurrent.atomic.LongAdder();
+  private static final java.util.concurrent.atomic.LongAdder REFUSED = new java.util.concurrent.atomic.LongAdder();
+  private static final java.util.concurrent.atomic.AtomicBoolean TOLD = new java.util.concurrent.atomic.AtomicBoolean();
+  private static volatile long endedFailed;
+  private static volatile long endedRefused;
 
   private Measurements() {}
 
   /** Starts a trial against {@code endpoints}: forgets the previous trial's recorders. */
   static void beginTrial(Endpoints endpoints) {
     RECORDERS.clear();
+    FAILED.reset();
+    REFUSED.reset();
+    TOLD.set(false);
     ended = false;
     server = endpoints;
     lastSample = sampleOrNull();
@@ -41,6 +50,8 @@ final class Measurements {
     endedLatencies = liveLatencies();
     endedCpu = liveServerCpuNanosPerCall();
     endedClientCpu = clientCpuNanosPerCall(endedLatencies);
+    endedFailed = FAILED.sum();
+    endedRefused = REFUSED.sum();
     ended = true;
     server = null;
     lastSample = null;
@@ -55,6 +66,8 @@ final class Measurements {
   /** Starts an interval: drops what the recorders hold and notes the server's counters. */
   static void beginInterval() {
     clientCpuAtStart = ControlServer.processCpuNanos();
+    FAILED.reset();
+    REFUSED.reset();
     for (Supplier<Histogram> r : RECORDERS) {
       r.get();
     }
@@ -62,6 +75,24 @@ final class Measurements {
     if (s != null) {
       lastSample = s;
     }
+  }
+
+  /**
+   * A call that failed (or was refused: RESOURCE_EXHAUSTED, UNAVAILABLE, a refused connection): counted, and
+   * the first of a trial printed to stderr; the benchmark goes on.
+   */
+  static void failure(Throwable t) {
+    Throwable c = Tally.unwrap(t);
+    (Tally.isRefusal(c) ? REFUSED : FAILED).increment();
+    if (TOLD.compareAndSet(false, true)) {
+      System.err.println("benchmark: a call " + (Tally.isRefusal(c) ? "was refused" : "failed") + " (counted in"
+          + " calls.failed / calls.refused; the run goes on): " + c);
+    }
+  }
+
+  /** {failed, refused} since the interval began. */
+  static long[] intervalFailures() {
+    return ended ? new long[] {endedFailed, endedRefused} : new long[] {FAILED.sum(), REFUSED.sum()};
   }
 
   /** The round trips recorded since {@link #beginInterval}, or null if no benchmark records any. */

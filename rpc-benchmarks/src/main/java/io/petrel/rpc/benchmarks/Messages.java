@@ -29,6 +29,33 @@ public final class Messages {
           .responseMarshaller(Marshallers.bytes())
           .build();
 
+  /**
+   * Stores an object in the server's in-memory store (the Tarantool client seed): the request is an 8-byte
+   * big-endian key followed by the object; the reply is empty.
+   */
+  public static final MethodDescriptor<byte[], byte[]> STORE_PUT = bytesMethod("StorePut");
+
+  /** The number of objects in the server's store, as an 8-byte big-endian long (the request is empty). */
+  public static final MethodDescriptor<byte[], byte[]> STORE_SIZE = bytesMethod("StoreSize");
+
+  /** Empties the server's store; the reply is empty. */
+  public static final MethodDescriptor<byte[], byte[]> STORE_CLEAR = bytesMethod("StoreClear");
+
+  /** The tRPC-Go seed's echo: any request (122 bytes there), answered with {@link #HELLO_REPLY} (27 bytes). */
+  public static final MethodDescriptor<byte[], byte[]> HELLO = bytesMethod("Hello");
+
+  /** The tRPC-Go seed's reply body: 27 bytes. */
+  static final byte[] HELLO_REPLY = "hello from a Petrel server!".getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+
+  private static MethodDescriptor<byte[], byte[]> bytesMethod(String name) {
+    return MethodDescriptor.<byte[], byte[]>newBuilder()
+        .serviceName(SERVICE)
+        .methodName(name)
+        .requestMarshaller(Marshallers.bytes())
+        .responseMarshaller(Marshallers.bytes())
+        .build();
+  }
+
   /** The sentence the rpcx benchmark puts in every string field (18 CJK characters, 54 bytes in UTF-8). */
   static final String SENTENCE = "许多往事在眼前一幕一幕，变的那麼模糊";
 

@@ -18,7 +18,8 @@ import org.openjdk.jmh.results.ScalarResult;
  * ({@code client.cpu}, all its threads, per call it made) and, from HdrHistogram, the
  * round trip of every call ({@code rtt.avg}, {@code rtt.p50} ... {@code rtt.p999}, {@code rtt.max}, in
  * microseconds), and the share of this machine's CPU time its hypervisor took ({@code machine.steal}, percent,
- * the highest of the iterations; Linux only). Percentiles are per iteration; JMH reports their mean over the measurement iterations.
+ * the highest of the iterations; Linux only), and the calls that failed and that were refused
+ * ({@code calls.failed}, {@code calls.refused}, summed over the iterations). Percentiles are per iteration; JMH reports their mean over the measurement iterations.
  * {@link BenchmarkMain} enables it; with JMH's own main, add {@code -prof io.petrel.rpc.benchmarks.PetrelProfiler}.
  */
 public final class PetrelProfiler implements InternalProfiler {
@@ -43,6 +44,9 @@ public final class PetrelProfiler implements InternalProfiler {
     if (!Double.isNaN(steal)) {
       out.add(new ScalarResult("machine.steal", steal, "%", AggregationPolicy.MAX));
     }
+    long[] failures = Measurements.intervalFailures();
+    out.add(new ScalarResult("calls.failed", failures[0], "calls", AggregationPolicy.SUM));
+    out.add(new ScalarResult("calls.refused", failures[1], "calls", AggregationPolicy.SUM));
     double cpu = Measurements.intervalServerCpuNanosPerCall();
     if (!Double.isNaN(cpu)) {
       out.add(new ScalarResult("server.cpu", cpu / 1000.0, "us/call", AggregationPolicy.AVG));

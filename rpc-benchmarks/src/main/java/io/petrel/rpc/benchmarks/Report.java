@@ -105,6 +105,10 @@ public final class Report {
       if (secondary.has("client.cpu") && (mode.equals("thrpt") || b.tps.isEmpty())) {
         b.clientCpu.add(score(secondary, "client.cpu"));
       }
+      if (secondary.has("calls.failed") && (mode.equals("thrpt") || b.tps.isEmpty())) {
+        b.failed += Math.round(score(secondary, "calls.failed"));
+        b.refused += Math.round(score(secondary, "calls.refused"));
+      }
       if (secondary.has("machine.steal")) {
         b.steal = Math.max(Double.isNaN(b.steal) ? 0 : b.steal, score(secondary, "machine.steal"));
       }
@@ -130,8 +134,8 @@ public final class Report {
     groups.forEach((title, list) -> {
       sb.append("### ").append(title).append("\n\n");
       sb.append("| framework | load | conns | runs | TPS | avg ms | p50 ms | p90 ms | p99 ms | p99.9 ms"
-          + " | server CPU us/call | client CPU us/call | steal % |\n");
-      sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+          + " | server CPU us/call | client CPU us/call | steal % | failed | refused |\n");
+      sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
       for (ResultRow r : list) {
         sb.append("| ").append(r.framework().label())
             .append(" | ").append(r.loadLabel())
@@ -146,6 +150,8 @@ public final class Report {
             .append(" | ").append(fmt(r.serverCpu(), 1))
             .append(" | ").append(fmt(r.clientCpu(), 1))
             .append(" | ").append(fmt(r.steal(), 0))
+            .append(" | ").append(r.failed())
+            .append(" | ").append(r.refused())
             .append(" |\n");
       }
       sb.append('\n');
@@ -333,6 +339,8 @@ public final class Report {
     final List<Double> cpu = new ArrayList<>();
     final List<Double> clientCpu = new ArrayList<>();
     double steal = Double.NaN;
+    long failed;
+    long refused;
     /** avg, p50, p90, p99, p99.9 of each run, from HdrHistogram (every call). */
     final List<double[]> recorded = new ArrayList<>();
     /** The same from JMH's SampleTime mode, used when no run recorded every call. */
@@ -365,7 +373,7 @@ public final class Report {
         p99Runs.add(run[3]);
       }
       return new ResultRow(benchmark, framework, payload, load, rate, connections, runs, median(tps), l[0], l[1],
-          l[2], l[3], l[4], median(cpu), median(clientCpu), steal, List.copyOf(tps), avgRuns, p99Runs);
+          l[2], l[3], l[4], median(cpu), median(clientCpu), steal, List.copyOf(tps), avgRuns, p99Runs, failed, refused);
     }
   }
 

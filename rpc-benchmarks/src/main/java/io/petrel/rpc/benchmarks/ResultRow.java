@@ -14,6 +14,8 @@ import java.util.List;
  *     all runs of the row; NaN where not measured
  * @param tpsRuns each run's TPS, in the order the runs were given (also avgRuns, p99Runs): ratios are taken
  *     within each run, then their median
+ * @param failed calls that failed, over all runs' measured iterations (JMH's TPS counts them as calls made)
+ * @param refused calls that were refused (RESOURCE_EXHAUSTED, UNAVAILABLE, a refused connection), likewise
  */
 record ResultRow(
     String benchmark,
@@ -34,7 +36,9 @@ record ResultRow(
     double steal,
     List<Double> tpsRuns,
     List<Double> avgRuns,
-    List<Double> p99Runs) {
+    List<Double> p99Runs,
+    long failed,
+    long refused) {
 
   boolean async() {
     return benchmark.startsWith("Async");

@@ -140,6 +140,42 @@ class BenchmarksSmokeTest {
   }
 
   @Test
+  @Timeout(value = 2, unit = TimeUnit.MINUTES)
+  void refusedCallsAreCountedAndTheRunGoesOn() throws Exception {
+    // One business thread and no queue: most of 8 callers' calls are refused with RESOURCE_EXHAUSTED.
+    try (BenchmarkServer narrow = BenchmarkServer.start(ServerOptions.parse("--bind", "127.0.0.1", "--port", "0",
+        "--worker-threads", "1", "--frameworks", "petrel", "--business-threads", "1", "--business-queue", "0"))) {
+      Path json = dir.resolve("refused.json");
+      Collection<RunResult> results = new Runner(new OptionsBuilder()
+          .include("\\.SyncCallBenchmark\\.")
+          .forks(0)
+          .warmupIterations(0)
+          .measurementIterations(1)
+          .measurementTime(TimeValue.milliseconds(300))
+          .threads(8)
+          .mode(Mode.Throughput)
+          .param("host", "127.0.0.1")
+          .param("port", Integer.toString(narrow.controlPort()))
+          .param("framework", "PETREL")
+          .param("payload", Payload.MESSAGE.name())
+          .addProfiler(PetrelProfiler.class)
+          .shouldFailOnError(true)
+          .verbosity(VerboseMode.SILENT)
+          .resultFormat(ResultFormatType.JSON)
+          .result(json.toString())
+          .build()).run();
+      assertThat(results).hasSize(1);
+      RunResult r = results.iterator().next();
+      assertThat(r.getSecondaryResults().get("calls.refused").getScore()).isPositive();
+      assertThat(r.getSecondaryResults().get("calls.failed").getScore()).isZero();
+      ResultRow row = Report.parse(parse(json)).get(0);
+      assertThat(row.refused()).isPositive();
+      assertThat(Report.markdown(List.of(row), List.of())).contains("| failed | refused |")
+          .contains(" | 0 | " + row.refused() + " |");
+    }
+  }
+
+  @Test
   void theDefaultRunLeavesTheTlsFrameworksOut() {
     assertThat(DEFAULT_FRAMEWORKS).containsExactly(Framework.PETREL, Framework.PETREL_DIRECT, Framework.GRPC,
         Framework.GRPC_DIRECT, Framework.NETTY);

@@ -1,0 +1,65 @@
+package io.petrel.rpc.benchmarks;
+
+import java.io.IOException;
+import java.util.Arrays;
+
+/**
+ * The benchmark server a seed workload calls: the one at {@code --host}/{@code --port} (its control port), or,
+ * with no host, a {@link BenchmarkServer} it starts in its own JVM on loopback (with {@code --server-jvm} and
+ * {@code --server-args}) and stops at the end.
+ */
+final class SeedServer implements AutoCloseable {
+  private final ServerProcess process;
+  private final Endpoints endpoints;
+  private final String description;
+
+  private SeedServer(ServerProcess process, Endpoints endpoints, String description) {
+    this.process = process;
+    this.endpoints = endpoints;
+    this.description = description;
+  }
+
+  /** Reads --host, --port, --server-jvm and --server-args from {@code args}. */
+  static SeedServer open(SeedArgs args, String defaultServerArgs) throws IOException {
+    String host = args.string("host", "");
+    int port = args.integer("port", 7000, 1);
+    String jvm = args.string("server-jvm", "-Xms1g -Xmx1g");
+    String serverArgs = args.string("server-args", defaultServerArgs);
+    if (!host.isBlank()) {
+      return new SeedServer(null, Endpoints.discover(host, port), "the benchmark server at " + host + ":" + port);
+    }
+    ServerOptions options = ServerOptions.parse(split(serverArgs));
+    ServerProcess p = ServerProcess.start(options, Arrays.asList(split(jvm)));
+    return new SeedServer(p, p.endpoints(), "a benchmark server started on 127.0.0.1 (JVM " + jvm + ", options '"
+        + serverArgs + "')");
+  }
+
+  Endpoints endpoints() {
+    return endpoints;
+  }
+
+  String description() {
+    return description;
+  }
+
+  /** The server's CPU time in nanoseconds now, or -1 where it cannot be read. */
+  long cpuNanos() {
+    try {
+      return endpoints.sample().cpuNanos();
+    } catch (IOException | RuntimeException e) {
+      System.err.println("seed: cannot read the server's CPU time: " + e);
+      return -1;
+    }
+  }
+
+  @Override
+  public void close() {
+    if (process != null) {
+      process.close();
+    }
+  }
+
+  static String[] split(String s) {
+    return s.isBlank() ? new String[0] : s.trim().split("\\s+");
+  }
+}
