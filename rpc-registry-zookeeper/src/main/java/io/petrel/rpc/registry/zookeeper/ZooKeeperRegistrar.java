@@ -13,7 +13,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.zookeeper.CreateMode;
 import org.jspecify.annotations.Nullable;
@@ -94,21 +97,45 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     log.info("registered {} in ZooKeeper for {}", e, services);
   }
 
-  /** Deletes the nodes, so clients stop picking this server; the server then waits its drain delay. */
+  /**
+   * Deletes the nodes, so clients stop picking this server; the server then waits its drain delay. Waits for
+   * ZooKeeper at most the registry's connection timeout: if it cannot be reached, Curator keeps trying to delete
+   * the nodes in the background, and they go anyway when the registry's session ends or expires.
+   */
   @Override
   public synchronized void onDraining(RpcServer server) {
-    for (PersistentNode node : nodes) {
-      try {
-        node.close();
-      } catch (IOException | RuntimeException ex) {
-        log.warn("could not delete ZooKeeper node {}; it goes when the session ends", node.getActualPath(), ex);
-      }
-    }
-    if (registered != null) {
-      log.info("deregistered {} from ZooKeeper for {}", registered, services);
-    }
+    List<PersistentNode> closing = List.copyOf(nodes);
     nodes.clear();
+    Endpoint e = registered;
     registered = null;
+    if (closing.isEmpty()) {
+      return;
+    }
+    CompletableFuture<Void> deleted = new CompletableFuture<>();
+    Thread t = new Thread(() -> {
+      for (PersistentNode node : closing) {
+        try {
+          node.close();
+        } catch (IOException | RuntimeException ex) {
+          log.warn("could not delete ZooKeeper node {}; it goes when the session ends", node.getActualPath(), ex);
+        }
+      }
+      deleted.complete(null);
+    }, "petrel-zk-deregister");
+    t.setDaemon(true);
+    t.start();
+    try {
+      deleted.get(registry.connectionTimeout().toNanos(), TimeUnit.NANOSECONDS);
+      log.info("deregistered {} from ZooKeeper for {}", e, services);
+    } catch (TimeoutException ex) {
+      log.warn("ZooKeeper did not confirm the deregistration of {} for {} within {} ms; draining anyway (the"
+          + " nodes go when ZooKeeper answers or the session ends)", e, services,
+          registry.connectionTimeout().toMillis());
+    } catch (InterruptedException ex) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException ex) {
+      log.warn("deregistering {} failed", e, ex.getCause());
+    }
   }
 
   /** The endpoint registered now, or null when not registered. */

@@ -250,6 +250,21 @@ class ZooKeeperDiscoveryTest {
   }
 
   @Test
+  void aServerShuttingDownWhileZooKeeperIsDownWaitsForItOnlyTheConnectionTimeout() throws Exception {
+    try (TestingServer own = new TestingServer();
+        ZooKeeperRegistry reg = ZooKeeperRegistry.builder().connectString(own.getConnectString())
+            .connectionTimeout(Duration.ofSeconds(1)).build()) {
+      Server a = new Server("a", reg.registrar(SERVICE).build(), Duration.ZERO);
+      own.stop();
+      long t = System.nanoTime();
+      a.server.shutdown(); // onDraining cannot delete the node: it gives up after the connection timeout
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t);
+      assertThat(a.server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(ms).isBetween(900L, 3000L);
+    }
+  }
+
+  @Test
   void aZkTargetFindsItsResolverThroughServiceLoader() throws Exception {
     String base = newBase();
     try (ZooKeeperRegistry regA = registry(zk, base);
