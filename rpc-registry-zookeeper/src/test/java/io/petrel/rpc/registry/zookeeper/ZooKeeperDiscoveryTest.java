@@ -265,6 +265,28 @@ class ZooKeeperDiscoveryTest {
   }
 
   @Test
+  void aServerStartedWhileZooKeeperIsDownServesAndRegistersWhenItReturns() throws Exception {
+    try (TestingServer own = new TestingServer()) {
+      String base = newBase();
+      own.stop();
+      try (ZooKeeperRegistry reg = ZooKeeperRegistry.builder().connectString(own.getConnectString())
+              .basePath(base).connectionTimeout(Duration.ofSeconds(1)).build();
+          Server a = new Server("a", reg.registrar(SERVICE).build(), Duration.ZERO);
+          RpcClient direct = RpcClient.builder().address("127.0.0.1", a.server.port()).build()) {
+        assertThat(call(direct)).as("serving, though not registered").isEqualTo("a");
+        own.restart();
+        try (ZooKeeperRegistry clientSide = registry(own, base)) {
+          Recording resolver = new Recording(clientSide.resolver(SERVICE));
+          try (RpcClient client = RpcClient.builder().nameResolver(clientSide.target(SERVICE), resolver).build()) {
+            resolver.until(listing(a)).get(10, TimeUnit.SECONDS);
+            assertThat(call(client)).isEqualTo("a");
+          }
+        }
+      }
+    }
+  }
+
+  @Test
   void aZkTargetFindsItsResolverThroughServiceLoader() throws Exception {
     String base = newBase();
     try (ZooKeeperRegistry regA = registry(zk, base);
@@ -309,6 +331,9 @@ class ZooKeeperDiscoveryTest {
           + "\"metadata\":{\"rack\":\"r7\"}}");
       assertThat(c.checkExists().forPath(node).getEphemeralOwner())
           .isEqualTo(regA.curator().getZookeeperClient().getZooKeeper().getSessionId());
+      // The base and service nodes were created as persistent nodes (no owner), and stay when servers leave.
+      assertThat(c.checkExists().forPath(base + "/" + SERVICE).getEphemeralOwner()).isZero();
+      assertThat(c.checkExists().forPath(base).getEphemeralOwner()).isZero();
 
       // A node another tool wrote with bad data is skipped; the good one is resolved with its attributes.
       c.create().forPath(base + "/" + SERVICE + "/junk", "not json".getBytes(StandardCharsets.UTF_8));
