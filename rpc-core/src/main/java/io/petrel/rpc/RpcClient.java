@@ -23,10 +23,10 @@ import org.jspecify.annotations.Nullable;
  * A call made while serving another call (inside a handler) never gets a later deadline than the call being
  * served. Generated stubs call these methods; they are also usable directly with hand-written descriptors.
  *
- * <p>For transports: this class is the client's runtime, the same whatever the transport: interceptors,
- * deadlines, the pending-call limit, shutdown and termination, call meters ({@link ClientRuntime}), and each
- * call's single completion ({@link ClientCall}). A transport subclasses it and implements how a call is made
- * ({@link #newCall}), sent ({@link #startCall}) and how the connections close ({@link #terminate}).
+ * <p>This class is the client's runtime, the same whatever the transport: interceptors, deadlines, the
+ * pending-call limit, shutdown and termination, call meters ({@link ClientRuntime}), and each call's single
+ * completion ({@link ClientCall}). Its one implementation is the core's ({@code internal.ClientChannel}), which
+ * hands each call to the transport's {@link io.petrel.rpc.spi.ClientTransport}; transports do not subclass it.
  */
 public abstract class RpcClient implements AutoCloseable {
   private final ClientRuntime runtime;
@@ -46,14 +46,9 @@ public abstract class RpcClient implements AutoCloseable {
     }
   };
 
-  /** For transports: {@link #isSecure()} is true when the config has TLS. */
-  protected RpcClient(ClientConfig config) {
-    this(config, config.tls() != null);
-  }
-
   /**
-   * For transports that are secure without TLS, such as the in-process one (nothing leaves the process):
-   * {@code secure} is what {@link #isSecure()} says.
+   * For the core's client: {@code secure} is what {@link #isSecure()} says (TLS, or a transport whose calls
+   * never leave the process).
    */
   protected RpcClient(ClientConfig config, boolean secure) {
     this.runtime = new ClientRuntime(config);
@@ -121,7 +116,7 @@ public abstract class RpcClient implements AutoCloseable {
     return d;
   }
 
-  /** For transports: the client's runtime (pending calls, shutdown state, meters), to make calls with. */
+  /** The client's runtime (pending calls, shutdown state, meters), which its calls are made with. */
   protected final ClientRuntime runtime() {
     return runtime;
   }
@@ -171,14 +166,14 @@ public abstract class RpcClient implements AutoCloseable {
   }
 
   /**
-   * For transports: a new call of {@code method}, not yet counted or sent. It must pass {@link #runtime()} and
+   * A new call of {@code method}, not yet counted or sent (the transport's). It must pass {@link #runtime()} and
    * the other arguments to {@link ClientCall}'s constructor and do nothing else that could fail.
    */
   protected abstract <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
       @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor);
 
   /**
-   * For transports: encode the request and send it, or hold it until it can be sent. The call has been counted
+   * Encode the request and send it, or hold it until it can be sent. The call has been counted
    * and checked (client running, within maxPendingCalls, deadline not passed). A marshaller's exception thrown
    * from here fails the call with INVALID_ARGUMENT or INTERNAL, a {@link StatusException} with its status, a
    * {@link io.petrel.rpc.spi.FrameSizes.TooLarge} with its RESOURCE_EXHAUSTED status and "not sent"; once
@@ -188,7 +183,7 @@ public abstract class RpcClient implements AutoCloseable {
       CallOptions options) throws Exception;
 
   /**
-   * For transports: the client terminates (shut down with no call pending, or {@link #shutdownNow()}): close
+   * The client terminates (shut down with no call pending, or {@link #shutdownNow()}): close
    * every connection (calls still in flight fail with UNAVAILABLE), release threads, then run {@code done}.
    * Called once.
    */

@@ -243,13 +243,19 @@ public final class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder>
         throw new IllegalStateException("transport(\"" + transport + "\") and inProcess(\"" + inProcessName
             + "\") both choose the transport; remove one of them");
       }
-      return new io.petrel.rpc.internal.inprocess.InProcessClient(inProcessName, config());
+      String serverName = inProcessName;
+      ClientConfig config = config();
+      return new io.petrel.rpc.internal.ClientChannel(config, true,
+          runtime -> new io.petrel.rpc.internal.inprocess.InProcessClient(serverName, config, runtime));
     }
     if (resolver == null) {
       throw new IllegalStateException("no server to call: set address(host, port), target(...), endpoints(...)"
           + " or inProcess(name)");
     }
-    return Transports.find(transport).newClient(config());
+    ClientConfig config = config();
+    io.petrel.rpc.spi.TransportProvider provider = Transports.find(transport);
+    return new io.petrel.rpc.internal.ClientChannel(config, config.tls() != null,
+        runtime -> provider.newClientTransport(config, runtime));
   }
 
   private ClientConfig config() {

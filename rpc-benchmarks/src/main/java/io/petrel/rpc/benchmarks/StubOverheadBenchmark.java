@@ -60,7 +60,8 @@ public class StubOverheadBenchmark {
           .addService(EchoServiceRpc.bind(Messages::reply)).build().start();
       client = RpcClient.builder().address("127.0.0.1", server.port()).build().start();
     } else {
-      client = new AnsweringClient(reply);
+      ClientConfig config = ClientConfig.newBuilder().target("answering").name("answering").build();
+      client = new io.petrel.rpc.internal.ClientChannel(config, false, rt -> new AnsweringTransport(rt, reply));
     }
     stub = EchoServiceRpc.stub(client);
   }
@@ -83,35 +84,34 @@ public class StubOverheadBenchmark {
     return stub.echo(request);
   }
 
-  /** A client whose "transport" answers every call at once with one prepared reply. */
-  static final class AnsweringClient extends RpcClient {
+  /** A transport that answers every call at once with one prepared reply. */
+  static final class AnsweringTransport implements io.petrel.rpc.spi.ClientTransport {
+    private final io.petrel.rpc.internal.ClientRuntime runtime;
     private final Object reply;
 
-    AnsweringClient(Object reply) {
-      super(ClientConfig.newBuilder().target("answering").name("answering").build());
+    AnsweringTransport(io.petrel.rpc.internal.ClientRuntime runtime, Object reply) {
+      this.runtime = runtime;
       this.reply = reply;
     }
 
     @Override
-    protected <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, Deadline deadline,
+    public <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, Deadline deadline,
         Consumer<Metadata> responseMetadata, Executor executor) {
-      return new ClientCall<>(runtime(), method, deadline, responseMetadata, executor) {};
+      return new ClientCall<>(runtime, method, deadline, responseMetadata, executor) {};
     }
 
     @Override
     @SuppressWarnings("unchecked")
-    protected <Req> void startCall(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request,
+    public <Req> void startCall(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request,
         CallOptions options) {
       ((ClientCall<Object>) call).complete(reply); // answered at once, through the core's call runtime
     }
 
     @Override
-    public RpcClient start() {
-      return this;
-    }
+    public void connect() {}
 
     @Override
-    protected void terminate(Runnable done) {
+    public void terminate(Runnable done) {
       done.run();
     }
   }

@@ -1,6 +1,6 @@
 package io.petrel.rpc.spi;
 
-import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.internal.ClientRuntime;
 
 /**
  * A transport implementation, found with {@link java.util.ServiceLoader} through
@@ -17,5 +17,9 @@ public interface TransportProvider {
   /** The listening side of a server; the core's server drives it (see {@link ServerTransport}). */
   ServerTransport newServerTransport(ServerConfig config);
 
-  RpcClient newClient(ClientConfig config);
+  /**
+   * The transport side of a client; the core's client runs the calls and hands them to it. Its calls are made with
+   * {@code runtime} (the client's pending count, shutdown state and meters).
+   */
+  ClientTransport newClientTransport(ClientConfig config, ClientRuntime runtime);
 }

@@ -44,8 +44,8 @@ class ClientCallTest {
   private RecordingTransport.Client client = client(16);
 
   private RecordingTransport.Client client(int maxPending) {
-    return (RecordingTransport.Client) RpcClient.builder().target("127.0.0.1:1").transport("recording")
-        .maxPendingCalls(maxPending).meterRegistry(registry).name("c").build();
+    return RecordingTransport.of(RpcClient.builder().target("127.0.0.1:1").transport("recording")
+        .maxPendingCalls(maxPending).meterRegistry(registry).name("c").build());
   }
 
   @AfterEach

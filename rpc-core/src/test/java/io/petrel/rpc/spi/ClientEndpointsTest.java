@@ -61,7 +61,7 @@ class ClientEndpointsTest {
 
   private RecordingTransport.Client client(RpcClient built) {
     clients.add(built);
-    return (RecordingTransport.Client) built;
+    return RecordingTransport.of(built);
   }
 
   private static Status statusOf(CompletableFuture<?> f) throws Exception {

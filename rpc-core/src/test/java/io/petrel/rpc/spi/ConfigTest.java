@@ -23,9 +23,9 @@ class ConfigTest {
 
   @Test
   void aClientConfigCarriesTheBuildersOptionsAndEveryDefault() {
-    RecordingTransport.Client c = (RecordingTransport.Client) RpcClient.builder().target("h:1")
+    RecordingTransport.Client c = RecordingTransport.of(RpcClient.builder().target("h:1")
         .transport("recording").name("orders").maxFrameSize(4096).connectionsPerEndpoint(3)
-        .defaultDeadline(Duration.ofSeconds(2)).option(TURBO, 9).build();
+        .defaultDeadline(Duration.ofSeconds(2)).option(TURBO, 9).build());
     try {
       ClientConfig config = c.config;
       assertThat(config.name()).isEqualTo("orders");

@@ -35,8 +35,8 @@ public final class RecordingTransport implements TransportProvider {
   }
 
   @Override
-  public RpcClient newClient(ClientConfig config) {
-    return new Client(config);
+  public ClientTransport newClientTransport(ClientConfig config, io.petrel.rpc.internal.ClientRuntime runtime) {
+    return new Client(config, runtime);
   }
 
   /** A call as the recording client made it, with what the transport heard of its end, in order. */
@@ -92,41 +92,50 @@ public final class RecordingTransport implements TransportProvider {
     }
   }
 
+  /** The recording transport of a client built with {@code transport("recording")}. */
+  public static Client of(RpcClient built) {
+    Client c = (Client) io.petrel.rpc.internal.ClientChannel.transportOf(built);
+    c.rpc = built;
+    return c;
+  }
+
   /**
-   * The recording client: started calls go to {@link #started}, each with the subchannel the core's endpoints
-   * picked for it; a request "boom" makes encoding throw.
+   * The recording client's transport: started calls go to {@link #started}, each with the subchannel the core's
+   * endpoints picked for it; a request "boom" makes encoding throw. For the tests' convenience it also forwards
+   * the client methods they use to the core's client ({@link #rpc}).
    */
-  public static final class Client extends RpcClient {
+  public static final class Client implements ClientTransport {
     public final BlockingQueue<Call<?>> started = new LinkedBlockingQueue<>();
     public final ClientEndpoints<Sub> endpoints;
     public final ClientConfig config;
     public volatile int terminations;
+    private final io.petrel.rpc.internal.ClientRuntime runtime;
+    /** The core's client this transport serves (set by {@link RecordingTransport#of}). */
+    public volatile RpcClient rpc;
 
-    Client(ClientConfig config) {
-      super(config);
+    Client(ClientConfig config, io.petrel.rpc.internal.ClientRuntime runtime) {
       this.config = config;
+      this.runtime = runtime;
       endpoints = new ClientEndpoints<>(config, Sub::new, new io.petrel.rpc.internal.RateLimitedLog(
           org.slf4j.LoggerFactory.getLogger(RecordingTransport.class)));
       endpoints.start();
     }
 
     io.petrel.rpc.internal.ClientRuntime runtime0() {
-      return runtime();
+      return runtime;
     }
 
     @Override
-    public RpcClient start() {
-      return this;
-    }
+    public void connect() {}
 
     @Override
-    protected <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+    public <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
         @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
       return new Call<>(this, method, deadline, responseMetadata, executor);
     }
 
     @Override
-    protected <Req> void startCall(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request,
+    public <Req> void startCall(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request,
         CallOptions options) {
       if (request instanceof byte[] b && new String(b, java.nio.charset.StandardCharsets.UTF_8).equals("boom")) {
         throw new IllegalArgumentException("the marshaller refused it");
@@ -142,9 +151,49 @@ public final class RecordingTransport implements TransportProvider {
     }
 
     @Override
-    protected void terminate(Runnable done) {
+    public void terminate(Runnable done) {
       terminations++;
       endpoints.shutdown().thenRun(done);
+    }
+
+    // ---- the core client's methods, forwarded ----
+
+    public <Req, Resp> java.util.concurrent.CompletableFuture<Resp> unaryCallAsync(MethodDescriptor<Req, Resp> m,
+        Req request, CallOptions options) {
+      return rpc.unaryCallAsync(m, request, options);
+    }
+
+    public <Req> java.util.concurrent.CompletableFuture<Void> oneway(MethodDescriptor<Req, ?> m, Req request,
+        CallOptions options) {
+      return rpc.oneway(m, request, options);
+    }
+
+    public <Req, Resp> Resp unaryCall(MethodDescriptor<Req, Resp> m, Req request) {
+      return rpc.unaryCall(m, request);
+    }
+
+    public int pendingCalls() {
+      return rpc.pendingCalls();
+    }
+
+    public RpcClient shutdown() {
+      return rpc.shutdown();
+    }
+
+    public RpcClient shutdownNow() {
+      return rpc.shutdownNow();
+    }
+
+    public boolean isShutdown() {
+      return rpc.isShutdown();
+    }
+
+    public boolean isTerminated() {
+      return rpc.isTerminated();
+    }
+
+    public boolean awaitTermination(long timeout, java.util.concurrent.TimeUnit unit) throws InterruptedException {
+      return rpc.awaitTermination(timeout, unit);
     }
   }
 }

@@ -6,10 +6,11 @@ import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
-import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.ClientTransport;
+import io.petrel.rpc.internal.ClientRuntime;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.function.Consumer;
@@ -25,18 +26,21 @@ import org.slf4j.LoggerFactory;
  * enforces its per-connection limits on it.
  *
  * <p>What every call needs whatever the transport (the count against {@code maxPendingCalls}, the single
- * completion, the callback executor, the response metadata, the call meters) is the core's ({@link RpcClient},
- * {@link ClientCall}); this class only carries calls to the server and arms their deadlines.
+ * completion, the callback executor, the response metadata, the call meters) is the core's
+ * ({@link io.petrel.rpc.RpcClient}, {@link ClientCall}); this class is the transport: it only carries calls to
+ * the server and arms their deadlines.
  *
  * <p>Deadlines run on one daemon thread shared by every in-process client of the JVM. Without a callback
  * executor, a call's future completes on the thread that ends it: the server's thread that answered (the
  * caller's own in direct mode), or that shared deadline thread; callbacks must not block there.
  * {@link #isSecure()} is true: in-process calls never leave the process.
  */
-public final class InProcessClient extends RpcClient {
+public final class InProcessClient implements ClientTransport {
   private static final Logger log = LoggerFactory.getLogger(InProcessClient.class);
 
   private final ClientConfig config;
+  /** The core client's runtime: its calls are made with it. */
+  private final ClientRuntime runtime;
   private final String serverName;
   private final String target;
   /** Set (under this) when the client terminates: no new connection after that. */
@@ -64,8 +68,8 @@ public final class InProcessClient extends RpcClient {
   }
 
   /** Made by {@link io.petrel.rpc.RpcClientBuilder#build()} for {@code inProcess(serverName)}. */
-  public InProcessClient(String serverName, ClientConfig config) {
-    super(config, true);
+  public InProcessClient(String serverName, ClientConfig config, ClientRuntime runtime) {
+    this.runtime = runtime;
     this.config = config;
     this.serverName = serverName;
     this.target = config.target();
@@ -94,17 +98,22 @@ public final class InProcessClient extends RpcClient {
    * later calls reach the server once one of that name has started.
    */
   @Override
-  public RpcClient start() {
+  public void connect() {
     if (connection() == null) {
       throw unavailable(null).asException();
     }
-    return this;
+  }
+
+  @Override
+  public void reloadTls() {
+    throw new IllegalStateException("in-process client '" + config.name() + "' has no TLS: its calls never leave"
+        + " the JVM");
   }
 
   /** Why there is no connection: no server of that name, or it is shutting down, or this client is. */
   private Status unavailable(@Nullable MethodDescriptor<?, ?> method) {
     String notSent = method == null ? "" : "; " + method.fullName() + " not sent";
-    if (isShutdown()) {
+    if (runtime.isShutdown()) {
       return Status.UNAVAILABLE.withDescription("client '" + config.name() + "' is shut down" + notSent);
     }
     if (InProcessRegistry.lookup(serverName) != null) {
@@ -138,18 +147,18 @@ public final class InProcessClient extends RpcClient {
 
   /** The core's runtime of this client, for its calls. */
   io.petrel.rpc.internal.ClientRuntime callRuntime() {
-    return runtime();
+    return runtime;
   }
 
   @Override
-  protected <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+  public <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
       @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
     return new InProcessCall<>(this, method, deadline, responseMetadata, executor);
   }
 
   /** Marshals the request into a buffer of its own and hands it to the server's connection. */
   @Override
-  protected <Req> void startCall(ClientCall<?> c, MethodDescriptor<Req, ?> method, Req request,
+  public <Req> void startCall(ClientCall<?> c, MethodDescriptor<Req, ?> method, Req request,
       CallOptions options) throws Exception {
     InProcessCall<?> call = (InProcessCall<?>) c;
     Metadata metadata = options.metadata();
@@ -175,7 +184,7 @@ public final class InProcessClient extends RpcClient {
 
   /** Closes the connection: calls still in flight fail with UNAVAILABLE and are cancelled on the server. */
   @Override
-  protected void terminate(Runnable done) {
+  public void terminate(Runnable done) {
     InProcessConnection c;
     synchronized (this) {
       c = connection;
@@ -190,6 +199,6 @@ public final class InProcessClient extends RpcClient {
 
   @Override
   public String toString() {
-    return "InProcessClient{" + target + ", pending=" + pendingCalls() + "}";
+    return "InProcessClient{" + target + ", pending=" + runtime.pendingCalls() + "}";
   }
 }

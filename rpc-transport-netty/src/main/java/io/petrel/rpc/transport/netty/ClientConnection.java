@@ -265,6 +265,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       timeoutMillis = Math.max(1, (remainingNanos + 999_999) / 1_000_000);
     }
     FrameEncoder.patchRequest(frame, id, timeoutMillis);
+    if (frame.hasArray() && frame.arrayOffset() == 0 && frame.readerIndex() == 0) {
+      call.sent = frame.array(); // no copy: see PendingCall#sent
+      call.sentLength = frame.readableBytes();
+    }
     call.requestId = id;
     call.connection = this; // plain: a canceller that does not see it yet leaves the call to its response
     inFlight.put(id, call);
@@ -473,14 +477,60 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         return;
       case TYPE_GOAWAY:
         goaway = true;
-        log.debug("server {} sent GOAWAY; {} calls still in flight on this connection, {} not sent yet go"
-            + " elsewhere", slot.authority(), inFlight.size(), waiting.size());
+        boolean refusing = frame.status == Status.Code.UNAVAILABLE.value();
+        log.debug("server {} sent GOAWAY{}; {} calls still in flight on this connection, {} not sent yet go"
+            + " elsewhere", slot.authority(), refusing ? " after request " + Integer.toUnsignedString(
+            frame.requestId) : "", inFlight.size(), waiting.size());
         slot.onGoaway(this);
+        if (refusing) {
+          resendRefused(frame.requestId);
+        }
         rerouteWaiting();
         closeIfDrained();
         return;
       default:
         protocolViolation("the server sent a " + typeName(frame.type) + " frame, which only clients send");
+    }
+  }
+
+  /**
+   * Event loop: a GOAWAY said that the server took requests up to {@code lastId} (0: none) and refuses every later
+   * one unread (docs/protocol.md, "GOAWAY"): those calls were never seen by a handler, so they are sent again on
+   * another connection, as if never sent; the server's refusals of them are dropped as answers to nobody. Calls
+   * up to {@code lastId} stay: they may be running.
+   */
+  private void resendRefused(int lastId) {
+    List<PendingCall<?>> refused = null;
+    for (PendingCall<?> c : inFlight.values()) {
+      if (lastId == 0 || c.requestId - lastId > 0) { // serial order: ids are consecutive and wrap
+        if (refused == null) {
+          refused = new ArrayList<>();
+        }
+        refused.add(c);
+      }
+    }
+    if (refused == null) {
+      return;
+    }
+    refused.sort((a, b) -> Integer.compare(a.requestId - lastId, b.requestId - lastId)); // in the order written
+    for (PendingCall<?> c : refused) {
+      inFlight.remove(c.requestId);
+      byte[] bytes = c.sent;
+      c.sent = null;
+      c.connection = null;
+      c.requestId = 0;
+      if (c.abandoned || c.isFinished()) {
+        continue; // ended here already (deadline, cancel): nothing to send
+      }
+      if (bytes == null) {
+        c.fail(Status.UNAVAILABLE.withDescription("server " + slot.authority() + " refused " + c.method().fullName()
+            + " unread (GOAWAY: it is shutting down); the request was not kept, so it is not sent again"));
+        continue;
+      }
+      ByteBuf again = IoSupport.CALLER_ALLOCATOR.heapBuffer(c.sentLength);
+      again.writeBytes(bytes, 0, c.sentLength);
+      c.frame = again;
+      client.route(c, slot); // to the slot's next connection: the GOAWAY took this one away from it
     }
   }
 
@@ -528,6 +578,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
           Integer.toUnsignedString(frame.requestId));
       return;
     }
+    call.sent = null;
     ByteBuf body = frame.body();
     call.onResponseMetadata(frame.metadata);
     if (frame.status != 0) {

@@ -196,6 +196,18 @@ final class FrameEncoder {
   }
 
   /**
+   * A GOAWAY frame (docs/protocol.md, "GOAWAY"): with {@code refusesLater} (a graceful shutdown), status
+   * UNAVAILABLE and {@code lastRequestId}, the last request the server took, after which it refuses every
+   * request unread; without it (a drain that answers every call that arrives), status 0 and id 0.
+   */
+  static ByteBuf encodeGoaway(ByteBufAllocator alloc, int lastRequestId, boolean refusesLater) {
+    ByteBuf buf = alloc.buffer(HEADER_SIZE);
+    writeHeader(buf, Protocol.TYPE_GOAWAY, refusesLater ? Status.Code.UNAVAILABLE.value() : 0,
+        refusesLater ? lastRequestId : 0, 0, 0, 0, 0);
+    return buf;
+  }
+
+  /**
    * A SETTINGS frame: {@code settings} holds (id, value) pairs, each written as a 6-byte entry (u16 id, u32
    * value), in the order given.
    */

@@ -14,7 +14,6 @@ import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
-import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import io.petrel.rpc.internal.ClientRuntime;
@@ -22,6 +21,7 @@ import io.petrel.rpc.internal.RateLimitedLog;
 import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.ClientEndpoints;
+import io.petrel.rpc.spi.ClientTransport;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
@@ -37,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * sent through per-connection write queues. Event loops are the JVM's shared ones unless {@code ioThreads} is
  * set.
  */
-final class NettyRpcClient extends RpcClient {
+final class NettyRpcClient implements ClientTransport {
   private static final Logger log = LoggerFactory.getLogger(NettyRpcClient.class);
 
   private final ClientConfig config;
@@ -60,9 +60,11 @@ final class NettyRpcClient extends RpcClient {
   /** The TLS contexts of new connections, or null for plaintext. */
   private final @Nullable TlsSource tls;
   private final LoopRelease loopRelease;
+  /** The core client's runtime: its calls are made with it. */
+  private final ClientRuntime runtime;
 
-  NettyRpcClient(ClientConfig config) {
-    super(config);
+  NettyRpcClient(ClientConfig config, ClientRuntime runtime) {
+    this.runtime = runtime;
     this.config = config;
     this.target = config.target();
     if (config.tls() != null) {
@@ -130,7 +132,7 @@ final class NettyRpcClient extends RpcClient {
   @Override
   public void reloadTls() throws java.io.IOException {
     if (tls == null) {
-      super.reloadTls(); // throws: no TLS
+      ClientTransport.super.reloadTls(); // throws: no TLS
       return;
     }
     tls.reload();
@@ -155,7 +157,7 @@ final class NettyRpcClient extends RpcClient {
    * was still in use.
    */
   String whyStopped() {
-    if (isShutdown() || shared != null || ownGroup) {
+    if (runtime.isShutdown() || shared != null || ownGroup) {
       return "client '" + config.name() + "' is shut down";
     }
     return "the event loops of client '" + config.name() + "' are shut down: the EventLoopGroup given with"
@@ -163,7 +165,7 @@ final class NettyRpcClient extends RpcClient {
   }
 
   @Override
-  protected boolean isTransportThread() {
+  public boolean isTransportThread() {
     for (io.netty.util.concurrent.EventExecutor e : loops) {
       if (e.inEventLoop()) {
         return true;
@@ -185,7 +187,7 @@ final class NettyRpcClient extends RpcClient {
    * passed, no timer; its share of the event loops is released when it is garbage collected.
    */
   @Override
-  public RpcClient start() {
+  public void connect() {
     List<NettySubchannel> subs = endpoints.subchannels();
     if (subs.isEmpty()) {
       throw endpoints.noEndpoint("").asException();
@@ -227,7 +229,7 @@ final class NettyRpcClient extends RpcClient {
         log.warn("client '{}' for {}: {} of {} connections failed at start, calls go to the others: {}",
             config.name(), target, failures.size(), attempts.size(), failures);
       }
-      return this;
+      return;
     }
     if (attempts.size() == 1) {
       throw first;
@@ -238,18 +240,18 @@ final class NettyRpcClient extends RpcClient {
 
   /** The core's runtime of this client, for its calls. */
   ClientRuntime callRuntime() {
-    return runtime();
+    return runtime;
   }
 
   @Override
-  protected <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+  public <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
       @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
     return new PendingCall<>(this, method, deadline, responseMetadata, executor);
   }
 
   /** Encodes the request on the caller's thread, picks the endpoint, and hands the call to a connection. */
   @Override
-  protected <Req> void startCall(ClientCall<?> c, MethodDescriptor<Req, ?> method, Req request,
+  public <Req> void startCall(ClientCall<?> c, MethodDescriptor<Req, ?> method, Req request,
       CallOptions options) throws Exception {
     PendingCall<?> call = (PendingCall<?>) c;
     ByteBuf frame = FrameEncoder.encodeMessage(alloc, call.isOneway() ? TYPE_ONEWAY : TYPE_REQUEST, 0, method.id(),
@@ -335,7 +337,7 @@ final class NettyRpcClient extends RpcClient {
 
   /** Closes every endpoint's connections, then releases the event loops (or this client's share of them). */
   @Override
-  protected void terminate(Runnable done) {
+  public void terminate(Runnable done) {
     endpoints.shutdown().whenComplete((v, t) -> {
       Future<?> stopped = loopRelease.release();
       if (stopped == null) {
@@ -379,7 +381,7 @@ final class NettyRpcClient extends RpcClient {
 
   @Override
   public String toString() {
-    return "NettyRpcClient{" + target + ", pending=" + pendingCalls() + ", subchannels="
+    return "NettyRpcClient{" + target + ", pending=" + runtime.pendingCalls() + ", subchannels="
         + endpoints.subchannels() + "}";
   }
 }

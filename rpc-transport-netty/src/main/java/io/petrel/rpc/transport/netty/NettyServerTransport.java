@@ -290,7 +290,7 @@ final class NettyServerTransport implements ServerTransport {
     if (draining) {
       // Accepted while shutting down (the listener closes asynchronously): no call can have started here, so
       // say GOAWAY and close at once rather than leave it to the event loops' end.
-      c.sendGoaway();
+      c.sendGoaway(true);
       c.closeAfterWrites();
     }
     return true;
@@ -330,7 +330,7 @@ final class NettyServerTransport implements ServerTransport {
     }
     if (goAway) {
       for (ServerConnection c : connections) {
-        c.sendGoaway();
+        c.sendGoaway(true);
       }
     }
   }

@@ -1,7 +1,8 @@
 package io.petrel.rpc.transport.netty;
 
-import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.internal.ClientRuntime;
 import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.ClientTransport;
 import io.petrel.rpc.spi.ServerConfig;
 import io.petrel.rpc.spi.ServerTransport;
 import io.petrel.rpc.spi.TransportProvider;
@@ -24,7 +25,7 @@ public final class NettyTransportProvider implements TransportProvider {
   }
 
   @Override
-  public RpcClient newClient(ClientConfig config) {
-    return new NettyRpcClient(config);
+  public ClientTransport newClientTransport(ClientConfig config, ClientRuntime runtime) {
+    return new NettyRpcClient(config, runtime);
   }
 }

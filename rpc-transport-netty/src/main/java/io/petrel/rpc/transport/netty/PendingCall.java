@@ -30,6 +30,13 @@ final class PendingCall<Resp> extends ClientCall<Resp> implements Runnable {
   int requestId;
   /** The endpoint the call was picked for; written before the call is routed. */
   @Nullable NettySubchannel subchannel;
+  /**
+   * Event loop only: the bytes of the request as written (its heap frame's array, which stays intact after the
+   * channel has copied and released the frame), kept while the call is in flight so that a request the server
+   * refused unread (GOAWAY) can be sent again on another connection; null when not kept.
+   */
+  byte @Nullable [] sent;
+  int sentLength;
   /** Fail at once, rather than wait for the next attempt, while the endpoint backs off (CallOptions). */
   boolean failFast;
   /** The call was moved once to another endpoint because its own could not be reached. */

@@ -49,6 +49,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   private final FrameDecoder decoder;
   private final BufferBudget budget;
   private volatile boolean goawaySent;
+  /** A GOAWAY that refuses later requests (graceful shutdown) was sent; event loop only. */
+  private boolean refusingGoawaySent;
+  /** The id of the last REQUEST admitted for its handler, in arrival order (GOAWAY's last id); event loop only. */
+  private int lastTakenRequestId;
   /**
    * Event loop only: responses that waited because the peer was not reading (the channel above its high water
    * mark). They hold no encoded bytes and no thread; they are encoded and written, in order, once the channel
@@ -378,6 +382,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     if (oneway) {
       onewaysRunning.incrementAndGet();
     }
+    if (!oneway) {
+      lastTakenRequestId = frame.requestId;
+    }
     Status refused = dispatcher.execute(call);
     if (refused != null) {
       if (oneway) {
@@ -588,11 +595,25 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     return out;
   }
 
-  /** Tells the client to send no new calls on this connection (graceful shutdown). */
-  void sendGoaway() {
-    if (!goawaySent) {
+  /**
+   * Tells the client to send no new calls on this connection. {@code refusesLater}: a graceful shutdown, whose
+   * dispatcher already refuses new calls; the GOAWAY names the last request taken (read on the event loop, after
+   * every request admitted before the shutdown), so the client sends the later ones elsewhere. Otherwise a drain
+   * that answers every call still arriving.
+   */
+  void sendGoaway(boolean refusesLater) {
+    if (refusesLater && !channel.eventLoop().inEventLoop()) {
+      try {
+        channel.eventLoop().execute(() -> sendGoaway(true));
+      } catch (RejectedExecutionException e) {
+        // the event loop is gone: the connection closes with it
+      }
+      return;
+    }
+    if (refusesLater ? !refusingGoawaySent : !goawaySent) {
       goawaySent = true;
-      writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_GOAWAY, 0));
+      refusingGoawaySent |= refusesLater;
+      writeQueue.enqueue(FrameEncoder.encodeGoaway(channel.alloc(), lastTakenRequestId, refusesLater));
     }
   }
 
@@ -768,7 +789,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   private void drain(long now, String why) {
     drainStartedAt = now;
     drainReason = why;
-    sendGoaway();
+    sendGoaway(false);
     writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_PING, DRAIN_PING_ID));
   }
 

@@ -145,7 +145,7 @@ class ClientChannelTest extends TransportFixture {
     CompletableFuture<StringValue> inFlight = c.unaryCallAsync(TestService.ECHO, StringValue.of("held"),
         CallOptions.DEFAULT);
     assertThat(arrivals.poll(10, TimeUnit.SECONDS)).isEqualTo("a");
-    ClientConnection toA = ((NettyRpcClient) c).slot(0).current();
+    ClientConnection toA = transportOf(c).slot(0).current();
     assertThat(toA).isNotNull();
 
     resolver.listener.onEndpoints(List.of(Endpoint.of("127.0.0.1", sb.port())));
@@ -174,7 +174,7 @@ class ClientChannelTest extends TransportFixture {
       CompletableFuture<StringValue> hung = c.unaryCallAsync(TestService.ECHO, StringValue.of("hung"),
           CallOptions.DEFAULT.withTimeout(java.time.Duration.ofMillis(300)));
       assertThat(arrivals.poll(10, TimeUnit.SECONDS)).isEqualTo("a");
-      ClientConnection toA = ((NettyRpcClient) c).slot(0).current();
+      ClientConnection toA = transportOf(c).slot(0).current();
       resolver.listener.onEndpoints(List.of(Endpoint.of("127.0.0.1", sb.port())));
       assertFails(hung, Status.Code.DEADLINE_EXCEEDED, "deadline exceeded after");
       assertThat(toA.channel().closeFuture().await(10, TimeUnit.SECONDS))
@@ -383,5 +383,9 @@ class ClientChannelTest extends TransportFixture {
   private static String echo(RpcClient c, int port) {
     return c.unaryCall(TestService.ECHO, StringValue.of("fine"), CallOptions.DEFAULT.withHashKey(String.valueOf(port)))
         .getValue();
+  }
+
+  private static NettyRpcClient transportOf(io.petrel.rpc.RpcClient client) {
+    return (NettyRpcClient) io.petrel.rpc.internal.ClientChannel.transportOf(client);
   }
 }

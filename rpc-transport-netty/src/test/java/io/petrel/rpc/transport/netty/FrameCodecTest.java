@@ -129,6 +129,29 @@ class FrameCodecTest {
   }
 
   @Test
+  void goawayLayoutMatchesTheSpecification() {
+    ByteBuf b = FrameEncoder.encodeGoaway(ALLOC, 7, true);
+    assertThat(io.netty.buffer.ByteBufUtil.hexDump(b)).isEqualTo("0000001c" + "5052" + "01" + "06" + "00" + "0e"
+        + "0000" + "00000007" + "00000000" + "00000000" + "00000000" + "00000000");
+    ByteBuf drain = FrameEncoder.encodeGoaway(ALLOC, 7, false);
+    EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1 << 20, 8192));
+    ch.writeInbound(b, drain);
+    Frame f = ch.readInbound();
+    Frame d = ch.readInbound();
+    try {
+      assertThat(f.type).isEqualTo(Protocol.TYPE_GOAWAY);
+      assertThat(f.status).isEqualTo(14);
+      assertThat(f.requestId).isEqualTo(7);
+      assertThat(d.status).as("a drain GOAWAY, as every older server sends it").isZero();
+      assertThat(d.requestId).isZero();
+    } finally {
+      f.release();
+      d.release();
+    }
+    assertFalse(ch.finish());
+  }
+
+  @Test
   void oversizeFrameIsAnnouncedAndSkippedWithoutBuffering() throws Exception {
     EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1024, 8192));
     ByteBuf big = FrameEncoder.encodeMessage(ALLOC, Protocol.TYPE_REQUEST, 5, 1, 0, Metadata.EMPTY,

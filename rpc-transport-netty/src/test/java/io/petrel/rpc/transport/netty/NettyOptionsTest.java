@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 class NettyOptionsTest extends TransportFixture {
 
   private static Channel channelOf(RpcClient client) {
-    ClientConnection c = ((NettyRpcClient) client).slot(0).current();
+    ClientConnection c = transportOf(client).slot(0).current();
     assertThat(c).as("connected").isNotNull();
     return c.channel();
   }
@@ -117,5 +117,9 @@ class NettyOptionsTest extends TransportFixture {
     } finally {
       local.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     }
+  }
+
+  private static NettyRpcClient transportOf(io.petrel.rpc.RpcClient client) {
+    return (NettyRpcClient) io.petrel.rpc.internal.ClientChannel.transportOf(client);
   }
 }

@@ -39,7 +39,7 @@ class PeerCallLimitTest extends TransportFixture {
   private static final long WAIT_SECONDS = 20;
 
   private static ClientConnection connection(RpcClient client) {
-    ClientConnection c = ((NettyRpcClient) client).slot(0).current();
+    ClientConnection c = transportOf(client).slot(0).current();
     assertThat(c).as("the client's connection").isNotNull();
     return c;
   }
@@ -522,5 +522,9 @@ class PeerCallLimitTest extends TransportFixture {
           "protocol violation", "SETTINGS body of 5 bytes")).isNotNull();
       fake.get(WAIT_SECONDS, TimeUnit.SECONDS);
     }
+  }
+
+  private static NettyRpcClient transportOf(io.petrel.rpc.RpcClient client) {
+    return (NettyRpcClient) io.petrel.rpc.internal.ClientChannel.transportOf(client);
   }
 }

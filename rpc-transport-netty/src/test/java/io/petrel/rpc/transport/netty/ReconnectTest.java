@@ -110,7 +110,8 @@ class ReconnectTest extends TransportFixture {
   void aClientWhoseStartFailedReachesTheServerOnceItComesUp() throws Exception {
     int port = freePort();
     // A first backoff of 1 s, so that the calls below are made during it whatever the machine's speed.
-    RpcClient client = client(port, b -> b.reconnectBackoff(Duration.ofSeconds(1), Duration.ofSeconds(10)));
+    RpcClient client = client(port, b -> b.reconnectBackoff(Duration.ofSeconds(1), Duration.ofSeconds(10))
+        .maxPendingCalls(2));
     assertFails(client::start, Status.Code.UNAVAILABLE, "cannot connect to 127.0.0.1:" + port);
     assertThat(client.isShutdown()).isFalse();
 
@@ -124,8 +125,18 @@ class ReconnectTest extends TransportFixture {
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - before)).as("failed at once, ms")
         .isLessThan(300);
 
+    // Calls waiting for the next attempt count against maxPendingCalls like any other.
+    java.util.concurrent.CompletableFuture<StringValue> first =
+        client.unaryCallAsync(TestService.ECHO, StringValue.of("waited 1"), THREE_SECONDS);
+    java.util.concurrent.CompletableFuture<StringValue> second =
+        client.unaryCallAsync(TestService.ECHO, StringValue.of("waited 2"), THREE_SECONDS);
+    assertFails(() -> echo(client, "third", THREE_SECONDS), Status.Code.RESOURCE_EXHAUSTED, "maxPendingCalls");
+    assertThat(first).isNotDone();
+
     startServer(port, b -> b);
-    // This call waits for the attempt at the end of the backoff, which finds the server.
+    // These calls wait for the attempt at the end of the backoff, which finds the server.
+    assertThat(first.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("waited 1");
+    assertThat(second.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("waited 2");
     assertThat(echo(client, "recovered", THREE_SECONDS)).isEqualTo("recovered");
     assertThat(echo(client, "again", THREE_SECONDS)).isEqualTo("again");
   }

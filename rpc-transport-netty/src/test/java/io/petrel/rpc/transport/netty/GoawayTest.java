@@ -1,0 +1,117 @@
+package io.petrel.rpc.transport.netty;
+
+import static io.petrel.rpc.testing.CallFailures.assertFails;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.StringValue;
+import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.Status;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * GOAWAY with the last request the server took (docs/protocol.md, "GOAWAY"): what the server sends, and a client
+ * that sends the refused calls again on another connection, without their callers seeing it, while a call the
+ * server may have run is never sent twice.
+ */
+class GoawayTest extends TransportFixture {
+
+  @Test
+  void aGracefulShutdownsGoawayNamesTheLastRequestTakenAndRefusesLaterOnesUnread() throws Exception {
+    RpcServer server = startServer(b -> b.shutdownGracePeriod(java.time.Duration.ofSeconds(30)));
+    try (RawPeer peer = new RawPeer(server.port())) {
+      peer.send(RawPeer.request(TestService.BLOCK, 5, 0, StringValue.of("held")));
+      assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).as("request 5 reached its handler").isNotNull();
+      server.shutdown();
+      RawPeer.RawFrame goaway = peer.read();
+      assertThat(goaway.type()).isEqualTo(Protocol.TYPE_GOAWAY);
+      assertThat(goaway.status()).as("refuses later requests").isEqualTo(Status.Code.UNAVAILABLE.value());
+      assertThat(goaway.requestId()).as("the last request taken").isEqualTo(5);
+
+      peer.send(RawPeer.request(TestService.ECHO, 6, 0, StringValue.of("late")));
+      RawPeer.RawFrame refused = peer.read();
+      assertThat(refused.requestId()).isEqualTo(6);
+      assertThat(refused.status()).isEqualTo(Status.Code.UNAVAILABLE.value());
+      service.gate.countDown();
+      RawPeer.RawFrame answered = peer.read();
+      assertThat(answered.requestId()).isEqualTo(5);
+      assertThat(answered.status()).isZero();
+      assertThat(StringValue.parseFrom(answered.body()).getValue()).isEqualTo("held");
+    }
+  }
+
+  @Test
+  void callsTheServerRefusedUnreadAreSentAgainOnAnotherConnectionAndOneItMayHaveRunIsNot() throws Exception {
+    try (ServerSocket listener = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      RpcClient client = client(listener.getLocalPort());
+      List<CompletableFuture<StringValue>> calls = new ArrayList<>();
+      for (String s : List.of("one", "two", "three", "four")) {
+        calls.add(client.unaryCallAsync(TestService.ECHO, StringValue.of(s), CallOptions.DEFAULT));
+      }
+      List<String> secondSaw = new ArrayList<>();
+      try (RawPeer first = new RawPeer(listener.accept())) {
+        first.send(RawPeer.settingsFrame(Protocol.SETTING_MAX_CONCURRENT_CALLS, 100));
+        List<RawPeer.RawFrame> requests = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+          requests.add(nextRequest(first));
+        }
+        assertThat(requests).extracting(f -> StringValue.parseFrom(f.body()).getValue())
+            .containsExactly("one", "two", "three", "four");
+        int second = requests.get(1).requestId();
+        // Took "one" and "two" (say they are running); "three" and "four" came after: refused unread.
+        first.send(goaway(second));
+        first.send(RawPeer.response(requests.get(0).requestId(), StringValue.of("one answered").toByteArray()));
+        first.send(refusal(requests.get(2).requestId())); // what the server answers: dropped, the call went on
+        try (RawPeer next = new RawPeer(listener.accept())) {
+          next.send(RawPeer.settingsFrame(Protocol.SETTING_MAX_CONCURRENT_CALLS, 100));
+          for (int i = 0; i < 2; i++) {
+            RawPeer.RawFrame f = nextRequest(next);
+            String text = StringValue.parseFrom(f.body()).getValue();
+            secondSaw.add(text);
+            next.send(RawPeer.response(f.requestId(), StringValue.of(text + " answered elsewhere").toByteArray()));
+          }
+          assertThat(calls.get(0).get(10, TimeUnit.SECONDS).getValue()).isEqualTo("one answered");
+          assertThat(calls.get(2).get(10, TimeUnit.SECONDS).getValue()).isEqualTo("three answered elsewhere");
+          assertThat(calls.get(3).get(10, TimeUnit.SECONDS).getValue()).isEqualTo("four answered elsewhere");
+          assertThat(calls.get(1)).as("'two' may be running: it stays where it was").isNotDone();
+        } // the first connection closes with "two" unanswered:
+      }
+      assertFails(calls.get(1), Status.Code.UNAVAILABLE, "may or may not have run it");
+      assertThat(secondSaw).as("sent again, in order; 'two' never").containsExactly("three", "four");
+      assertThat(client.pendingCalls()).isZero();
+    }
+  }
+
+  /** The next REQUEST the client sends, past its PINGs (each new connection sends one). */
+  private static RawPeer.RawFrame nextRequest(RawPeer peer) throws java.io.IOException {
+    while (true) {
+      RawPeer.RawFrame f = peer.readRaw();
+      if (f.type() == Protocol.TYPE_REQUEST) {
+        return f;
+      }
+      assertThat(f.type()).as("only PINGs besides requests").isEqualTo(Protocol.TYPE_PING);
+    }
+  }
+
+  /** A shutting-down server's answer to a request that came after its GOAWAY. */
+  private static byte[] refusal(int requestId) {
+    byte[] f = RawPeer.frame(Protocol.TYPE_RESPONSE, requestId, "server is shutting down".getBytes(
+        java.nio.charset.StandardCharsets.UTF_8));
+    f[Protocol.OFF_STATUS] = (byte) Status.Code.UNAVAILABLE.value();
+    return f;
+  }
+
+  /** A graceful shutdown's GOAWAY: refuses every request after {@code lastId}. */
+  private static byte[] goaway(int lastId) {
+    byte[] f = RawPeer.control(Protocol.TYPE_GOAWAY, lastId);
+    f[Protocol.OFF_STATUS] = (byte) Status.Code.UNAVAILABLE.value();
+    return f;
+  }
+}
