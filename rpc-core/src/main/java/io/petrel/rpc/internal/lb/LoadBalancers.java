@@ -7,19 +7,22 @@ import java.util.Locale;
 public final class LoadBalancers {
   public static final String ROUND_ROBIN = "round_robin";
   public static final String LEAST_PENDING = "least_pending";
+  public static final String CONSISTENT_HASH = "consistent_hash";
 
   private LoadBalancers() {}
 
   public static final LoadBalancer.Factory ROUND_ROBIN_FACTORY = factory(ROUND_ROBIN);
   public static final LoadBalancer.Factory LEAST_PENDING_FACTORY = factory(LEAST_PENDING);
+  public static final LoadBalancer.Factory CONSISTENT_HASH_FACTORY = factory(CONSISTENT_HASH);
 
   /** The built-in policy called {@code name}; throws naming the known ones. */
   public static LoadBalancer.Factory forName(String name) {
     return switch (name.toLowerCase(Locale.ROOT)) {
       case ROUND_ROBIN -> ROUND_ROBIN_FACTORY;
       case LEAST_PENDING -> LEAST_PENDING_FACTORY;
+      case CONSISTENT_HASH -> CONSISTENT_HASH_FACTORY;
       default -> throw new IllegalArgumentException("unknown load balancer '" + name + "'; built in: "
-          + ROUND_ROBIN + ", " + LEAST_PENDING + " (or give a LoadBalancer.Factory)");
+          + ROUND_ROBIN + ", " + LEAST_PENDING + ", " + CONSISTENT_HASH + " (or give a LoadBalancer.Factory)");
     };
   }
 
@@ -32,7 +35,11 @@ public final class LoadBalancers {
 
       @Override
       public LoadBalancer newLoadBalancer() {
-        return name.equals(ROUND_ROBIN) ? new RoundRobin() : new LeastPending();
+        return switch (name) {
+          case ROUND_ROBIN -> new RoundRobin();
+          case CONSISTENT_HASH -> new ConsistentHash();
+          default -> new LeastPending();
+        };
       }
 
       @Override

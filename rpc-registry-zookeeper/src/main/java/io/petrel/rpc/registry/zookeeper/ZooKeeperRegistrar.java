@@ -1,0 +1,225 @@
+package io.petrel.rpc.registry.zookeeper;
+
+import io.petrel.rpc.Endpoint;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.ServerLifecycleListener;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.curator.framework.recipes.nodes.PersistentNode;
+import org.apache.zookeeper.CreateMode;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Registers a server's services in ZooKeeper while it serves: when the server starts serving
+ * ({@link #onServing}) one ephemeral node per service, {@code basePath/service/host:port}, whose data is the
+ * endpoint (host, port, weight, zone, version, metadata; see docs/cluster.md); when it is about to drain
+ * ({@link #onDraining}, before the server's {@code drainDelay} and its GOAWAY) the nodes are deleted, so clients
+ * stop sending new calls here while the server still serves. The nodes are Curator {@link PersistentNode}s: if
+ * the session expires (the nodes vanish with it) they are created again in the new session. Made by
+ * {@link ZooKeeperRegistry#registrar}; one registrar per server.
+ */
+public final class ZooKeeperRegistrar implements ServerLifecycleListener {
+  private static final Logger log = LoggerFactory.getLogger(ZooKeeperRegistrar.class);
+
+  private final ZooKeeperRegistry registry;
+  private final List<String> services;
+  private final @Nullable String host;
+  private final int weight;
+  private final @Nullable String zone;
+  private final @Nullable String version;
+  private final Map<String, String> metadata;
+  private final List<PersistentNode> nodes = new ArrayList<>();
+  private @Nullable Endpoint registered;
+
+  private ZooKeeperRegistrar(Builder b) {
+    this.registry = b.registry;
+    this.services = List.copyOf(b.services);
+    this.host = b.host;
+    this.weight = b.weight;
+    this.zone = b.zone;
+    this.version = b.version;
+    this.metadata = Map.copyOf(b.metadata);
+  }
+
+  /**
+   * Creates the nodes and waits until ZooKeeper has them, at most the registry's connection timeout; if it
+   * cannot reach ZooKeeper by then it logs a warning and the nodes are created as soon as it can.
+   */
+  @Override
+  public synchronized void onServing(RpcServer server) {
+    InetSocketAddress bound;
+    try {
+      bound = server.localAddress();
+    } catch (IllegalStateException e) {
+      log.warn("not registering {} in ZooKeeper: the server has no network address ({})", services,
+          e.getMessage());
+      return;
+    }
+    Endpoint e = new Endpoint(host != null ? host : advertisedHost(bound), bound.getPort(), weight, zone, version,
+        metadata);
+    byte[] data = RegistryNode.encode(e);
+    for (String service : services) {
+      String path = registry.servicePath(service) + "/" + RegistryNode.name(e);
+      PersistentNode node = new PersistentNode(registry.curator(), CreateMode.EPHEMERAL, false, path, data);
+      node.start();
+      nodes.add(node);
+    }
+    registered = e;
+    long deadline = System.nanoTime() + registry.connectionTimeout().toNanos();
+    try {
+      for (PersistentNode node : nodes) {
+        long left = deadline - System.nanoTime();
+        if (!node.waitForInitialCreate(Math.max(0, left), TimeUnit.NANOSECONDS)) {
+          log.warn("{} is not registered in ZooKeeper ({}) yet after {} ms; it will be once ZooKeeper answers",
+              e.authority(), registry.target(services.get(nodes.indexOf(node))),
+              registry.connectionTimeout().toMillis());
+          return;
+        }
+      }
+    } catch (InterruptedException ie) {
+      Thread.currentThread().interrupt();
+      return;
+    }
+    log.info("registered {} in ZooKeeper for {}", e, services);
+  }
+
+  /**
+   * Deletes the nodes, so clients stop picking this server; the server then waits its drain delay. Waits for
+   * ZooKeeper at most the registry's connection timeout: if it cannot be reached, Curator keeps trying to delete
+   * the nodes in the background, and they go anyway when the registry's session ends or expires.
+   */
+  @Override
+  public synchronized void onDraining(RpcServer server) {
+    List<PersistentNode> closing = List.copyOf(nodes);
+    nodes.clear();
+    Endpoint e = registered;
+    registered = null;
+    if (closing.isEmpty()) {
+      return;
+    }
+    CompletableFuture<Void> deleted = new CompletableFuture<>();
+    Thread t = new Thread(() -> {
+      for (PersistentNode node : closing) {
+        try {
+          node.close();
+        } catch (IOException | RuntimeException ex) {
+          log.warn("could not delete ZooKeeper node {}; it goes when the session ends", node.getActualPath(), ex);
+        }
+      }
+      deleted.complete(null);
+    }, "petrel-zk-deregister");
+    t.setDaemon(true);
+    t.start();
+    try {
+      deleted.get(registry.connectionTimeout().toNanos(), TimeUnit.NANOSECONDS);
+      log.info("deregistered {} from ZooKeeper for {}", e, services);
+    } catch (TimeoutException ex) {
+      log.warn("ZooKeeper did not confirm the deregistration of {} for {} within {} ms; draining anyway (the"
+          + " nodes go when ZooKeeper answers or the session ends)", e, services,
+          registry.connectionTimeout().toMillis());
+    } catch (InterruptedException ex) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException ex) {
+      log.warn("deregistering {} failed", e, ex.getCause());
+    }
+  }
+
+  /** The endpoint registered now, or null when not registered. */
+  public synchronized @Nullable Endpoint registered() {
+    return registered;
+  }
+
+  /** The bound address, unless it is the wildcard address: then this host's address. */
+  private static String advertisedHost(InetSocketAddress bound) {
+    InetAddress a = bound.getAddress();
+    if (a != null && !a.isAnyLocalAddress()) {
+      return a.getHostAddress();
+    }
+    try {
+      return InetAddress.getLocalHost().getHostAddress();
+    } catch (UnknownHostException e) {
+      throw new IllegalStateException("the server listens on all addresses and this host's address cannot be"
+          + " found (" + e.getMessage() + "); set ZooKeeperRegistrar.Builder.host(...)", e);
+    }
+  }
+
+  /** What a registrar registers besides the server's port. */
+  public static final class Builder {
+    private final ZooKeeperRegistry registry;
+    private final List<String> services;
+    private @Nullable String host;
+    private int weight = Endpoint.DEFAULT_WEIGHT;
+    private @Nullable String zone;
+    private @Nullable String version;
+    private final Map<String, String> metadata = new LinkedHashMap<>();
+
+    Builder(ZooKeeperRegistry registry, List<String> services) {
+      if (services.isEmpty()) {
+        throw new IllegalArgumentException("a registrar needs at least one service name");
+      }
+      services.forEach(ZooKeeperRegistry::checkService);
+      this.registry = registry;
+      this.services = services;
+    }
+
+    /**
+     * The host clients connect to (default: the server's bound address, or, when it listens on all addresses,
+     * this host's address as {@link InetAddress#getLocalHost()} gives it).
+     */
+    public Builder host(String host) {
+      Objects.requireNonNull(host, "host");
+      if (host.isBlank()) {
+        throw new IllegalArgumentException("host is empty");
+      }
+      this.host = host;
+      return this;
+    }
+
+    /** The weight load balancers give the server (default 1, at most {@value Endpoint#MAX_WEIGHT}). */
+    public Builder weight(int weight) {
+      if (weight < 1 || weight > Endpoint.MAX_WEIGHT) {
+        throw new IllegalArgumentException("weight must be 1.." + Endpoint.MAX_WEIGHT + ": " + weight);
+      }
+      this.weight = weight;
+      return this;
+    }
+
+    /** The zone (or data center) the server runs in; {@link Endpoint#zone()} on the clients. */
+    public Builder zone(String zone) {
+      this.zone = Objects.requireNonNull(zone, "zone");
+      return this;
+    }
+
+    /** The server's version; {@link Endpoint#version()} on the clients. */
+    public Builder version(String version) {
+      this.version = Objects.requireNonNull(version, "version");
+      return this;
+    }
+
+    /** A further attribute; {@link Endpoint#attribute(String)} on the clients. */
+    public Builder metadata(String name, String value) {
+      Objects.requireNonNull(name, "metadata name");
+      Objects.requireNonNull(value, "metadata value");
+      metadata.put(name, value);
+      return this;
+    }
+
+    public ZooKeeperRegistrar build() {
+      return new ZooKeeperRegistrar(this);
+    }
+  }
+}

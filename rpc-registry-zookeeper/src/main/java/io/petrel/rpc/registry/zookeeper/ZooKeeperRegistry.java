@@ -1,0 +1,248 @@
+package io.petrel.rpc.registry.zookeeper;
+
+import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.spi.NameResolver;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A ZooKeeper ensemble used as Petrel's service registry: one Curator client (one ZooKeeper session) and the
+ * base path under which services are listed ({@value #DEFAULT_BASE_PATH} by default). Servers register with a
+ * {@link #registrar}; clients resolve with a {@link #resolver}. Both may share one registry.
+ *
+ * <pre>{@code
+ * ZooKeeperRegistry registry = ZooKeeperRegistry.builder().connectString("127.0.0.1:2181").build();
+ * RpcServer server = RpcServer.builder().port(0).addService(greeter)
+ *     .addLifecycleListener(registry.registrar("demo.Greeter").zone("eu-1").build())
+ *     .drainDelay(Duration.ofSeconds(1)).build().start();
+ * RpcClient client = RpcClient.builder()
+ *     .nameResolver(registry.target("demo.Greeter"), registry.resolver("demo.Greeter")).build();
+ * }</pre>
+ *
+ * <p>A registry built from a connect string owns its Curator client and closes it in {@link #close()} (which
+ * ends its session: the ephemeral nodes it made are gone at once). One built from the caller's
+ * {@link Builder#curator(CuratorFramework)} never closes that client.
+ */
+public final class ZooKeeperRegistry implements AutoCloseable {
+  /** Where services are listed when no base path is given. */
+  public static final String DEFAULT_BASE_PATH = "/petrel";
+  /** The ZooKeeper session timeout of a registry's own Curator client. */
+  public static final Duration DEFAULT_SESSION_TIMEOUT = Duration.ofSeconds(10);
+  /** How long a registry's own Curator client waits for a connection before an operation fails. */
+  public static final Duration DEFAULT_CONNECTION_TIMEOUT = Duration.ofSeconds(5);
+  /** How long an endpoint missing from ZooKeeper stays listed before a resolver drops it. */
+  public static final Duration DEFAULT_REMOVAL_DELAY = Duration.ofMillis(200);
+  /** After a reconnection to ZooKeeper, how long a resolver keeps endpoints that are missing. */
+  public static final Duration DEFAULT_RECONNECT_SETTLE = Duration.ofSeconds(5);
+
+  private final CuratorFramework curator;
+  private final boolean owned;
+  private final String connectString;
+  private final String basePath;
+  private final Duration connectionTimeout;
+  private final Duration removalDelay;
+  private final Duration reconnectSettle;
+
+  private ZooKeeperRegistry(Builder b, CuratorFramework curator, boolean owned) {
+    this.curator = curator;
+    this.owned = owned;
+    String cs = b.connectString != null ? b.connectString : curator.getZookeeperClient().getCurrentConnectionString();
+    this.connectString = cs != null ? cs : "zookeeper";
+    this.basePath = b.basePath;
+    this.connectionTimeout = owned ? b.connectionTimeout
+        : Duration.ofMillis(curator.getZookeeperClient().getConnectionTimeoutMs());
+    this.removalDelay = b.removalDelay;
+    this.reconnectSettle = b.reconnectSettle;
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * A registrar for these services (each registered on its own node), to add to the server with
+   * {@link io.petrel.rpc.RpcServerBuilder#addLifecycleListener}.
+   */
+  public ZooKeeperRegistrar.Builder registrar(String... services) {
+    return new ZooKeeperRegistrar.Builder(this, List.of(services));
+  }
+
+  /** A registrar for these services (their {@link ServiceDefinition#name() names}). */
+  public ZooKeeperRegistrar.Builder registrar(ServiceDefinition... services) {
+    List<String> names = new ArrayList<>();
+    for (ServiceDefinition s : services) {
+      names.add(s.name());
+    }
+    return new ZooKeeperRegistrar.Builder(this, names);
+  }
+
+  /**
+   * A name resolver that follows the servers registered for {@code service}; give it to
+   * {@link io.petrel.rpc.RpcClientBuilder#nameResolver} (one resolver per client: the client shuts it down).
+   * Resolvers share this registry's session; closing the registry ends them.
+   */
+  public NameResolver resolver(String service) {
+    return new ZooKeeperResolver(curator, servicePath(service), target(service), connectionTimeout, removalDelay,
+        reconnectSettle, null);
+  }
+
+  /** The {@code zk://} target naming {@code service} in this registry, for messages and metrics. */
+  public String target(String service) {
+    return "zk://" + connectString + servicePath(service);
+  }
+
+  /** The ZooKeeper path of {@code service}: {@code basePath/service}. */
+  public String servicePath(String service) {
+    checkService(service);
+    return (basePath.equals("/") ? "" : basePath) + "/" + service;
+  }
+
+  /** The Curator client (owned by this registry unless it was given one). */
+  public CuratorFramework curator() {
+    return curator;
+  }
+
+  String connectString() {
+    return connectString;
+  }
+
+  Duration connectionTimeout() {
+    return connectionTimeout;
+  }
+
+  /** Closes the Curator client if this registry made it; its session ends and its nodes go with it. */
+  @Override
+  public void close() {
+    if (owned) {
+      curator.close();
+    }
+  }
+
+  static void checkService(String service) {
+    Objects.requireNonNull(service, "service");
+    if (service.isEmpty() || service.indexOf('/') >= 0 || service.equals(".") || service.equals("..")) {
+      throw new IllegalArgumentException("service name must be non-empty and contain no '/': '" + service + "'");
+    }
+  }
+
+  static String checkPath(String name, String path) {
+    Objects.requireNonNull(path, name);
+    if (!path.startsWith("/") || (path.length() > 1 && path.endsWith("/")) || path.contains("//")) {
+      throw new IllegalArgumentException(name + " must be an absolute ZooKeeper path like /petrel: '" + path + "'");
+    }
+    return path;
+  }
+
+  static Duration checkDuration(String name, Duration d, boolean zeroAllowed) {
+    Objects.requireNonNull(d, name);
+    if (d.isNegative() || (!zeroAllowed && d.isZero())) {
+      throw new IllegalArgumentException(name + " must be " + (zeroAllowed ? ">= 0" : "> 0") + ": " + d);
+    }
+    return d;
+  }
+
+  /** Options of a {@link ZooKeeperRegistry}; {@link #connectString} or {@link #curator} is required. */
+  public static final class Builder {
+    private @Nullable String connectString;
+    private @Nullable CuratorFramework curator;
+    private String basePath = DEFAULT_BASE_PATH;
+    private Duration sessionTimeout = DEFAULT_SESSION_TIMEOUT;
+    private Duration connectionTimeout = DEFAULT_CONNECTION_TIMEOUT;
+    private Duration removalDelay = DEFAULT_REMOVAL_DELAY;
+    private Duration reconnectSettle = DEFAULT_RECONNECT_SETTLE;
+
+    private Builder() {}
+
+    /** The ensemble, e.g. {@code "zk1:2181,zk2:2181,zk3:2181"}: the registry makes and owns its Curator client. */
+    public Builder connectString(String connectString) {
+      Objects.requireNonNull(connectString, "connectString");
+      if (connectString.isBlank()) {
+        throw new IllegalArgumentException("connectString is empty; expected host:port[,host:port...]");
+      }
+      this.connectString = connectString;
+      return this;
+    }
+
+    /**
+     * The caller's Curator client instead of a connect string: started by the caller, never closed by the
+     * registry; its session and connection timeouts apply.
+     */
+    public Builder curator(CuratorFramework curator) {
+      this.curator = Objects.requireNonNull(curator, "curator");
+      return this;
+    }
+
+    /** The path under which services are listed (default {@value ZooKeeperRegistry#DEFAULT_BASE_PATH}). */
+    public Builder basePath(String basePath) {
+      this.basePath = checkPath("basePath", basePath);
+      return this;
+    }
+
+    /**
+     * The ZooKeeper session timeout (default 10 s; the ensemble bounds it, by default to 2..20 ticks of 2 s). A
+     * server that dies without deregistering stays listed this long; clients skip it meanwhile because they
+     * cannot connect to it.
+     */
+    public Builder sessionTimeout(Duration timeout) {
+      this.sessionTimeout = checkDuration("sessionTimeout", timeout, false);
+      return this;
+    }
+
+    /**
+     * How long to wait for a connection to ZooKeeper (default 5 s): a client's {@code build()} waits this long at
+     * most for the first list of endpoints, a server's {@code start()} this long at most for its registration.
+     */
+    public Builder connectionTimeout(Duration timeout) {
+      this.connectionTimeout = checkDuration("connectionTimeout", timeout, false);
+      return this;
+    }
+
+    /**
+     * How long an endpoint must be missing from ZooKeeper before resolvers drop it (default 200 ms; 0: at
+     * once), so that a node deleted and created again at once (a server whose session expired registers again)
+     * does not take its server out of the clients' lists.
+     */
+    public Builder removalDelay(Duration delay) {
+      this.removalDelay = checkDuration("removalDelay", delay, true);
+      return this;
+    }
+
+    /**
+     * After a resolver's connection to ZooKeeper comes back, how long it keeps endpoints that are missing
+     * (default 5 s; 0: no wait), so that servers whose sessions expired during the outage have time to register
+     * again before clients drop them.
+     */
+    public Builder reconnectSettle(Duration settle) {
+      this.reconnectSettle = checkDuration("reconnectSettle", settle, true);
+      return this;
+    }
+
+    /** Starts the registry's own Curator client (it connects in the background) or checks the caller's. */
+    public ZooKeeperRegistry build() {
+      if (curator != null) {
+        if (curator.getState() != CuratorFrameworkState.STARTED) {
+          throw new IllegalStateException("the Curator client given to ZooKeeperRegistry.builder().curator(...)"
+              + " must be started (its state is " + curator.getState() + ")");
+        }
+        return new ZooKeeperRegistry(this, curator, false);
+      }
+      if (connectString == null) {
+        throw new IllegalStateException("no ZooKeeper to use: set connectString(\"host:2181\") or curator(...)");
+      }
+      CuratorFramework c = CuratorFrameworkFactory.builder().connectString(connectString)
+          .sessionTimeoutMs(Math.toIntExact(sessionTimeout.toMillis()))
+          .connectionTimeoutMs(Math.toIntExact(connectionTimeout.toMillis()))
+          .retryPolicy(new ExponentialBackoffRetry(100, 10, 2_000))
+          .build();
+      c.start();
+      return new ZooKeeperRegistry(this, c, true);
+    }
+  }
+}
