@@ -6,7 +6,11 @@ runs = {}
 for f in sorted(glob.glob('*-t16.json')):
     m = re.match(r'([a-z]+)(\d+)-t16\.json', f)
     tag, r = m.group(1), int(m.group(2))
-    score = {b['params']['framework']: b['primaryMetric']['score'] for b in json.load(open(f))}
+    try:
+        data = json.load(open(f))
+    except ValueError:
+        continue  # a run still in progress
+    score = {b['params']['framework']: b['primaryMetric']['score'] for b in data}
     if len(score) < 4:
         continue
     runs.setdefault(tag, []).append((r, score))
