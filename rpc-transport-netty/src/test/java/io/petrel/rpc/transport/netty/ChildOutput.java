@@ -53,21 +53,7 @@ final class ChildOutput {
 
   /** The first line matching {@code p}, waiting up to {@code seconds} for it; fails with the output if none. */
   synchronized String await(Predicate<String> p, long seconds, String what) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    int seen = 0;
-    for (;;) {
-      for (; seen < lines.size(); seen++) {
-        if (p.test(lines.get(seen))) {
-          return lines.get(seen);
-        }
-      }
-      long left = deadline - System.nanoTime();
-      if (ended || left <= 0) {
-        throw new AssertionError("no " + what + " in the child's output" + (ended ? " (it ended)" : " within "
-            + seconds + " s") + ":\n" + text());
-      }
-      TimeUnit.NANOSECONDS.timedWait(this, left);
-    }
+    return awaitAfter(0, p, seconds, what);
   }
 
   /** The first line after the first {@code skip} lines matching {@code p}, waiting up to {@code seconds}. */
