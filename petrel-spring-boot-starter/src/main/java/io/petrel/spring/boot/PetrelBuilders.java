@@ -1,5 +1,6 @@
 package io.petrel.spring.boot;
 
+import io.petrel.rpc.AbstractRpcBuilder;
 import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.TlsConfig;
@@ -30,8 +31,7 @@ final class PetrelBuilders {
       b.directExecutor();
     }
     set(p.getVirtualThreads(), b::virtualThreads);
-    setBytes("petrel.server.max-frame-size", p.getMaxFrameSize(), b::maxFrameSize);
-    setBytes("petrel.server.max-metadata-size", p.getMaxMetadataSize(), b::maxMetadataSize);
+    applyShared("petrel.server", p, b, b::tls);
     set(p.getMaxConcurrentCallsPerConnection(), b::maxConcurrentCallsPerConnection);
     set(p.getMaxConnections(), b::maxConnections);
     set(p.getMaxConnectionsPerAddress(), b::maxConnectionsPerAddress);
@@ -48,10 +48,6 @@ final class PetrelBuilders {
       b.maxBufferedBytes(p.getMaxBufferedBytes().toBytes());
     }
     set(p.getShutdownGracePeriod(), b::shutdownGracePeriod);
-    set(p.getPercentileHistograms(), b::percentileHistograms);
-    if (p.getTls().isEnabled()) {
-      b.tls(tls("petrel.server.tls", p.getTls()));
-    }
   }
 
   static void applyClient(String name, PetrelProperties.Client p, RpcClientBuilder b) {
@@ -66,16 +62,25 @@ final class PetrelBuilders {
     set(p.getDefaultDeadline(), b::defaultDeadline);
     set(p.getConnectTimeout(), b::connectTimeout);
     set(p.getKeepAliveTime(), b::keepAliveTime);
-    setBytes(prefix + ".max-frame-size", p.getMaxFrameSize(), b::maxFrameSize);
-    setBytes(prefix + ".max-metadata-size", p.getMaxMetadataSize(), b::maxMetadataSize);
+    applyShared(prefix, p, b, b::tls);
     set(p.getMaxPendingCalls(), b::maxPendingCalls);
     if (p.getReconnectBackoffInitial() != null || p.getReconnectBackoffMax() != null) {
       b.reconnectBackoff(orElse(p.getReconnectBackoffInitial(), RpcClientBuilder.DEFAULT_RECONNECT_INITIAL),
           orElse(p.getReconnectBackoffMax(), RpcClientBuilder.DEFAULT_RECONNECT_MAX));
     }
+  }
+
+  /**
+   * The options both builders have; {@code prefix} names the properties in error messages. TLS is set through
+   * {@code tls} because each builder declares its own {@code tls(TlsConfig)}.
+   */
+  private static void applyShared(String prefix, PetrelProperties.Shared p, AbstractRpcBuilder<?> b,
+      Consumer<TlsConfig> tls) {
+    setBytes(prefix + ".max-frame-size", p.getMaxFrameSize(), b::maxFrameSize);
+    setBytes(prefix + ".max-metadata-size", p.getMaxMetadataSize(), b::maxMetadataSize);
     set(p.getPercentileHistograms(), b::percentileHistograms);
     if (p.getTls().isEnabled()) {
-      b.tls(tls(prefix + ".tls", p.getTls()));
+      tls.accept(tls(prefix + ".tls", p.getTls()));
     }
   }
 

@@ -28,8 +28,53 @@ public class PetrelProperties {
     return clients;
   }
 
+  /** Options the server and each client both have, under {@code petrel.server.*} and {@code petrel.clients.<name>.*}. */
+  public abstract static class Shared {
+    private @Nullable DataSize maxFrameSize;
+    private @Nullable DataSize maxMetadataSize;
+    private @Nullable Duration keepAliveTime;
+    private @Nullable Boolean percentileHistograms;
+    private final Tls tls = new Tls();
+
+    public @Nullable DataSize getMaxFrameSize() {
+      return maxFrameSize;
+    }
+
+    public void setMaxFrameSize(@Nullable DataSize maxFrameSize) {
+      this.maxFrameSize = maxFrameSize;
+    }
+
+    public @Nullable DataSize getMaxMetadataSize() {
+      return maxMetadataSize;
+    }
+
+    public void setMaxMetadataSize(@Nullable DataSize maxMetadataSize) {
+      this.maxMetadataSize = maxMetadataSize;
+    }
+
+    public @Nullable Duration getKeepAliveTime() {
+      return keepAliveTime;
+    }
+
+    public void setKeepAliveTime(@Nullable Duration keepAliveTime) {
+      this.keepAliveTime = keepAliveTime;
+    }
+
+    public @Nullable Boolean getPercentileHistograms() {
+      return percentileHistograms;
+    }
+
+    public void setPercentileHistograms(@Nullable Boolean percentileHistograms) {
+      this.percentileHistograms = percentileHistograms;
+    }
+
+    public Tls getTls() {
+      return tls;
+    }
+  }
+
   /** {@code petrel.server.*}: the server that serves the context's {@code @RpcService} beans. */
-  public static class Server {
+  public static class Server extends Shared {
     /** Whether to serve the context's services at all. */
     private boolean enabled = true;
     /** Port to listen on (0 picks a free one). */
@@ -43,22 +88,17 @@ public class PetrelProperties {
     private boolean directExecutor;
     /** Java 21+: each handler on its own virtual thread, at most this many calls at once (unset: the pool). */
     private @Nullable Integer virtualThreads;
-    private @Nullable DataSize maxFrameSize;
-    private @Nullable DataSize maxMetadataSize;
     private @Nullable Integer maxConcurrentCallsPerConnection;
     private @Nullable Integer maxConnections;
     private @Nullable Integer maxConnectionsPerAddress;
     private @Nullable Duration handshakeTimeout;
     private @Nullable Duration frameReceiveTimeout;
     private @Nullable Duration idleTimeout;
-    private @Nullable Duration keepAliveTime;
     private @Nullable Duration keepAliveTimeout;
     private @Nullable Duration maxConnectionAge;
     private @Nullable Duration unwritableTimeout;
     private @Nullable DataSize maxBufferedBytes;
     private @Nullable Duration shutdownGracePeriod;
-    private @Nullable Boolean percentileHistograms;
-    private final Tls tls = new Tls();
 
     public boolean isEnabled() {
       return enabled;
@@ -124,22 +164,6 @@ public class PetrelProperties {
       this.virtualThreads = virtualThreads;
     }
 
-    public @Nullable DataSize getMaxFrameSize() {
-      return maxFrameSize;
-    }
-
-    public void setMaxFrameSize(@Nullable DataSize maxFrameSize) {
-      this.maxFrameSize = maxFrameSize;
-    }
-
-    public @Nullable DataSize getMaxMetadataSize() {
-      return maxMetadataSize;
-    }
-
-    public void setMaxMetadataSize(@Nullable DataSize maxMetadataSize) {
-      this.maxMetadataSize = maxMetadataSize;
-    }
-
     public @Nullable Integer getMaxConcurrentCallsPerConnection() {
       return maxConcurrentCallsPerConnection;
     }
@@ -188,14 +212,6 @@ public class PetrelProperties {
       this.idleTimeout = idleTimeout;
     }
 
-    public @Nullable Duration getKeepAliveTime() {
-      return keepAliveTime;
-    }
-
-    public void setKeepAliveTime(@Nullable Duration keepAliveTime) {
-      this.keepAliveTime = keepAliveTime;
-    }
-
     public @Nullable Duration getKeepAliveTimeout() {
       return keepAliveTimeout;
     }
@@ -235,36 +251,19 @@ public class PetrelProperties {
     public void setShutdownGracePeriod(@Nullable Duration shutdownGracePeriod) {
       this.shutdownGracePeriod = shutdownGracePeriod;
     }
-
-    public @Nullable Boolean getPercentileHistograms() {
-      return percentileHistograms;
-    }
-
-    public void setPercentileHistograms(@Nullable Boolean percentileHistograms) {
-      this.percentileHistograms = percentileHistograms;
-    }
-
-    public Tls getTls() {
-      return tls;
-    }
   }
 
   /** {@code petrel.clients.<name>.*}: one shared client. */
-  public static class Client {
+  public static class Client extends Shared {
     /** Where to call: {@code host:port}, {@code static://h1:7000,h2:7000} or a resolver's {@code scheme://...}. */
     private @Nullable String target;
     private @Nullable String loadBalancer;
     private @Nullable Integer connectionsPerEndpoint;
     private @Nullable Duration defaultDeadline;
     private @Nullable Duration connectTimeout;
-    private @Nullable Duration keepAliveTime;
-    private @Nullable DataSize maxFrameSize;
-    private @Nullable DataSize maxMetadataSize;
     private @Nullable Integer maxPendingCalls;
     private @Nullable Duration reconnectBackoffInitial;
     private @Nullable Duration reconnectBackoffMax;
-    private @Nullable Boolean percentileHistograms;
-    private final Tls tls = new Tls();
 
     public @Nullable String getTarget() {
       return target;
@@ -306,30 +305,6 @@ public class PetrelProperties {
       this.connectTimeout = connectTimeout;
     }
 
-    public @Nullable Duration getKeepAliveTime() {
-      return keepAliveTime;
-    }
-
-    public void setKeepAliveTime(@Nullable Duration keepAliveTime) {
-      this.keepAliveTime = keepAliveTime;
-    }
-
-    public @Nullable DataSize getMaxFrameSize() {
-      return maxFrameSize;
-    }
-
-    public void setMaxFrameSize(@Nullable DataSize maxFrameSize) {
-      this.maxFrameSize = maxFrameSize;
-    }
-
-    public @Nullable DataSize getMaxMetadataSize() {
-      return maxMetadataSize;
-    }
-
-    public void setMaxMetadataSize(@Nullable DataSize maxMetadataSize) {
-      this.maxMetadataSize = maxMetadataSize;
-    }
-
     public @Nullable Integer getMaxPendingCalls() {
       return maxPendingCalls;
     }
@@ -352,18 +327,6 @@ public class PetrelProperties {
 
     public void setReconnectBackoffMax(@Nullable Duration reconnectBackoffMax) {
       this.reconnectBackoffMax = reconnectBackoffMax;
-    }
-
-    public @Nullable Boolean getPercentileHistograms() {
-      return percentileHistograms;
-    }
-
-    public void setPercentileHistograms(@Nullable Boolean percentileHistograms) {
-      this.percentileHistograms = percentileHistograms;
-    }
-
-    public Tls getTls() {
-      return tls;
     }
   }
 
