@@ -365,7 +365,11 @@ public final class BusinessPool implements Executor {
         // A call catches what its handler throws: this is the server's own code failing (out of memory while
         // sending an answer, say). The thread goes on; an OutOfMemoryError stops the server.
         if (t instanceof Error) {
-          onError.accept("business thread " + Thread.currentThread().getName(), t);
+          try {
+            onError.accept("business thread " + Thread.currentThread().getName(), t);
+          } catch (Throwable ignored) {
+            // out of memory again, most likely: the server's stop is under way or cannot be helped from here
+          }
         }
       } finally {
         inCall = false;
