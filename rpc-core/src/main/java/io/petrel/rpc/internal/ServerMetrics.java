@@ -5,11 +5,9 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
-import io.micrometer.core.instrument.binder.jvm.ExecutorServiceMetrics;
 import io.petrel.rpc.MethodDescriptor;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ThreadPoolExecutor;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -44,13 +42,29 @@ public final class ServerMetrics {
   }
 
   /**
-   * The built-in pool's meters, by Micrometer's own binder ({@link ExecutorServiceMetrics}) under the prefix
-   * {@code rpc.server}: {@code rpc.server.executor.active}, {@code .queued}, {@code .completed},
-   * {@code .pool.size} / {@code .pool.core} / {@code .pool.max}, {@code .queue.remaining}, tagged with the server's
-   * tags and {@code name} = the pool's thread name prefix.
+   * The built-in pool's meters, with the names, units and descriptions of Micrometer's own executor binder
+   * ({@code ExecutorServiceMetrics}) under the prefix {@code rpc.server}: {@code rpc.server.executor.active},
+   * {@code .queued}, {@code .completed}, {@code .pool.size} / {@code .pool.core} / {@code .pool.max},
+   * {@code .queue.remaining}, tagged with the server's tags and {@code name} = the pool's thread name prefix.
    */
-  public void executor(ThreadPoolExecutor pool, String poolName) {
-    new ExecutorServiceMetrics(pool, poolName, "rpc.server", tags).bindTo(registry);
+  public void executor(BusinessPool pool, String poolName) {
+    Tags t = tags.and("name", poolName);
+    String p = "rpc.server.executor";
+    FunctionCounter.builder(p + ".completed", pool, BusinessPool::completedCount).tags(t).baseUnit("tasks")
+        .description("The approximate total number of tasks that have completed execution").register(registry);
+    Gauge.builder(p + ".active", pool, BusinessPool::activeCount).tags(t).baseUnit("threads")
+        .description("The approximate number of threads that are actively executing tasks").register(registry);
+    Gauge.builder(p + ".queued", pool, BusinessPool::queuedCount).tags(t).baseUnit("tasks")
+        .description("The approximate number of tasks that are queued for execution").register(registry);
+    Gauge.builder(p + ".queue.remaining", pool, BusinessPool::queueRemaining).tags(t).baseUnit("tasks")
+        .description("The number of additional elements that this queue can ideally accept without blocking")
+        .register(registry);
+    Gauge.builder(p + ".pool.size", pool, BusinessPool::poolSize).tags(t).baseUnit("threads")
+        .description("The current number of threads in the pool").register(registry);
+    Gauge.builder(p + ".pool.core", pool, BusinessPool::maxThreads).tags(t).baseUnit("threads")
+        .description("The core number of threads for the pool").register(registry);
+    Gauge.builder(p + ".pool.max", pool, BusinessPool::maxThreads).tags(t).baseUnit("threads")
+        .description("The maximum allowed number of threads in the pool").register(registry);
   }
 
   /** The virtual thread executor's meters: calls running now, calls run, and the limit (as the pool's names). */

@@ -15,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 
-/** The built-in pool's meters come from Micrometer's ExecutorServiceMetrics, under rpc.server.executor.*. */
+/** The built-in pool's meters carry the names of Micrometer's executor binder, under rpc.server.executor.*. */
 class BusinessPoolMetricsTest {
   private static final MethodDescriptor<String, String> ECHO = MethodDescriptor.<String, String>newBuilder()
       .serviceName("test.Pool").methodName("echo").id(MethodDescriptor.methodId("test.Pool", "echo"))
