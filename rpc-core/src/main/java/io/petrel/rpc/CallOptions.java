@@ -19,17 +19,18 @@ public final class CallOptions {
   public static final CallOptions DEFAULT = new CallOptions(null, 0, Metadata.EMPTY, List.of(), null, null, false,
       null);
 
-  private final Deadline deadline;
+  private final @Nullable Deadline deadline;
   private final long timeoutNanos;
   private final Metadata metadata;
   private final List<ClientInterceptor> interceptors;
-  private final Consumer<Metadata> responseMetadataListener;
-  private final Executor executor;
+  private final @Nullable Consumer<Metadata> responseMetadataListener;
+  private final @Nullable Executor executor;
   private final boolean failFast;
   private final @Nullable String hashKey;
 
-  private CallOptions(Deadline deadline, long timeoutNanos, Metadata metadata, List<ClientInterceptor> interceptors,
-      Consumer<Metadata> responseMetadataListener, Executor executor, boolean failFast, @Nullable String hashKey) {
+  private CallOptions(@Nullable Deadline deadline, long timeoutNanos, Metadata metadata,
+      List<ClientInterceptor> interceptors, @Nullable Consumer<Metadata> responseMetadataListener,
+      @Nullable Executor executor, boolean failFast, @Nullable String hashKey) {
     this.deadline = deadline;
     this.timeoutNanos = timeoutNanos;
     this.metadata = metadata;
@@ -154,7 +155,7 @@ public final class CallOptions {
    * The deadline of a call starting now: the earliest of this option's deadline, its timeout, and
    * {@code fallbackTimeoutNanos} when neither is set (0 for none). Null when there is no deadline at all.
    */
-  public Deadline effectiveDeadline(long fallbackTimeoutNanos) {
+  public @Nullable Deadline effectiveDeadline(long fallbackTimeoutNanos) {
     Deadline d = deadline;
     if (timeoutNanos > 0) {
       d = Deadline.afterNanos(timeoutNanos).minimum(d);
