@@ -24,6 +24,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The generator: finds {@code @RpcService} interfaces in the request's source roots and writes their stubs
@@ -152,7 +153,7 @@ public final class Codegen {
    * Deletes what an earlier run generated and this one did not. Only files recorded in the state are touched,
    * so a mistaken output directory never loses files the plugin did not write.
    */
-  private List<String> deleteStale(Path out, State previous, Set<String> keep) throws IOException {
+  private List<String> deleteStale(Path out, @Nullable State previous, Set<String> keep) throws IOException {
     List<String> deleted = new ArrayList<>();
     if (previous == null) {
       return deleted;
@@ -213,7 +214,7 @@ public final class Codegen {
 
   /** The last run: its input fingerprint, the services it found and the files it generated. */
   private record State(String fingerprint, List<String> services, List<String> files) {
-    static State read(Path file) throws IOException {
+    static @Nullable State read(Path file) throws IOException {
       if (!Files.isRegularFile(file)) {
         return null;
       }

@@ -3,6 +3,7 @@ package io.petrel.codegen;
 import com.palantir.javapoet.AnnotationSpec;
 import com.palantir.javapoet.TypeName;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One remote method of a service.
@@ -33,7 +34,7 @@ record MethodModel(
     boolean idempotent,
     long deadlineMillis,
     List<Thrown> exceptions,
-    AnnotationSpec deprecated) {
+    @Nullable AnnotationSpec deprecated) {
 
   record Param(String name, ValueType type) {}
 

@@ -35,8 +35,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Reads the {@code @RpcService} interfaces of one parsed source file into {@link ServiceModel}s, checking
@@ -108,7 +110,7 @@ final class ServiceReader {
     return services;
   }
 
-  private ServiceModel readService(
+  private @Nullable ServiceModel readService(
       Path file, CompilationUnit cu, String pkg, TypeDeclaration<?> type, AnnotationExpr annotation) {
     int before = problems.size();
     String simpleName = type.getNameAsString();
@@ -243,7 +245,8 @@ final class ServiceReader {
     return name;
   }
 
-  private MethodModel readMethod(Path file, String serviceName, TypeIndex.Scope scope, MethodDeclaration m) {
+  private @Nullable MethodModel readMethod(Path file, String serviceName, TypeIndex.Scope scope,
+      MethodDeclaration m) {
     int before = problems.size();
     String name = m.getNameAsString();
     if (RESERVED_METHOD_NAMES.contains(name)) {
@@ -363,7 +366,8 @@ final class ServiceReader {
       return null;
     }
     return new MethodModel(name, line(m), MethodDescriptor.methodId(serviceName, name), constantName(name),
-        List.copyOf(params), result, returnsFuture, oneway, idempotent, deadlineMillis, List.copyOf(exceptions),
+        List.copyOf(params), Objects.requireNonNull(result, "no problem recorded: the result type was read"),
+        returnsFuture, oneway, idempotent, deadlineMillis, List.copyOf(exceptions),
         deprecated);
   }
 
@@ -379,7 +383,8 @@ final class ServiceReader {
   }
 
   /** The carried form of {@code type}, or null after recording a problem. */
-  private ValueType valueType(Path file, Type type, TypeIndex.Scope scope, String role, boolean parameter) {
+  private @Nullable ValueType valueType(Path file, Type type, TypeIndex.Scope scope, String role,
+      boolean parameter) {
     if (type instanceof PrimitiveType p) {
       String codec = switch (p.getType()) {
         case INT -> "INT";
@@ -507,13 +512,13 @@ final class ServiceReader {
     return "define a protobuf message for it (or use a supported type)";
   }
 
-  private ValueType unsupported(Path file, Type type, String role, String hint) {
+  private @Nullable ValueType unsupported(Path file, Type type, String role, String hint) {
     problem(file, type, role + " has unsupported type " + type + ": " + hint + ". Petrel carries "
         + SUPPORTED_TYPES + "; see docs/codegen.md");
     return null;
   }
 
-  private static Long longLiteral(Expression v) {
+  private static @Nullable Long longLiteral(Expression v) {
     try {
       if (v instanceof IntegerLiteralExpr i) {
         return i.asNumber().longValue();

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Answers "what is the type named X here?" for the types that service methods use: first from the parsed
@@ -54,8 +55,9 @@ final class TypeIndex implements AutoCloseable {
   private final Map<String, TypeDeclaration<?>> sourceDeclarations = new HashMap<>();
   private final Map<String, Optional<TypeInfo>> classpathTypes = new HashMap<>();
   private final URLClassLoader loader;
-  private final Class<?> messageLite;
-  private final Class<?> enumLite;
+  // Null when protobuf is not on the class path.
+  private final @Nullable Class<?> messageLite;
+  private final @Nullable Class<?> enumLite;
 
   TypeIndex(List<Path> classpath) {
     List<URL> urls = new ArrayList<>();
@@ -208,7 +210,7 @@ final class TypeIndex implements AutoCloseable {
     return new TypeInfo(c.getPackageName(), List.copyOf(names), kind);
   }
 
-  private Class<?> load(String binaryName) {
+  private @Nullable Class<?> load(String binaryName) {
     try {
       return Class.forName(binaryName, false, loader);
     } catch (ClassNotFoundException | LinkageError e) {

@@ -3,6 +3,7 @@ package io.petrel.codegen;
 import com.palantir.javapoet.ClassName;
 import com.palantir.javapoet.CodeBlock;
 import com.palantir.javapoet.TypeName;
+import org.jspecify.annotations.Nullable;
 
 /**
  * A Java type that Petrel can carry, with the {@code FieldCodec} expression that encodes it as one protobuf
@@ -13,7 +14,7 @@ import com.palantir.javapoet.TypeName;
  * @param codec the codec expression, null for {@code void}
  * @param message the message class when {@code kind} is {@link Kind#MESSAGE}, else null
  */
-record ValueType(Kind kind, TypeName javaType, CodeBlock codec, ClassName message) {
+record ValueType(Kind kind, TypeName javaType, @Nullable CodeBlock codec, @Nullable ClassName message) {
 
   enum Kind { VOID, PRIMITIVE, BOXED, STRING, BYTES, ENUM, MESSAGE, LIST, MAP }
 

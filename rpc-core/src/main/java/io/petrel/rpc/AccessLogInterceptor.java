@@ -2,6 +2,7 @@ package io.petrel.rpc;
 
 import java.util.Locale;
 import java.util.concurrent.CompletionStage;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,16 +38,18 @@ public final class AccessLogInterceptor implements ServerInterceptor {
     return stage.whenComplete((resp, error) -> log(chain, ctx, resp, error));
   }
 
-  private <Req, Resp> void log(Chain<Req, Resp> chain, ServerContext ctx, Resp resp, Throwable error) {
+  private <Req, Resp> void log(Chain<Req, Resp> chain, ServerContext ctx, @Nullable Resp resp,
+      @Nullable Throwable error) {
     if (!log.isInfoEnabled()) {
       return;
     }
     MethodDescriptor<Req, Resp> m = chain.method();
     String status = error == null ? "OK" : Status.fromThrowable(error).code().name();
     String respSize = "-";
-    if (error == null && m.responseMarshaller() != null) {
+    Marshaller<Resp> responseMarshaller = m.responseMarshaller();
+    if (error == null && responseMarshaller != null && resp != null) {
       try {
-        respSize = m.responseMarshaller().serializedSize(resp) + "B";
+        respSize = responseMarshaller.serializedSize(resp) + "B";
       } catch (RuntimeException e) {
         respSize = "?";
       }

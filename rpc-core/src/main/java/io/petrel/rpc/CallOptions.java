@@ -17,19 +17,22 @@ import org.jspecify.annotations.Nullable;
  */
 public final class CallOptions {
   public static final CallOptions DEFAULT = new CallOptions(null, 0, Metadata.EMPTY, List.of(), null, null, false,
-      null);
+      null, null);
 
-  private final Deadline deadline;
+  private final @Nullable Deadline deadline;
   private final long timeoutNanos;
   private final Metadata metadata;
   private final List<ClientInterceptor> interceptors;
-  private final Consumer<Metadata> responseMetadataListener;
-  private final Executor executor;
+  private final @Nullable Consumer<Metadata> responseMetadataListener;
+  private final @Nullable Executor executor;
   private final boolean failFast;
   private final @Nullable String hashKey;
+  private final @Nullable Consumer<Endpoint> endpointListener;
 
-  private CallOptions(Deadline deadline, long timeoutNanos, Metadata metadata, List<ClientInterceptor> interceptors,
-      Consumer<Metadata> responseMetadataListener, Executor executor, boolean failFast, @Nullable String hashKey) {
+  private CallOptions(@Nullable Deadline deadline, long timeoutNanos, Metadata metadata,
+      List<ClientInterceptor> interceptors, @Nullable Consumer<Metadata> responseMetadataListener,
+      @Nullable Executor executor, boolean failFast, @Nullable String hashKey,
+      @Nullable Consumer<Endpoint> endpointListener) {
     this.deadline = deadline;
     this.timeoutNanos = timeoutNanos;
     this.metadata = metadata;
@@ -38,12 +41,13 @@ public final class CallOptions {
     this.executor = executor;
     this.failFast = failFast;
     this.hashKey = hashKey;
+    this.endpointListener = endpointListener;
   }
 
   /** A copy whose calls must end by {@code deadline}. */
   public CallOptions withDeadline(Deadline deadline) {
     return new CallOptions(Objects.requireNonNull(deadline, "deadline"), timeoutNanos, metadata, interceptors,
-        responseMetadataListener, executor, failFast, hashKey);
+        responseMetadataListener, executor, failFast, hashKey, endpointListener);
   }
 
   /** A copy whose calls must end {@code timeout} after each call starts. */
@@ -53,13 +57,13 @@ public final class CallOptions {
       throw new IllegalArgumentException("timeout must be > 0: " + timeout);
     }
     return new CallOptions(deadline, timeout.toNanos(), metadata, interceptors, responseMetadataListener,
-        executor, failFast, hashKey);
+        executor, failFast, hashKey, endpointListener);
   }
 
   /** A copy that also sends the given metadata. */
   public CallOptions withMetadata(Metadata more) {
     return new CallOptions(deadline, timeoutNanos, metadata.withAll(Objects.requireNonNull(more, "metadata")),
-        interceptors, responseMetadataListener, executor, failFast, hashKey);
+        interceptors, responseMetadataListener, executor, failFast, hashKey, endpointListener);
   }
 
   /** A copy whose calls also pass through these interceptors (after the client's own). */
@@ -69,7 +73,7 @@ public final class CallOptions {
       list.add(Objects.requireNonNull(i, "interceptor"));
     }
     return new CallOptions(deadline, timeoutNanos, metadata, List.copyOf(list), responseMetadataListener,
-        executor, failFast, hashKey);
+        executor, failFast, hashKey, endpointListener);
   }
 
   /**
@@ -78,7 +82,7 @@ public final class CallOptions {
    */
   public CallOptions withResponseMetadataListener(Consumer<Metadata> listener) {
     return new CallOptions(deadline, timeoutNanos, metadata, interceptors, Objects.requireNonNull(listener),
-        executor, failFast, hashKey);
+        executor, failFast, hashKey, endpointListener);
   }
 
   /**
@@ -88,7 +92,7 @@ public final class CallOptions {
    */
   public CallOptions withExecutor(Executor executor) {
     return new CallOptions(deadline, timeoutNanos, metadata, interceptors, responseMetadataListener,
-        Objects.requireNonNull(executor, "executor"), failFast, hashKey);
+        Objects.requireNonNull(executor, "executor"), failFast, hashKey, endpointListener);
   }
 
   /**
@@ -100,7 +104,7 @@ public final class CallOptions {
    */
   public CallOptions withFailFast(boolean failFast) {
     return new CallOptions(deadline, timeoutNanos, metadata, interceptors, responseMetadataListener, executor,
-        failFast, hashKey);
+        failFast, hashKey, endpointListener);
   }
 
   /**
@@ -109,7 +113,28 @@ public final class CallOptions {
    */
   public CallOptions withHashKey(String key) {
     return new CallOptions(deadline, timeoutNanos, metadata, interceptors, responseMetadataListener, executor,
-        failFast, Objects.requireNonNull(key, "hashKey"));
+        failFast, Objects.requireNonNull(key, "hashKey"), endpointListener);
+  }
+
+  /**
+   * A copy whose calls tell {@code listener} which endpoint each attempt is sent to, once the load balancer has
+   * picked it: on the thread that routes the attempt (the caller's, or the client's event loop for a call that
+   * waited for a connection), before the request is written. A call rerouted because its endpoint could not be
+   * reached tells each endpoint it tried, in order. An in-process client has no endpoints and never calls it. The
+   * listener must be quick and should not throw: an exception is logged and the call goes on. Several listeners
+   * (an interceptor's and the caller's) are called in the order set, those after one that threw skipped for that
+   * attempt. {@code rpc-observation} uses it for the peer of client spans.
+   */
+  public CallOptions withEndpointListener(Consumer<Endpoint> listener) {
+    Objects.requireNonNull(listener, "listener");
+    Consumer<Endpoint> before = endpointListener;
+    return new CallOptions(deadline, timeoutNanos, metadata, interceptors, responseMetadataListener, executor,
+        failFast, hashKey, before == null ? listener : before.andThen(listener));
+  }
+
+  /** The listener set by {@link #withEndpointListener}, or null. */
+  public @Nullable Consumer<Endpoint> endpointListener() {
+    return endpointListener;
   }
 
   /** True when calls fail at once while their endpoint backs off ({@link #withFailFast}); false by default. */
@@ -154,7 +179,7 @@ public final class CallOptions {
    * The deadline of a call starting now: the earliest of this option's deadline, its timeout, and
    * {@code fallbackTimeoutNanos} when neither is set (0 for none). Null when there is no deadline at all.
    */
-  public Deadline effectiveDeadline(long fallbackTimeoutNanos) {
+  public @Nullable Deadline effectiveDeadline(long fallbackTimeoutNanos) {
     Deadline d = deadline;
     if (timeoutNanos > 0) {
       d = Deadline.afterNanos(timeoutNanos).minimum(d);

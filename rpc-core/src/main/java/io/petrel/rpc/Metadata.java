@@ -19,14 +19,15 @@ public final class Metadata {
   public static final Metadata EMPTY = new Metadata(new Entry[0]);
 
   /** One entry: a key and a string or a binary value. */
-  public record Entry(String key, String stringValue, byte[] binaryValue) {
+  public record Entry(String key, @Nullable String stringValue, byte @Nullable [] binaryValue) {
     public boolean isBinary() {
       return binaryValue != null;
     }
 
     /** The value as bytes: UTF-8 of a string value, or the binary value itself (not copied). */
     public byte[] valueBytes() {
-      return binaryValue != null ? binaryValue : stringValue.getBytes(StandardCharsets.UTF_8);
+      return binaryValue != null ? binaryValue
+          : Objects.requireNonNull(stringValue, "a string or a binary value").getBytes(StandardCharsets.UTF_8);
     }
 
     @Override

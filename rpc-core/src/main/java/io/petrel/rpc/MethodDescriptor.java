@@ -20,7 +20,7 @@ public final class MethodDescriptor<Req, Resp> {
   private final int id;
   private final MethodType type;
   private final Marshaller<Req> requestMarshaller;
-  private final Marshaller<Resp> responseMarshaller;
+  private final @Nullable Marshaller<Resp> responseMarshaller;
   private final boolean idempotent;
   private final long defaultTimeoutNanos;
 
@@ -39,7 +39,7 @@ public final class MethodDescriptor<Req, Resp> {
     this.defaultTimeoutNanos = b.defaultTimeoutNanos;
   }
 
-  private static String requireName(String s, String what) {
+  private static String requireName(@Nullable String s, String what) {
     Objects.requireNonNull(s, what);
     if (s.isEmpty() || s.indexOf('/') >= 0) {
       throw new IllegalArgumentException(what + " must be non-empty and contain no '/': '" + s + "'");
@@ -112,12 +112,12 @@ public final class MethodDescriptor<Req, Resp> {
 
   /** Builds a {@link MethodDescriptor}. */
   public static final class Builder<Req, Resp> {
-    private String serviceName;
-    private String methodName;
-    private Integer id;
+    private @Nullable String serviceName;
+    private @Nullable String methodName;
+    private @Nullable Integer id;
     private MethodType type = MethodType.UNARY;
-    private Marshaller<Req> requestMarshaller;
-    private Marshaller<Resp> responseMarshaller;
+    private @Nullable Marshaller<Req> requestMarshaller;
+    private @Nullable Marshaller<Resp> responseMarshaller;
     private boolean idempotent;
     private long defaultTimeoutNanos;
 

@@ -7,6 +7,7 @@ import io.petrel.rpc.internal.ThreadlessExecutor;
 import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -113,7 +114,7 @@ public abstract class RpcClient implements AutoCloseable {
     if (serving != null && serving.deadline() != null) {
       d = serving.deadline().minimum(d);
     }
-    return d;
+    return Objects.requireNonNull(d, "deadline: a client's default deadline is > 0");
   }
 
   /** The client's runtime (pending calls, shutdown state, meters), which its calls are made with. */
@@ -206,7 +207,10 @@ public abstract class RpcClient implements AutoCloseable {
     try {
       // The transport ends the call by its deadline; the caller checks too, a little later, so that a blocking
       // call never depends on a thread that user code could block.
-      Deadline d = f instanceof CallDeadline cd ? cd.callDeadline() : deadlineOf(method, options);
+      Deadline d = f instanceof CallDeadline cd ? cd.callDeadline() : null;
+      if (d == null) {
+        d = deadlineOf(method, options);
+      }
       if (!executor.awaitCompletion(f, d.nanoTime() + SELF_DEADLINE_MARGIN_NANOS)) {
         f.completeExceptionally(Status.DEADLINE_EXCEEDED.withDescription("deadline passed while waiting for "
             + method.fullName() + ", and the transport had not ended the call (is its event loop blocked?)")
@@ -223,7 +227,7 @@ public abstract class RpcClient implements AutoCloseable {
       if (cause instanceof StatusException se) {
         throw new StatusException(se.status()); // fresh stack trace: the caller's
       }
-      throw Status.fromThrowable(cause).asException();
+      throw Status.fromThrowable(cause != null ? cause : e).asException();
     }
   }
 

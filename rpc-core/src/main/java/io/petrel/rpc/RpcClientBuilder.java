@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Configures an {@link RpcClient}. The options it shares with {@link RpcServerBuilder} (name, transport, frame
@@ -32,9 +33,9 @@ public final class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder>
   /** Default {@link #keepAliveTime}: 30 s. */
   public static final Duration DEFAULT_KEEP_ALIVE = Duration.ofSeconds(30);
 
-  private String target;
-  private NameResolver resolver;
-  private String inProcessName;
+  private @Nullable String target;
+  private @Nullable NameResolver resolver;
+  private @Nullable String inProcessName;
   private LoadBalancer.Factory loadBalancer = LoadBalancers.LEAST_PENDING_FACTORY;
   private int connectionsPerEndpoint = 1;
   private Duration defaultDeadline = DEFAULT_DEADLINE;
@@ -43,7 +44,7 @@ public final class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder>
   private int maxPendingCalls = DEFAULT_MAX_PENDING_CALLS;
   private Duration reconnectInitial = DEFAULT_RECONNECT_INITIAL;
   private Duration reconnectMax = DEFAULT_RECONNECT_MAX;
-  private Executor callbackExecutor;
+  private @Nullable Executor callbackExecutor;
   private final List<ClientInterceptor> interceptors = new ArrayList<>();
 
   RpcClientBuilder() {
@@ -259,7 +260,8 @@ public final class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder>
   }
 
   private ClientConfig config() {
-    return ClientConfig.newBuilder().target(target).resolver(resolver).loadBalancer(loadBalancer)
+    return ClientConfig.newBuilder().target(Objects.requireNonNull(target, "target, set with the resolver"))
+        .resolver(resolver).loadBalancer(loadBalancer)
         .interceptors(List.copyOf(interceptors)).connectionsPerEndpoint(connectionsPerEndpoint)
         .defaultTimeoutNanos(defaultDeadline.toNanos()).connectTimeoutNanos(connectTimeout.toNanos())
         .keepAliveTimeNanos(keepAliveTime.toNanos()).maxFrameSize(maxFrameSize).maxMetadataSize(maxMetadataSize)

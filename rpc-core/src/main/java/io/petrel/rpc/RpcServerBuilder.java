@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Executor;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Configures an {@link RpcServer}. Every resource is bounded by default; each limit below is documented in
@@ -61,13 +62,13 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
     return Math.max(256L << 10, Math.min(8L << 20, maxBufferedBytes / 16));
   }
 
-  private String host;
+  private @Nullable String host;
   private int port = -1;
-  private String inProcessName;
+  private @Nullable String inProcessName;
   private final List<ServiceDefinition> services = new ArrayList<>();
   private int businessThreads = DEFAULT_BUSINESS_THREADS;
   private int businessQueueSize = DEFAULT_BUSINESS_QUEUE_SIZE;
-  private Executor executor;
+  private @Nullable Executor executor;
   private boolean direct;
   private int virtualThreads;
   private int maxConcurrentCallsPerConnection = DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION;
@@ -86,7 +87,7 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
   private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
   private long maxBufferedBytesPerConnection;
   private final List<ServerInterceptor> interceptors = new ArrayList<>();
-  private ExceptionMapper exceptionMapper;
+  private @Nullable ExceptionMapper exceptionMapper;
 
   RpcServerBuilder() {
     super("petrel-server");

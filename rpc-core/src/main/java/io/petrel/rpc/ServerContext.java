@@ -26,18 +26,19 @@ public final class ServerContext {
 
   private final MethodDescriptor<?, ?> method;
   private final Metadata metadata;
-  private final Deadline deadline;
+  private final @Nullable Deadline deadline;
   private final SocketAddress peer;
   private final int requestSize;
   private final long startNanos;
   private final List<X509Certificate> peerCertificates;
-  private volatile Principal principal;
+  private volatile @Nullable Principal principal;
   private volatile boolean cancelled;
   private volatile Metadata responseMetadata = Metadata.EMPTY;
-  private List<Runnable> cancelListeners; // guarded by this
+  private @Nullable List<Runnable> cancelListeners; // guarded by this
 
   /** Created by transports for each incoming call on a plaintext connection. */
-  public ServerContext(MethodDescriptor<?, ?> method, Metadata metadata, Deadline deadline, SocketAddress peer,
+  public ServerContext(MethodDescriptor<?, ?> method, Metadata metadata, @Nullable Deadline deadline,
+      SocketAddress peer,
       int requestSize, long startNanos) {
     this(method, metadata, deadline, peer, requestSize, startNanos, List.of());
   }
@@ -46,7 +47,8 @@ public final class ServerContext {
    * Created by transports for each incoming call; {@code peerCertificates} is the client's verified TLS
    * certificate chain (client certificate first), empty when there is none.
    */
-  public ServerContext(MethodDescriptor<?, ?> method, Metadata metadata, Deadline deadline, SocketAddress peer,
+  public ServerContext(MethodDescriptor<?, ?> method, Metadata metadata, @Nullable Deadline deadline,
+      SocketAddress peer,
       int requestSize, long startNanos, List<X509Certificate> peerCertificates) {
     this.method = method;
     this.metadata = metadata;
@@ -106,7 +108,7 @@ public final class ServerContext {
    * {@link #setPrincipal} (for example {@link BearerTokenServerInterceptor}, from the token), else the subject
    * of the client's TLS certificate (an {@link javax.security.auth.x500.X500Principal}, mutual TLS), else null.
    */
-  public Principal principal() {
+  public @Nullable Principal principal() {
     Principal p = principal;
     if (p == null && !peerCertificates.isEmpty()) {
       p = peerCertificates.get(0).getSubjectX500Principal();

@@ -9,11 +9,11 @@ import org.jspecify.annotations.Nullable;
  */
 public final class ServerMethodDefinition<Req, Resp> {
   private final MethodDescriptor<Req, Resp> method;
-  private final UnaryHandler<Req, Resp> handler;
-  private final AsyncUnaryHandler<Req, Resp> asyncHandler;
+  private final @Nullable UnaryHandler<Req, Resp> handler;
+  private final @Nullable AsyncUnaryHandler<Req, Resp> asyncHandler;
 
-  private ServerMethodDefinition(
-      MethodDescriptor<Req, Resp> method, UnaryHandler<Req, Resp> handler, AsyncUnaryHandler<Req, Resp> asyncHandler) {
+  private ServerMethodDefinition(MethodDescriptor<Req, Resp> method, @Nullable UnaryHandler<Req, Resp> handler,
+      @Nullable AsyncUnaryHandler<Req, Resp> asyncHandler) {
     this.method = Objects.requireNonNull(method, "method");
     this.handler = handler;
     this.asyncHandler = asyncHandler;

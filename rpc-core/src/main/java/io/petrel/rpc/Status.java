@@ -96,10 +96,10 @@ public final class Status {
   public static final Status UNAUTHENTICATED = Code.UNAUTHENTICATED.toStatus();
 
   private final Code code;
-  private final String description;
-  private final Throwable cause;
+  private final @Nullable String description;
+  private final @Nullable Throwable cause;
 
-  private Status(Code code, String description, Throwable cause) {
+  private Status(Code code, @Nullable String description, @Nullable Throwable cause) {
     this.code = Objects.requireNonNull(code, "code");
     this.description = description;
     this.cause = cause;

@@ -34,16 +34,16 @@ public final class TlsConfig {
     REQUIRE
   }
 
-  private final Path certificateChainFile;
-  private final Path privateKeyFile;
-  private final char[] privateKeyPassword;
-  private final KeyStore keyStore;
-  private final Path keyStoreFile;
-  private final char[] keyStorePassword;
-  private final Path trustCertificatesFile;
-  private final KeyStore trustStore;
-  private final Path trustStoreFile;
-  private final char[] trustStorePassword;
+  private final @Nullable Path certificateChainFile;
+  private final @Nullable Path privateKeyFile;
+  private final char @Nullable [] privateKeyPassword;
+  private final @Nullable KeyStore keyStore;
+  private final @Nullable Path keyStoreFile;
+  private final char @Nullable [] keyStorePassword;
+  private final @Nullable Path trustCertificatesFile;
+  private final @Nullable KeyStore trustStore;
+  private final @Nullable Path trustStoreFile;
+  private final char @Nullable [] trustStorePassword;
   private final ClientAuth clientAuth;
   private final boolean hostnameVerification;
   private final Duration reloadInterval;
@@ -188,16 +188,16 @@ public final class TlsConfig {
 
   /** Builds a {@link TlsConfig}. Each setter checks its arguments, with a message naming the option. */
   public static final class Builder {
-    private Path certificateChainFile;
-    private Path privateKeyFile;
-    private char[] privateKeyPassword;
-    private KeyStore keyStore;
-    private Path keyStoreFile;
-    private char[] keyStorePassword;
-    private Path trustCertificatesFile;
-    private KeyStore trustStore;
-    private Path trustStoreFile;
-    private char[] trustStorePassword;
+    private @Nullable Path certificateChainFile;
+    private @Nullable Path privateKeyFile;
+    private char @Nullable [] privateKeyPassword;
+    private @Nullable KeyStore keyStore;
+    private @Nullable Path keyStoreFile;
+    private char @Nullable [] keyStorePassword;
+    private @Nullable Path trustCertificatesFile;
+    private @Nullable KeyStore trustStore;
+    private @Nullable Path trustStoreFile;
+    private char @Nullable [] trustStorePassword;
     private ClientAuth clientAuth = ClientAuth.NONE;
     private boolean hostnameVerification = true;
     private Duration reloadInterval = Duration.ZERO;
@@ -217,7 +217,7 @@ public final class TlsConfig {
      * As {@link #keyPair(Path, Path)}, with an encrypted PKCS#8 key ({@code -----BEGIN ENCRYPTED PRIVATE
      * KEY-----}) and its password (copied; null for an unencrypted key).
      */
-    public Builder keyPair(Path certificateChainPem, Path privateKeyPem, char[] keyPassword) {
+    public Builder keyPair(Path certificateChainPem, Path privateKeyPem, char @Nullable [] keyPassword) {
       checkNoOwnCertificate("keyPair");
       this.certificateChainFile = checkFile("keyPair certificate chain", certificateChainPem);
       this.privateKeyFile = checkFile("keyPair private key", privateKeyPem);
@@ -262,7 +262,7 @@ public final class TlsConfig {
      * Trusts the certificate entries of a PKCS#12 or JKS file instead of the JDK's CAs; the password (copied) may
      * be null.
      */
-    public Builder trustStore(Path trustStoreFile, char[] password) {
+    public Builder trustStore(Path trustStoreFile, char @Nullable [] password) {
       checkNoTrust("trustStore");
       this.trustStoreFile = checkFile("trustStore", trustStoreFile);
       this.trustStorePassword = password == null ? null : password.clone();

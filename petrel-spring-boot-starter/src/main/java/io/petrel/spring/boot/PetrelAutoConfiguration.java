@@ -14,6 +14,7 @@ import io.petrel.rpc.observation.ObservationClientInterceptor;
 import io.petrel.rpc.observation.ObservationServerInterceptor;
 import io.petrel.rpc.observation.RpcObservations;
 import java.util.List;
+import java.util.Objects;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -71,7 +72,7 @@ public class PetrelAutoConfiguration {
       ObjectProvider<PetrelClientCustomizer> customizers, ObjectProvider<MeterRegistry> meterRegistry) {
     return new PetrelClients(properties.getClients().keySet(), name -> {
       RpcClientBuilder builder = RpcClient.builder();
-      PetrelBuilders.applyClient(name, properties.getClients().get(name), builder);
+      PetrelBuilders.applyClient(name, client(properties, name), builder);
       interceptors.orderedStream().forEach(builder::intercept);
       meterRegistry.ifUnique(builder::meterRegistry);
       customizers.orderedStream().forEach(c -> c.customize(name, builder));
@@ -106,7 +107,7 @@ public class PetrelAutoConfiguration {
     PetrelClientCustomizer petrelObservationClientCustomizer(ObservationRegistry registry,
         PetrelProperties properties) {
       return (name, builder) -> builder.intercept(
-          new ObservationClientInterceptor(registry, String.valueOf(properties.getClients().get(name).getTarget())));
+          new ObservationClientInterceptor(registry, String.valueOf(client(properties, name).getTarget())));
     }
 
     @Bean
@@ -126,5 +127,10 @@ public class PetrelAutoConfiguration {
         ObjectProvider<PetrelClients> clients) {
       return new PetrelHealthIndicator(server, clients);
     }
+  }
+
+  /** The properties of the client {@code name}, one of {@code petrel.clients}' keys. */
+  static PetrelProperties.Client client(PetrelProperties properties, String name) {
+    return Objects.requireNonNull(properties.getClients().get(name), () -> "no petrel.clients." + name);
   }
 }

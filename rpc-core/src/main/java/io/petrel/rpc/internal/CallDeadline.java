@@ -1,8 +1,10 @@
 package io.petrel.rpc.internal;
 
 import io.petrel.rpc.Deadline;
+import org.jspecify.annotations.Nullable;
 
 /** A transport's call future that knows its deadline, so a blocking caller can enforce it itself. */
 public interface CallDeadline {
-  Deadline callDeadline();
+  /** When the call must end, or null for none. */
+  @Nullable Deadline callDeadline();
 }

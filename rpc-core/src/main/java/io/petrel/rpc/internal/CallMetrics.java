@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.Timer;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Status;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The call meters of one method on one server or client: a timer per status (created on first use, then a
@@ -16,18 +17,19 @@ public class CallMetrics {
   /** Records nothing: used when no registry was given. */
   public static final CallMetrics NOOP = new CallMetrics();
 
-  private final MeterRegistry registry;
+  // Null in NOOP only.
+  private final @Nullable MeterRegistry registry;
   private final String prefix;
   private final Tags tags;
   private final boolean histograms;
-  private final Timer[] timers;
-  private final DistributionSummary requestSize;
-  private final DistributionSummary responseSize;
+  private final Timer @Nullable [] timers;
+  private final @Nullable DistributionSummary requestSize;
+  private final @Nullable DistributionSummary responseSize;
 
   private CallMetrics() {
     registry = null;
-    prefix = null;
-    tags = null;
+    prefix = "";
+    tags = Tags.empty();
     histograms = false;
     timers = null;
     requestSize = null;
@@ -53,8 +55,12 @@ public class CallMetrics {
 
   /** Records one ended call. Sizes below 0 are not recorded (unknown, or no response). */
   public void record(Status.Code code, long nanos, int requestBytes, int responseBytes) {
-    if (registry == null) {
-      return;
+    MeterRegistry registry = this.registry;
+    Timer[] timers = this.timers;
+    DistributionSummary requestSize = this.requestSize;
+    DistributionSummary responseSize = this.responseSize;
+    if (registry == null || timers == null || requestSize == null || responseSize == null) {
+      return; // NOOP
     }
     Timer t = timers[code.ordinal()];
     if (t == null) {

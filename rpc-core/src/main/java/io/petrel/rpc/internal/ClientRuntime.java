@@ -31,7 +31,7 @@ public final class ClientRuntime {
   private final CountDownLatch terminated = new CountDownLatch(1);
   private volatile boolean shutdown;
   private final @Nullable MeterRegistry registry;
-  private final @Nullable Tags tags;
+  private final Tags tags;
   private final boolean histograms;
   private final Map<MethodDescriptor<?, ?>, CallMetrics> byMethod = new ConcurrentHashMap<>();
   /** Closes the transport's connections and calls back with a Runnable when all is released. */
@@ -49,7 +49,7 @@ public final class ClientRuntime {
       Gauge.builder("rpc.client.calls.pending", pending, AtomicInteger::get).description("Calls not yet ended")
           .tags(tags).register(registry);
     } else {
-      tags = null;
+      tags = Tags.empty();
     }
   }
 

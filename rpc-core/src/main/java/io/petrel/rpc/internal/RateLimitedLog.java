@@ -3,6 +3,7 @@ package io.petrel.rpc.internal;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 
 /**
@@ -38,7 +39,7 @@ public final class RateLimitedLog {
   }
 
   /** Logs {@code message} at WARN unless a line of this cause was logged within the period. */
-  public void warn(String cause, String message, Throwable t) {
+  public void warn(String cause, String message, @Nullable Throwable t) {
     if (!log.isWarnEnabled()) {
       return;
     }

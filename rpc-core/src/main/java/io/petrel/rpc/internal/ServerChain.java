@@ -1,11 +1,13 @@
 package io.petrel.rpc.internal;
 
+import io.petrel.rpc.AsyncUnaryHandler;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServerMethodDefinition;
 import io.petrel.rpc.Status;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 
@@ -41,15 +43,17 @@ public final class ServerChain<Req, Resp> implements ServerInterceptor.Chain<Req
 
   private static <Req, Resp> CompletionStage<Resp> handle(ServerMethodDefinition<Req, Resp> def, Req request)
       throws Exception {
-    if (def.isAsync()) {
-      CompletionStage<Resp> stage = def.asyncHandler().invoke(request);
+    AsyncUnaryHandler<Req, Resp> async = def.asyncHandler();
+    if (async != null) {
+      CompletionStage<Resp> stage = async.invoke(request);
       if (stage == null) {
         throw Status.INTERNAL.withDescription("async handler of " + def.method().fullName()
             + " returned null instead of a CompletionStage").asException();
       }
       return stage;
     }
-    return CompletableFuture.completedFuture(def.handler().invoke(request));
+    return CompletableFuture.completedFuture(
+        Objects.requireNonNull(def.handler(), "a method without an async handler has a blocking one").invoke(request));
   }
 
   private CompletionStage<Resp> run() throws Exception {

@@ -11,6 +11,7 @@ import io.petrel.rpc.spi.ServerTransport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
@@ -230,7 +231,7 @@ public final class ServerImpl extends RpcServer {
       if (forced) {
         return; // shutdownNow came during the drain delay
       }
-      dispatcher.shutdown();
+      Objects.requireNonNull(dispatcher, "dispatcher, set by start()").shutdown();
       goingAway = true;
     }
     long inFlight = transport.inFlightCalls();
@@ -267,7 +268,7 @@ public final class ServerImpl extends RpcServer {
         transport.stopAccepting(false); // the connections close at once below: no GOAWAY first
       }
       forced = true;
-      dispatcher.shutdownNow();
+      Objects.requireNonNull(dispatcher, "dispatcher, set by start()").shutdownNow();
     }
     tellDraining();
     finishShutdown(true);
@@ -300,7 +301,7 @@ public final class ServerImpl extends RpcServer {
     closed.whenComplete((v, t) -> transport.release().whenComplete((v2, t2) -> {
       state = State.TERMINATED;
       log.info("Petrel server '{}' stopped ({} calls refused by a full business pool over its life)",
-          config.name(), dispatcher.rejectedCalls());
+          config.name(), Objects.requireNonNull(dispatcher, "dispatcher, set by start()").rejectedCalls());
       terminated.countDown();
     }));
   }

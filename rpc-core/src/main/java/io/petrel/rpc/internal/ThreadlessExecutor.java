@@ -4,6 +4,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.locks.LockSupport;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,7 +22,7 @@ public final class ThreadlessExecutor implements Executor {
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private volatile boolean closed;
   /** Set when a task is posted through a {@link WakeChain}: this caller then takes part in the waking. */
-  private volatile WakeChain chain;
+  private volatile @Nullable WakeChain chain;
 
   @Override
   public void execute(Runnable task) {

@@ -60,9 +60,15 @@ public final class VirtualThreadExecutor implements Executor {
     this.name = serverName;
     this.maxConcurrentCalls = maxConcurrentCalls;
     this.permits = new Semaphore(maxConcurrentCalls);
+    MethodHandle ofVirtual = OF_VIRTUAL;
+    MethodHandle named = NAME;
+    MethodHandle factory = FACTORY;
+    if (ofVirtual == null || named == null || factory == null) {
+      throw new IllegalStateException(UNAVAILABLE); // checkAvailable() threw already
+    }
     try {
-      Object builder = NAME.invoke(OF_VIRTUAL.invoke(), serverName + "-virtual-", 0L);
-      this.threads = (ThreadFactory) FACTORY.invoke(builder);
+      Object builder = named.invoke(ofVirtual.invoke(), serverName + "-virtual-", 0L);
+      this.threads = (ThreadFactory) factory.invoke(builder);
     } catch (Throwable e) {
       throw new IllegalStateException("cannot make the virtual thread factory: " + e, e);
     }

@@ -3,6 +3,7 @@ package io.petrel.rpc.marshal;
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
 import java.io.IOException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Encodes one value as one protobuf field (tag and payload), so that an argument list or a return value is a
@@ -27,10 +28,10 @@ public interface FieldCodec<T> {
    * Reads one occurrence whose tag has been consumed. {@code previous} is the value read so far for this field
    * (repeated fields accumulate; singular fields replace, the last occurrence wins).
    */
-  T read(CodedInputStream in, int wireType, T previous) throws IOException;
+  T read(CodedInputStream in, int wireType, @Nullable T previous) throws IOException;
 
   /** The value of an absent field: null for reference types. */
-  default T absentValue() {
+  default @Nullable T absentValue() {
     return null;
   }
 

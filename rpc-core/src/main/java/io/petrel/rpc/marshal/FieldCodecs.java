@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.IntFunction;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The {@link FieldCodec}s of the types Petrel carries, with their protobuf equivalents:
@@ -48,7 +49,7 @@ public final class FieldCodecs {
     @Override public int wireType() { return VARINT; }
     @Override public int computeSize(int f, Integer v) { return CodedOutputStream.computeInt32Size(f, v); }
     @Override public void write(CodedOutputStream out, int f, Integer v) throws IOException { out.writeInt32(f, v); }
-    @Override public Integer read(CodedInputStream in, int wt, Integer prev) throws IOException {
+    @Override public Integer read(CodedInputStream in, int wt, @Nullable Integer prev) throws IOException {
       checkWireType(VARINT, wt);
       return in.readInt32();
     }
@@ -58,7 +59,7 @@ public final class FieldCodecs {
     @Override public int wireType() { return VARINT; }
     @Override public int computeSize(int f, Long v) { return CodedOutputStream.computeInt64Size(f, v); }
     @Override public void write(CodedOutputStream out, int f, Long v) throws IOException { out.writeInt64(f, v); }
-    @Override public Long read(CodedInputStream in, int wt, Long prev) throws IOException {
+    @Override public Long read(CodedInputStream in, int wt, @Nullable Long prev) throws IOException {
       checkWireType(VARINT, wt);
       return in.readInt64();
     }
@@ -68,7 +69,7 @@ public final class FieldCodecs {
     @Override public int wireType() { return VARINT; }
     @Override public int computeSize(int f, Boolean v) { return CodedOutputStream.computeBoolSize(f, v); }
     @Override public void write(CodedOutputStream out, int f, Boolean v) throws IOException { out.writeBool(f, v); }
-    @Override public Boolean read(CodedInputStream in, int wt, Boolean prev) throws IOException {
+    @Override public Boolean read(CodedInputStream in, int wt, @Nullable Boolean prev) throws IOException {
       checkWireType(VARINT, wt);
       return in.readBool();
     }
@@ -78,7 +79,7 @@ public final class FieldCodecs {
     @Override public int wireType() { return FIXED32; }
     @Override public int computeSize(int f, Float v) { return CodedOutputStream.computeFloatSize(f, v); }
     @Override public void write(CodedOutputStream out, int f, Float v) throws IOException { out.writeFloat(f, v); }
-    @Override public Float read(CodedInputStream in, int wt, Float prev) throws IOException {
+    @Override public Float read(CodedInputStream in, int wt, @Nullable Float prev) throws IOException {
       checkWireType(FIXED32, wt);
       return in.readFloat();
     }
@@ -88,7 +89,7 @@ public final class FieldCodecs {
     @Override public int wireType() { return FIXED64; }
     @Override public int computeSize(int f, Double v) { return CodedOutputStream.computeDoubleSize(f, v); }
     @Override public void write(CodedOutputStream out, int f, Double v) throws IOException { out.writeDouble(f, v); }
-    @Override public Double read(CodedInputStream in, int wt, Double prev) throws IOException {
+    @Override public Double read(CodedInputStream in, int wt, @Nullable Double prev) throws IOException {
       checkWireType(FIXED64, wt);
       return in.readDouble();
     }
@@ -111,7 +112,7 @@ public final class FieldCodecs {
       @Override public void write(CodedOutputStream out, int f, T v) throws IOException {
         out.writeInt32(f, to.apply(v));
       }
-      @Override public T read(CodedInputStream in, int wt, T prev) throws IOException {
+      @Override public T read(CodedInputStream in, int wt, @Nullable T prev) throws IOException {
         checkWireType(VARINT, wt);
         int i = in.readInt32();
         if (i < min || i > max) {
@@ -126,7 +127,7 @@ public final class FieldCodecs {
     @Override public int wireType() { return LEN; }
     @Override public int computeSize(int f, String v) { return CodedOutputStream.computeStringSize(f, v); }
     @Override public void write(CodedOutputStream out, int f, String v) throws IOException { out.writeString(f, v); }
-    @Override public String read(CodedInputStream in, int wt, String prev) throws IOException {
+    @Override public String read(CodedInputStream in, int wt, @Nullable String prev) throws IOException {
       checkWireType(LEN, wt);
       return in.readStringRequireUtf8();
     }
@@ -136,7 +137,7 @@ public final class FieldCodecs {
     @Override public int wireType() { return LEN; }
     @Override public int computeSize(int f, byte[] v) { return CodedOutputStream.computeByteArraySize(f, v); }
     @Override public void write(CodedOutputStream out, int f, byte[] v) throws IOException { out.writeByteArray(f, v); }
-    @Override public byte[] read(CodedInputStream in, int wt, byte[] prev) throws IOException {
+    @Override public byte[] read(CodedInputStream in, int wt, byte @Nullable [] prev) throws IOException {
       checkWireType(LEN, wt);
       return in.readByteArray();
     }
@@ -150,7 +151,7 @@ public final class FieldCodecs {
       @Override public int wireType() { return LEN; }
       @Override public int computeSize(int f, M v) { return CodedOutputStream.computeMessageSize(f, v); }
       @Override public void write(CodedOutputStream out, int f, M v) throws IOException { out.writeMessage(f, v); }
-      @Override public M read(CodedInputStream in, int wt, M prev) throws IOException {
+      @Override public M read(CodedInputStream in, int wt, @Nullable M prev) throws IOException {
         checkWireType(LEN, wt);
         return in.readMessage(parser, ExtensionRegistryLite.getEmptyRegistry());
       }
@@ -179,7 +180,7 @@ public final class FieldCodecs {
       @Override public void write(CodedOutputStream out, int f, E v) throws IOException {
         out.writeEnum(f, v.getNumber());
       }
-      @Override public E read(CodedInputStream in, int wt, E prev) throws IOException {
+      @Override public E read(CodedInputStream in, int wt, @Nullable E prev) throws IOException {
         checkWireType(VARINT, wt);
         int n = in.readEnum();
         E e = forNumber.apply(n);
@@ -203,7 +204,7 @@ public final class FieldCodecs {
       @Override public void write(CodedOutputStream out, int f, E v) throws IOException {
         out.writeInt32(f, v.ordinal());
       }
-      @Override public E read(CodedInputStream in, int wt, E prev) throws IOException {
+      @Override public E read(CodedInputStream in, int wt, @Nullable E prev) throws IOException {
         checkWireType(VARINT, wt);
         int o = in.readInt32();
         if (o < 0 || o >= values.length) {
@@ -265,7 +266,7 @@ public final class FieldCodecs {
         }
       }
 
-      @Override public List<T> read(CodedInputStream in, int wt, List<T> prev) throws IOException {
+      @Override public List<T> read(CodedInputStream in, int wt, @Nullable List<T> prev) throws IOException {
         List<T> list = prev == null ? new ArrayList<>() : prev;
         if (packed && wt == LEN) {
           int limit = in.pushLimit(in.readRawVarint32());
@@ -335,7 +336,8 @@ public final class FieldCodecs {
         }
       }
 
-      @Override public Map<String, V> read(CodedInputStream in, int wt, Map<String, V> prev) throws IOException {
+      @Override public Map<String, V> read(CodedInputStream in, int wt, @Nullable Map<String, V> prev)
+          throws IOException {
         checkWireType(LEN, wt);
         Map<String, V> map = prev == null ? new LinkedHashMap<>() : prev;
         int limit = in.pushLimit(in.readRawVarint32());

@@ -5,6 +5,8 @@ import com.google.protobuf.CodedOutputStream;
 import com.google.protobuf.MessageLite;
 import io.netty.buffer.ByteBuf;
 import io.netty.util.concurrent.FastThreadLocal;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Protobuf encoding into, and decoding from, Netty buffers. Frame buffers are usually direct, and protobuf
@@ -87,7 +89,8 @@ final class ProtoBuffers {
   }
 
   /** One of {@code message} and {@code encoder} is null (no lambda is allocated for a message). */
-  private static void encode(ByteBuf out, int size, MessageLite message, Encoder encoder) throws Exception {
+  private static void encode(ByteBuf out, int size, @Nullable MessageLite message, @Nullable Encoder encoder)
+      throws Exception {
     out.ensureWritable(size);
     int index = out.writerIndex();
     if (out.hasArray()) {
@@ -111,12 +114,12 @@ final class ProtoBuffers {
     }
   }
 
-  private static void write(CodedOutputStream cos, int size, MessageLite message, Encoder encoder)
-      throws Exception {
+  private static void write(CodedOutputStream cos, int size, @Nullable MessageLite message,
+      @Nullable Encoder encoder) throws Exception {
     if (message != null) {
       message.writeTo(cos);
     } else {
-      encoder.encode(cos);
+      Objects.requireNonNull(encoder, "a message or an encoder").encode(cos);
     }
     cos.flush();
     if (cos.spaceLeft() != 0) {

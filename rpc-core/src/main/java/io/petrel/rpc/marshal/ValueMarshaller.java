@@ -4,6 +4,7 @@ import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.WireFormat;
 import io.netty.buffer.ByteBuf;
 import io.petrel.rpc.Marshaller;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Marshals one value as field 1 of a protobuf message: how return values that are not themselves a protobuf
@@ -39,8 +40,11 @@ public final class ValueMarshaller<T> implements Marshaller<T> {
     return ProtoBuffers.decode(in, decoder);
   }
 
+  // Null for an absent value of a reference type: T is then a nullable type (a Marshaller<@Nullable String>),
+  // which NullAway's standard mode does not model.
+  @SuppressWarnings("NullAway")
   private T decode(CodedInputStream cis) throws Exception {
-    T value = null;
+    @Nullable T value = null;
     while (true) {
       int tag = cis.readTag();
       if (tag == 0) {

@@ -15,6 +15,7 @@ import io.petrel.rpc.internal.CallMetrics;
 import io.petrel.rpc.internal.ClientRuntime;
 import io.petrel.rpc.internal.ThreadlessExecutor;
 import io.petrel.rpc.internal.WakeChain;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -201,7 +202,8 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
     if (e == null) {
       Resp value;
       try {
-        value = (Resp) method.responseMarshaller().read(body);
+        value = (Resp) Objects.requireNonNull(method.responseMarshaller(), "a call with a response has its marshaller")
+            .read(body);
       } catch (Throwable t) {
         fail(decodeFailure(t));
         return;
@@ -362,7 +364,8 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
     ByteBuf in = Unpooled.wrappedBuffer(bytes);
     Resp value;
     try {
-      value = (Resp) method.responseMarshaller().read(in);
+      value = (Resp) Objects.requireNonNull(method.responseMarshaller(), "a call with a response has its marshaller")
+          .read(in);
     } catch (Throwable t) {
       Status s = decodeFailure(t);
       record(s.code());

@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -154,11 +155,12 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
   public @Nullable S pick(ClientCall<?> call) {
     S s = single;
     if (s != null) {
-      return s;
+      return routed(call, s);
     }
     s = pickAny(call);
     if (s != null) {
       call.countOn(s);
+      routed(call, s);
     }
     return s;
   }
@@ -170,7 +172,21 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
    */
   public @Nullable S pickOther(ClientCall<?> call, S from) {
     S other = pickAny(call);
-    return other != from ? other : null;
+    return other != from && other != null ? routed(call, other) : null;
+  }
+
+  /** Tells the call's endpoint listener ({@code CallOptions.withEndpointListener}), if any, where it goes. */
+  private S routed(ClientCall<?> call, S s) {
+    Consumer<Endpoint> listener = call.options().endpointListener();
+    if (listener != null) {
+      try {
+        listener.accept(s.endpoint());
+      } catch (RuntimeException e) {
+        limitLog.warn("endpoint listener threw", "an endpoint listener of " + call.method().fullName()
+            + " threw; ignored", e);
+      }
+    }
+    return s;
   }
 
   @SuppressWarnings("unchecked")

@@ -19,8 +19,8 @@ public final class FrameSizes {
     }
     int size = 0;
     for (Metadata.Entry e : metadata.entries()) {
-      size += 2 + e.key().length() + 1 + 4
-          + (e.isBinary() ? e.binaryValue().length : ByteBufUtil.utf8Bytes(e.stringValue()));
+      byte[] binary = e.binaryValue();
+      size += 2 + e.key().length() + 1 + 4 + (binary != null ? binary.length : ByteBufUtil.utf8Bytes(e.stringValue()));
     }
     return size;
   }

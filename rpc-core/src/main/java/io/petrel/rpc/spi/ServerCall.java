@@ -12,6 +12,7 @@ import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import io.petrel.rpc.internal.ErrorAnswers;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
@@ -204,7 +205,7 @@ public abstract class ServerCall implements Runnable {
         return;
       }
       try {
-        value = def.method().requestMarshaller().read(request);
+        value = def.method().requestMarshaller().read(Objects.requireNonNull(request, "the call's one message"));
       } catch (Throwable t) {
         finish(null, Status.INVALID_ARGUMENT.withDescription("cannot decode the request of "
             + def.method().fullName() + ": " + Status.describe(t)).asException());
@@ -217,7 +218,9 @@ public abstract class ServerCall implements Runnable {
     try {
       List<ServerInterceptor> interceptors = dispatcher.interceptors();
       if (interceptors.isEmpty() && !def.isAsync()) {
-        finish(def.handler().invoke(value), null); // the plain path: no stage, no chain
+        // The plain path: no stage, no chain.
+        finish(Objects.requireNonNull(def.handler(), "a method that is not async has a blocking handler").invoke(value),
+            null);
       } else {
         CompletionStage<Object> stage = io.petrel.rpc.internal.ServerChain.invoke(interceptors, def, value,
             context);
@@ -238,12 +241,12 @@ public abstract class ServerCall implements Runnable {
           + method + " which takes exactly one; the handler was not run (send one request per call)");
     }
     if (!ended) {
-      Status s = Status.INTERNAL.withDescription("the server ran " + method + " before the end of the client's"
+      String why = "the server ran " + method + " before the end of the client's"
           + " stream (" + messages + (messages == 1 ? " message" : " messages") + " so far): a bug in the server's"
           + " transport, which must deliver a call's message and its end before it hands the call over; the"
-          + " handler was not run");
-      dispatcher.limitLog().warn("stream not ended: " + def.method().fullName(), s.description());
-      return s;
+          + " handler was not run";
+      dispatcher.limitLog().warn("stream not ended: " + def.method().fullName(), why);
+      return Status.INTERNAL.withDescription(why);
     }
     return Status.INVALID_ARGUMENT.withDescription("the client ended its stream to " + method + " without a"
         + " request message; it takes exactly one; the handler was not run (send one request per call)");
@@ -282,7 +285,12 @@ public abstract class ServerCall implements Runnable {
         }
       } else if (!isOneway()) {
         // The one message of a unary answer, with the end marker; its headers travel with it.
-        responseBytes = sendMessage(def.method().responseMarshaller(), response, true);
+        // A null response goes to the marshaller as it is (a ValueMarshaller writes it as an absent field): the
+        // marshaller's type is then Marshaller<@Nullable Resp>, which NullAway's standard mode does not model.
+        @SuppressWarnings("NullAway")
+        int sent = sendMessage(Objects.requireNonNull(def.method().responseMarshaller(), "a unary method has a"
+            + " response marshaller"), response, true);
+        responseBytes = sent;
         if (responseBytes == DEFERRED) {
           return; // the message waits for the peer to read; deferredDone ends the call
         }

@@ -5,6 +5,7 @@ import com.google.protobuf.CodedOutputStream;
 import io.petrel.rpc.marshal.FieldCodec;
 import io.petrel.rpc.marshal.FieldCodecs;
 import java.io.IOException;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Codecs of primitive parameters and return values ({@code int}, not {@code Integer}). On the wire they are the
@@ -42,7 +43,7 @@ public final class PrimitiveCodecs {
       }
 
       @Override
-      public T read(CodedInputStream in, int wireType, T previous) throws IOException {
+      public T read(CodedInputStream in, int wireType, @Nullable T previous) throws IOException {
         return codec.read(in, wireType, previous);
       }
 

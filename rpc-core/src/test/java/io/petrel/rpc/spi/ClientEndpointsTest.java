@@ -106,6 +106,26 @@ class ClientEndpointsTest {
   }
 
   @Test
+  void theEndpointListenerHearsWhereEachCallGoesAndOneThatThrowsIsIgnored() throws Exception {
+    RecordingTransport.Client c = client(RpcClient.builder().target("static://a:1,b:2").transport("recording")
+        .loadBalancer("round_robin").build());
+    List<String> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+    CallOptions listening = CallOptions.DEFAULT.withEndpointListener(e -> heard.add(e.authority()))
+        .withEndpointListener(e -> {
+          throw new IllegalStateException("a listener's bug");
+        });
+    c.unaryCallAsync(ECHO, new byte[] {1}, listening);
+    c.unaryCallAsync(ECHO, new byte[] {2}, listening);
+    RecordingTransport.Call<?> first = c.started.take();
+    RecordingTransport.Call<?> second = c.started.take();
+    assertThat(heard).as("each call's endpoint, in order, though the second listener threw")
+        .containsExactly(first.subchannel.endpoint().authority(), second.subchannel.endpoint().authority())
+        .containsExactlyInAnyOrder("a:1", "b:2");
+    answer(first);
+    answer(second);
+  }
+
+  @Test
   void oneEndpointIsPickedWithoutCounting() throws Exception {
     RecordingTransport.Client c = client(RpcClient.builder().target("a:1").transport("recording").build());
     c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT);

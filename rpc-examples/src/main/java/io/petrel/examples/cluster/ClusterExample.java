@@ -12,6 +12,7 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.apache.curator.test.TestingServer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Three Hello servers on 127.0.0.1 register in ZooKeeper (an embedded one, Curator's TestingServer, on a free
@@ -91,7 +92,8 @@ public final class ClusterExample {
     }
   }
 
-  private static Map<String, Integer> callMany(Hello hello, int n, int[] failed, long[] lastToServer2) {
+  private static Map<String, Integer> callMany(Hello hello, int n, int[] failed,
+      long @Nullable [] lastToServer2) {
     Map<String, Integer> byServer = new TreeMap<>();
     for (int i = 0; i < n; i++) {
       try {

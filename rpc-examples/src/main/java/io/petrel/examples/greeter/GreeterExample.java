@@ -51,7 +51,7 @@ public final class GreeterExample {
         greeter.greetVip(petrel);
       } catch (NotOnTheListException e) {
         out.accept("greetVip(Petrel) threw NotOnTheListException: " + e.getMessage() + " (status "
-            + ((StatusException) e.getCause()).code() + ")");
+            + (e.getCause() instanceof StatusException cause ? cause.code() : "none") + ")");
       }
       out.accept("greetVip(Ada): " + greeter.greetVip(HelloRequest.newBuilder().setName("Ada").build())
           .getMessage());

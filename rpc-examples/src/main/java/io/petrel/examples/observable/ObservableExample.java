@@ -95,8 +95,10 @@ public final class ObservableExample {
                   .withMetadata(Metadata.of(RequestIds.KEY, "order-" + i))
                   .withResponseMetadataListener(responseMd::set))
               .order(item, 1 + i % 3);
+          Metadata echoed = responseMd.get();
           out.append("order-").append(i).append(": ").append(receipt)
-              .append("  (x-request-id echoed: ").append(responseMd.get().get(RequestIds.KEY)).append(")\n");
+              .append("  (x-request-id echoed: ").append(echoed != null ? echoed.get(RequestIds.KEY) : null)
+              .append(")\n");
         } catch (StatusException e) {
           out.append("order-").append(i).append(": failed ").append(e.getMessage()).append('\n');
         }

@@ -16,9 +16,12 @@ import org.jspecify.annotations.Nullable;
  * observation current on the calling thread (for a call made inside a handler, the server call's). The tracer's
  * context goes out in the request metadata ({@code traceparent} with W3C propagation).
  *
- * <p>The peer on the span is the client's {@code target} when it is one {@code host:port}: interceptors run
- * before the load balancer picks an endpoint, so with several endpoints the span carries the target string
- * ({@code server.address}) and no single peer.
+ * <p>The peer: the span carries the client's {@code target} ({@code server.address}) and the endpoint the call
+ * was sent to ({@code rpc.petrel.peer.address} and {@code rpc.petrel.peer.port}), which the core reports once the
+ * load balancer has picked it ({@link CallOptions#withEndpointListener}); a call rerouted to another endpoint
+ * carries the last one. The tracer's own typed peer fields ({@code remoteIpAndPort}: {@code network.peer.address}
+ * and {@code network.peer.port} with the OpenTelemetry bridge) are set when the span starts, before the pick: from
+ * the target when it is one {@code host:port}, else not at all.
  */
 public final class ObservationClientInterceptor implements ClientInterceptor {
   private static final RpcObservations.DefaultClientConvention DEFAULT = new RpcObservations.DefaultClientConvention();
@@ -50,7 +53,8 @@ public final class ObservationClientInterceptor implements ClientInterceptor {
     CompletableFuture<Resp> result;
     try (Observation.Scope scope = observation.openScope()) {
       Metadata propagated = context.propagatedMetadata();
-      CallOptions options = propagated.isEmpty() ? chain.options() : chain.options().withMetadata(propagated);
+      CallOptions options = (propagated.isEmpty() ? chain.options() : chain.options().withMetadata(propagated))
+          .withEndpointListener(context::endpoint);
       result = chain.proceed(chain.request(), options);
     } catch (RuntimeException | Error e) {
       end(observation, context, e);

@@ -1,6 +1,7 @@
 package io.petrel.rpc.observation;
 
 import io.micrometer.observation.transport.RequestReplySenderContext;
+import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import java.util.LinkedHashMap;
@@ -18,6 +19,7 @@ public final class RpcClientObservationContext extends RequestReplySenderContext
   private final MethodDescriptor<?, ?> method;
   private final String target;
   private @Nullable String statusCode;
+  private volatile @Nullable Endpoint endpoint;
 
   RpcClientObservationContext(MethodDescriptor<?, ?> method, String target) {
     super(RpcClientObservationContext::put);
@@ -51,6 +53,21 @@ public final class RpcClientObservationContext extends RequestReplySenderContext
   /** The client's target, e.g. {@code 127.0.0.1:7000}; empty when the interceptor was made without one. */
   public String target() {
     return target;
+  }
+
+  /**
+   * The endpoint the call's last attempt was sent to, once the load balancer picked it
+   * ({@link io.petrel.rpc.CallOptions#withEndpointListener}); null before, and for an in-process client.
+   */
+  public @Nullable Endpoint endpoint() {
+    return endpoint;
+  }
+
+  /** An attempt of the call goes to {@code endpoint}: the peer from now on. */
+  void endpoint(Endpoint endpoint) {
+    this.endpoint = endpoint;
+    String host = endpoint.host();
+    setRemoteServiceAddress("petrel://" + (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + endpoint.port());
   }
 
   /** The call's status code name ({@code OK}, {@code UNAVAILABLE} ...); null until the call has ended. */

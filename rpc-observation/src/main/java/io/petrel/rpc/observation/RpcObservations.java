@@ -5,6 +5,7 @@ import io.micrometer.common.KeyValues;
 import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.observation.Observation;
 import io.micrometer.observation.ObservationConvention;
+import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.StatusException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
@@ -20,7 +21,8 @@ import org.jspecify.annotations.Nullable;
  *   <caption>Observations</caption>
  *   <tr><th>name</th><th>low cardinality keys</th><th>high cardinality keys</th></tr>
  *   <tr><td>{@value #CLIENT_NAME}</td><td>rpc.system, rpc.service, rpc.method, rpc.petrel.status_code</td>
- *     <td>server.address (the client's target)</td></tr>
+ *     <td>server.address (the client's target), rpc.petrel.peer.address and rpc.petrel.peer.port (the
+ *     endpoint the call's last attempt went to, once picked)</td></tr>
  *   <tr><td>{@value #SERVER_NAME}</td><td>rpc.system, rpc.service, rpc.method, rpc.petrel.status_code</td>
  *     <td>client.address (the peer)</td></tr>
  * </table>
@@ -106,8 +108,11 @@ public final class RpcObservations {
 
     @Override
     public KeyValues getHighCardinalityKeyValues(RpcClientObservationContext context) {
-      return context.target().isEmpty() ? KeyValues.empty()
+      KeyValues keys = context.target().isEmpty() ? KeyValues.empty()
           : KeyValues.of(KeyValue.of("server.address", context.target()));
+      Endpoint peer = context.endpoint();
+      return peer == null ? keys : keys.and(KeyValue.of("rpc.petrel.peer.address", peer.host()),
+          KeyValue.of("rpc.petrel.peer.port", Integer.toString(peer.port())));
     }
 
     @Override

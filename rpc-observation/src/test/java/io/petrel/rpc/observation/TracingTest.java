@@ -178,7 +178,9 @@ class TracingTest {
     // The peer on client spans, the tags on both sides.
     assertThat(frontCallClient.getAttributes().get(AttributeKey.stringKey("server.address")))
         .isEqualTo("127.0.0.1:" + front.port());
-    // ... and the tracer's own peer attributes (net.sock.peer.addr/port with the OpenTelemetry bridge).
+    assertThat(frontCallClient.getAttributes().get(AttributeKey.stringKey("rpc.petrel.peer.port")))
+        .isEqualTo(String.valueOf(front.port()));
+    // ... and the tracer's own peer attributes (network.peer.address/port with the OpenTelemetry bridge).
     Map<String, Object> peer = frontCallClient.getAttributes().asMap().entrySet().stream()
         .filter(e -> e.getKey().getKey().contains("peer.")).collect(Collectors.toMap(e -> e.getKey().getKey(),
             Map.Entry::getValue));
@@ -194,6 +196,51 @@ class TracingTest {
       assertThat(s.getAttributes().get(AttributeKey.stringKey("rpc.petrel.status_code"))).isEqualTo("OK");
     }
     assertThat(backEchoServer.getAttributes().get(AttributeKey.stringKey("rpc.method"))).isEqualTo("echo");
+  }
+
+  @Test
+  void aClientOfTwoServersPutsTheEndpointEachCallWentToOnItsSpan() throws Exception {
+    // A second Back; each answers with its own port, so the test knows which one served a call.
+    RpcServer[] backs = new RpcServer[2];
+    RpcClient both = null;
+    try {
+      for (int i = 0; i < backs.length; i++) {
+        int[] port = new int[1];
+        backs[i] = RpcServer.builder().bindAddress("127.0.0.1", 0).name("back" + i)
+            .addService(ServiceDefinition.builder("test.Back")
+                .unary(BACK_ECHO, request -> String.valueOf(port[0]))
+                .build())
+            .build().start();
+        port[0] = backs[i].port();
+      }
+      String target = "static://127.0.0.1:" + backs[0].port() + ",127.0.0.1:" + backs[1].port();
+      both = RpcClient.builder().target(target).loadBalancer("round_robin")
+          .intercept(new ObservationClientInterceptor(observations, target)).build();
+      java.util.Set<String> served = new java.util.TreeSet<>();
+      for (int call = 1; call <= 4; call++) {
+        String port = both.unaryCall(BACK_ECHO, "which");
+        served.add(port);
+        SpanData client = awaitSpans(call).get(call - 1);
+        assertThat(client.getKind()).isEqualTo(SpanKind.CLIENT);
+        assertThat(client.getAttributes().get(AttributeKey.stringKey("rpc.petrel.peer.address")))
+            .isEqualTo("127.0.0.1");
+        assertThat(client.getAttributes().get(AttributeKey.stringKey("rpc.petrel.peer.port")))
+            .as("the span of call %d names the server that answered it", call).isEqualTo(port);
+        assertThat(client.getAttributes().get(AttributeKey.stringKey("server.address"))).isEqualTo(target);
+      }
+      assertThat(served).as("round robin used both servers")
+          .containsExactlyInAnyOrder(String.valueOf(backs[0].port()), String.valueOf(backs[1].port()));
+    } finally {
+      if (both != null) {
+        both.close();
+      }
+      for (RpcServer s : backs) {
+        if (s != null) {
+          s.shutdownNow();
+          s.awaitTermination(10, TimeUnit.SECONDS);
+        }
+      }
+    }
   }
 
   @Test

@@ -188,13 +188,17 @@ public abstract class AbstractTransportTest {
     StatusException e = assertFails(() -> client.unaryCall(ConformanceService.CRASH, text("x".repeat(100_000)),
         CallOptions.DEFAULT.withResponseMetadataListener(metadata::set)), Status.Code.UNKNOWN);
     String description = e.status().description();
+    assertThat(description).isNotNull();
     assertThat(description.length()).isLessThanOrEqualTo(64 * 1024).isGreaterThan(64 * 1024 - 40);
     String kept = description.substring(0, description.indexOf("... [truncated "));
     assertThat(full).startsWith(kept);
     assertThat(description).endsWith("... [truncated " + (full.length() - kept.length()) + " bytes]");
     // What a generated stub reads to rethrow a declared exception: the class names and the (capped) message.
-    assertThat(metadata.get().getAll("petrel-exception-class")).containsExactly("java.lang.IllegalStateException");
-    String message = metadata.get().get("petrel-exception-message");
+    Metadata answered = metadata.get();
+    assertThat(answered).isNotNull();
+    assertThat(answered.getAll("petrel-exception-class")).containsExactly("java.lang.IllegalStateException");
+    String message = answered.get("petrel-exception-message");
+    assertThat(message).isNotNull();
     assertThat(message).startsWith("crashed on xxx").endsWith(" bytes]");
     assertThat(message.length()).isLessThanOrEqualTo(4096);
   }
@@ -327,12 +331,16 @@ public abstract class AbstractTransportTest {
     StringValue reply = client.unaryCall(ConformanceService.META, text("m"), CallOptions.DEFAULT
         .withMetadata(Metadata.of("x-test", "sent")).withResponseMetadataListener(received::set));
     assertThat(reply.getValue()).isEqualTo("sent|null|-");
-    assertThat(received.get().get("x-served")).isEqualTo("m");
+    Metadata served = received.get();
+    assertThat(served).isNotNull();
+    assertThat(served.get("x-served")).isEqualTo("m");
 
     AtomicReference<Metadata> withError = new AtomicReference<>();
     assertFails(() -> client.unaryCall(ConformanceService.NOT_FOUND, text("q"),
         CallOptions.DEFAULT.withResponseMetadataListener(withError::set)), Status.Code.NOT_FOUND, "no such thing: q");
-    assertThat(withError.get().get("x-failed")).isEqualTo("q");
+    Metadata failed = withError.get();
+    assertThat(failed).isNotNull();
+    assertThat(failed.get("x-failed")).isEqualTo("q");
   }
 
   @Test
@@ -400,9 +408,9 @@ public abstract class AbstractTransportTest {
     Timer notFound = registry.find("rpc.client.calls").tag("method", "notFound").tag("status", "NOT_FOUND").timer();
     assertThat(notFound).as("rpc.client.calls{method=notFound,status=NOT_FOUND}").isNotNull();
     assertThat(notFound.count()).isEqualTo(1);
-    assertThat(registry.find("rpc.client.request.size").tag("method", "echo").summary().totalAmount())
+    assertThat(registry.get("rpc.client.request.size").tag("method", "echo").summary().totalAmount())
         .isEqualTo(text("m").getSerializedSize());
-    assertThat(registry.find("rpc.client.calls.pending").gauge().value()).isZero();
+    assertThat(registry.get("rpc.client.calls.pending").gauge().value()).isZero();
   }
 
   // ---- shutdown and closed connections ----

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
@@ -43,7 +44,7 @@ public final class CallFailures {
     } catch (ExecutionException e) {
       assertThat(e.getCause()).as("the call should have failed with a StatusException")
           .isInstanceOf(StatusException.class);
-      return (StatusException) e.getCause();
+      return (StatusException) Objects.requireNonNull(e.getCause(), "checked above: a StatusException");
     } catch (TimeoutException e) {
       throw new AssertionError("the call did not end within " + WAIT.toSeconds() + " s");
     }

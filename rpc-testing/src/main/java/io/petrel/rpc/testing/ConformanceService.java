@@ -11,6 +11,7 @@ import io.petrel.rpc.marshal.FieldCodecs;
 import io.petrel.rpc.marshal.Marshallers;
 import io.petrel.rpc.marshal.ProtobufMarshaller;
 import io.petrel.rpc.marshal.ValueMarshaller;
+import java.util.Objects;
 import java.util.Queue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -104,7 +105,7 @@ final class ConformanceService {
         })
         .unary(BIG_RESPONSE, args -> new byte[(Integer) args[0]])
         .unary(NOT_FOUND, req -> {
-          ServerContext.current().addResponseMetadata("x-failed", req.getValue());
+          context().addResponseMetadata("x-failed", req.getValue());
           throw Status.NOT_FOUND.withDescription("no such thing: " + req.getValue()).asException();
         })
         .unary(CRASH, req -> {
@@ -112,13 +113,13 @@ final class ConformanceService {
         })
         .async(ASYNC_ECHO, req -> CompletableFuture.supplyAsync(() -> StringValue.of("async:" + req.getValue())))
         .unary(META, req -> {
-          ServerContext ctx = ServerContext.current();
+          ServerContext ctx = context();
           ctx.addResponseMetadata("x-served", req.getValue());
           return StringValue.of(ctx.metadata().get("x-test") + "|" + ctx.metadata().get("x-intercepted")
               + "|" + (ctx.principal() == null ? "-" : ctx.principal().getName()));
         })
         .async(HOLD, req -> {
-          ServerContext ctx = ServerContext.current();
+          ServerContext ctx = context();
           CompletableFuture<StringValue> f = new CompletableFuture<>();
           ctx.onCancel(() -> {
             cancelled.add(req.getValue());
@@ -149,5 +150,10 @@ final class ConformanceService {
     while ((f = held.poll()) != null) {
       f.complete(StringValue.getDefaultInstance());
     }
+  }
+
+  /** The context of the call a handler serves (never null there). */
+  private static ServerContext context() {
+    return Objects.requireNonNull(ServerContext.current(), "inside a handler");
   }
 }

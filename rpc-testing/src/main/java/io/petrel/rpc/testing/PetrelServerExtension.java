@@ -16,6 +16,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
@@ -68,7 +69,7 @@ public final class PetrelServerExtension
 
   private final List<ServiceDefinition> services;
   private final Transport transport;
-  private final String inProcessName;
+  private final @Nullable String inProcessName;
   private final Lifecycle lifecycle;
   private final UnaryOperator<RpcServerBuilder> serverOptions;
   private final UnaryOperator<RpcClientBuilder> clientOptions;
@@ -76,9 +77,9 @@ public final class PetrelServerExtension
 
   private boolean staticField;
   private int classDepth;
-  private volatile RpcServer server;
-  private volatile RpcClient client;
-  private volatile String runningName;
+  private volatile @Nullable RpcServer server;
+  private volatile @Nullable RpcClient client;
+  private volatile @Nullable String runningName;
   private final List<RpcClient> extraClients = new ArrayList<>();
 
   private PetrelServerExtension(Builder b) {
@@ -104,7 +105,7 @@ public final class PetrelServerExtension
   public static final class Builder {
     private final List<ServiceDefinition> services = new ArrayList<>();
     private Transport transport = Transport.IN_PROCESS;
-    private String inProcessName;
+    private @Nullable String inProcessName;
     private Lifecycle lifecycle = Lifecycle.PER_TEST;
     private UnaryOperator<RpcServerBuilder> serverOptions = UnaryOperator.identity();
     private UnaryOperator<RpcClientBuilder> clientOptions = UnaryOperator.identity();
@@ -247,7 +248,7 @@ public final class PetrelServerExtension
 
   private RpcClientBuilder pointedAt(RpcServer s) {
     return transport == Transport.NETTY ? RpcClient.builder().address("127.0.0.1", s.port())
-        : RpcClient.builder().inProcess(runningName);
+        : RpcClient.builder().inProcess(Objects.requireNonNull(runningName, "the name of the running server"));
   }
 
   private IllegalStateException notRunning(String what) {

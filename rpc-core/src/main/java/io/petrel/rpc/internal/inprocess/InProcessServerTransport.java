@@ -7,11 +7,13 @@ import io.petrel.rpc.spi.ServerTransport;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The server side of the in-process transport: registers its name in this JVM at {@link #start} (a second live
@@ -27,7 +29,7 @@ public final class InProcessServerTransport implements ServerTransport {
   private final Set<InProcessConnection> connections = ConcurrentHashMap.newKeySet();
   private final AtomicInteger connectionIds = new AtomicInteger();
   private volatile boolean draining;
-  private volatile ServerDispatcher dispatcher;
+  private volatile @Nullable ServerDispatcher dispatcher;
 
   /** Made by {@link io.petrel.rpc.RpcServerBuilder#build()} for {@code inProcess(name)}. */
   public InProcessServerTransport(String name, ServerConfig config) {
@@ -45,7 +47,7 @@ public final class InProcessServerTransport implements ServerTransport {
   }
 
   ServerDispatcher dispatcher() {
-    return dispatcher;
+    return Objects.requireNonNull(dispatcher, "dispatcher: set by start(), before any connection");
   }
 
   @Override
@@ -64,7 +66,7 @@ public final class InProcessServerTransport implements ServerTransport {
   }
 
   /** A client connects: a new connection, or null when the server is shutting down. */
-  InProcessConnection connect(String clientName) {
+  @Nullable InProcessConnection connect(String clientName) {
     if (draining || dispatcher == null) {
       return null;
     }

@@ -7,6 +7,7 @@ import io.petrel.rpc.Endpoint;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -64,7 +65,7 @@ final class RegistryNode {
       }
       throw new IllegalArgumentException("node data is not JSON: " + e.getMessage(), e);
     }
-    String host = string(o, "host", true);
+    String host = Objects.requireNonNull(string(o, "host", true), "a required field is there or string() threw");
     int port = integer(o, "port", -1);
     int weight = integer(o, "weight", Endpoint.DEFAULT_WEIGHT);
     Map<String, String> metadata = new LinkedHashMap<>();

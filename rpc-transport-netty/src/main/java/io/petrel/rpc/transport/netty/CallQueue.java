@@ -10,8 +10,8 @@ import org.jspecify.annotations.Nullable;
  * client slot share one loop, so a call moved from one connection's queue to another's stays on it.
  */
 final class CallQueue {
-  private PendingCall<?> head;
-  private PendingCall<?> tail;
+  private @Nullable PendingCall<?> head;
+  private @Nullable PendingCall<?> tail;
   private int size;
 
   boolean isEmpty() {

@@ -11,12 +11,15 @@ import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
+import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.internal.WakeChain;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -93,7 +96,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   /** Event loop only: a response was posted to a blocking caller since the last kick. */
   private boolean posted;
   /** Event loop only: why the connection failed, when it was TLS (e.g. the server refused the client's certificate). */
-  private String closeReason;
+  private @Nullable String closeReason;
 
   ClientConnection(NettyRpcClient client, ClientSlot slot, Channel channel) {
     this.client = client;
@@ -139,7 +142,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       client.route(call, slot);
       return;
     }
-    if (call.frame.readableBytes() > peerMaxFrameSize || checkPeerMetadata && overPeerMetadata(call)) {
+    if (call.frame().readableBytes() > peerMaxFrameSize || checkPeerMetadata && overPeerMetadata(call)) {
       refuseOversize(call);
       return;
     }
@@ -153,15 +156,15 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   }
 
   private boolean overPeerMetadata(PendingCall<?> call) {
-    return call.frame.getInt(OFF_METADATA_LENGTH) > peerMaxMetadataSize;
+    return call.frame().getInt(OFF_METADATA_LENGTH) > peerMaxMetadataSize;
   }
 
   /** Event loop: a request the server announced it would refuse unread fails here, before it is sent. */
   private void refuseOversize(PendingCall<?> call) {
-    int size = call.frame.readableBytes();
+    int size = call.frame().readableBytes();
     boolean frameTooLarge = size > peerMaxFrameSize;
     String what = frameTooLarge ? "request of " + size + " bytes exceeds the server's maxFrameSize "
-        + peerMaxFrameSize : "metadata of " + call.frame.getInt(OFF_METADATA_LENGTH) + " bytes exceeds the server's"
+        + peerMaxFrameSize : "metadata of " + call.frame().getInt(OFF_METADATA_LENGTH) + " bytes exceeds the server's"
         + " maxMetadataSize " + peerMaxMetadataSize;
     call.releaseFrame();
     call.fail(Status.RESOURCE_EXHAUSTED.withDescription(what + " (announced in its SETTINGS; raise"
@@ -240,7 +243,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   /** Event loop: registers the call under a new request id and writes its request (not flushed). */
   private void writeCall(PendingCall<?> call) {
     TransportMetrics metrics = client.metrics();
-    ByteBuf frame = call.frame;
+    ByteBuf frame = call.frame();
     call.frame = null;
     if (call.isOneway()) {
       if (!answered) {
@@ -260,8 +263,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     int id = nextRequestId();
     long timeoutMillis = 0;
     long remainingNanos = Long.MAX_VALUE;
-    if (call.deadline() != null) {
-      remainingNanos = call.deadline().remainingNanos();
+    Deadline deadline = call.deadline();
+    if (deadline != null) {
+      remainingNanos = deadline.remainingNanos();
       timeoutMillis = Math.max(1, (remainingNanos + 999_999) / 1_000_000);
     }
     FrameEncoder.patchRequest(frame, id, timeoutMillis);
@@ -275,7 +279,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     if (remainingNanos < SWEPT_DEADLINE_NANOS) {
       call.armTimer(channel.eventLoop());
     } else if (remainingNanos != Long.MAX_VALUE) {
-      long at = call.deadline().nanoTime();
+      long at = Objects.requireNonNull(deadline, "a call with a remaining time has a deadline").nanoTime();
       if (at < earliestSwept) {
         earliestSwept = at;
       }
@@ -746,7 +750,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   }
 
   /** Event loop: why the connection failed, if it was a TLS error; else null. */
-  String closeReason() {
+  @Nullable String closeReason() {
     return closeReason;
   }
 

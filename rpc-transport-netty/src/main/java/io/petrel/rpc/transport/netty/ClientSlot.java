@@ -18,6 +18,7 @@ import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.ConnectivityState;
+import java.util.Objects;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
@@ -47,25 +48,25 @@ final class ClientSlot {
   private final EventLoop loop;
   private final Bootstrap bootstrap;
   private final ClientConfig config;
-  private volatile ClientConnection connection;
+  private volatile @Nullable ClientConnection connection;
   // Guarded by this.
-  private Promise<ClientConnection> connecting;
+  private @Nullable Promise<ClientConnection> connecting;
   private long backoffNanos;
-  private ScheduledFuture<?> reconnectTimer;
+  private @Nullable ScheduledFuture<?> reconnectTimer;
   /** When {@link #reconnectTimer} fires (nanoTime). */
   private long nextAttemptAt;
   /**
    * Why the last attempt failed, while the slot backs off after it; null otherwise. Calls made meanwhile fail at
    * once with UNAVAILABLE naming it, instead of each starting an attempt of its own.
    */
-  private String lastFailure;
+  private @Nullable String lastFailure;
   /**
    * Calls waiting for the next attempt (made during the backoff, or while a connection had just closed); the
    * attempt completes it. Null while nobody waits.
    */
-  private Promise<ClientConnection> nextAttempt;
+  private @Nullable Promise<ClientConnection> nextAttempt;
   /** The channel of the attempt under way (TCP connect or TLS handshake), closed if the slot closes meanwhile. */
-  private Channel connectingChannel;
+  private @Nullable Channel connectingChannel;
   private boolean closed;
 
   ClientSlot(NettyRpcClient client, NettySubchannel subchannel, EventLoop loop, IoSupport io, ClientConfig config) {
@@ -216,7 +217,7 @@ final class ClientSlot {
           + " (RpcClient.builder().reconnectBackoff)").asException());
     }
     startConnect();
-    return connecting;
+    return Objects.requireNonNull(connecting, "startConnect() sets connecting");
   }
 
   /** "; next attempt in N ms (...)" while the slot backs off after a failed attempt, else null. */
@@ -284,7 +285,8 @@ final class ClientSlot {
   }
 
   /** Ends a connect attempt: with the new connection, or with {@code cause} ({@code why} in words). */
-  private void connected(Promise<ClientConnection> promise, Channel channel, Throwable cause, String why) {
+  private void connected(Promise<ClientConnection> promise, Channel channel, @Nullable Throwable cause,
+      @Nullable String why) {
     ClientConnection conn = null;
     synchronized (this) {
       if (connecting == promise) {

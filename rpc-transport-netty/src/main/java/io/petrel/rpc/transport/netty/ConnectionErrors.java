@@ -15,7 +15,7 @@ final class ConnectionErrors {
   static void close(RateLimitedLog log, Channel channel, Throwable cause, String peer) {
     Throwable t = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
     if (t instanceof ProtocolException) {
-      protocolViolation(log, channel, t.getMessage(), peer);
+      protocolViolation(log, channel, String.valueOf(t.getMessage()), peer);
     } else if (t instanceof IOException) {
       log.debug("connection " + peer + " failed: " + t);
       channel.close();

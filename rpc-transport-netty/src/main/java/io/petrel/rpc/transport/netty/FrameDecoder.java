@@ -9,6 +9,8 @@ import io.petrel.rpc.Metadata;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Splits the byte stream into {@link Frame}s, on the event loop. Checks magic and version as soon as their
@@ -25,7 +27,7 @@ final class FrameDecoder extends ByteToMessageDecoder {
 
   private final int maxFrameSize;
   private final int maxMetadataSize;
-  private final BufferBudget budget;
+  private final @Nullable BufferBudget budget;
   private long discardRemaining;
   private boolean failed;
   /** Bytes of the frame being received taken from {@link #budget}; 0 if none. */
@@ -40,7 +42,7 @@ final class FrameDecoder extends ByteToMessageDecoder {
   /**
    * @param budget the server's cap on buffered bytes, or null for none (the client)
    */
-  FrameDecoder(int maxFrameSize, int maxMetadataSize, BufferBudget budget) {
+  FrameDecoder(int maxFrameSize, int maxMetadataSize, @Nullable BufferBudget budget) {
     this.maxFrameSize = maxFrameSize;
     this.maxMetadataSize = maxMetadataSize;
     this.budget = budget;
@@ -143,7 +145,7 @@ final class FrameDecoder extends ByteToMessageDecoder {
 
   private void releaseReserved() {
     if (reserved != 0) {
-      budget.release(reserved);
+      Objects.requireNonNull(budget, "bytes are reserved from a budget").release(reserved);
       reserved = 0;
     }
   }

@@ -27,10 +27,11 @@ final class FrameEncoder {
     for (Metadata.Entry e : metadata.entries()) {
       out.writeShort(e.key().length());
       out.writeCharSequence(e.key(), StandardCharsets.US_ASCII);
-      if (e.isBinary()) {
+      byte[] binary = e.binaryValue();
+      if (binary != null) {
         out.writeByte(META_BINARY);
-        out.writeInt(e.binaryValue().length);
-        out.writeBytes(e.binaryValue());
+        out.writeInt(binary.length);
+        out.writeBytes(binary);
       } else {
         out.writeByte(META_STRING);
         int lenIndex = out.writerIndex();

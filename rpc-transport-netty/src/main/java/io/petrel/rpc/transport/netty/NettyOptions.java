@@ -45,6 +45,9 @@ public final class NettyOptions {
    * same service (default: none; see {@link #IO_THREADS}). The client never shuts them down. Its I/O type
    * (NIO, epoll, io_uring) decides the client's, whatever {@link #IO_MODE} says.
    */
+  // The option's type is @Nullable IoEventLoopGroup (default null), a type argument that NullAway's standard mode
+  // does not read: it sees null passed where an IoEventLoopGroup is expected.
+  @SuppressWarnings("NullAway")
   public static final TransportOption<@Nullable IoEventLoopGroup> EVENT_LOOP_GROUP =
       TransportOption.of("netty.eventLoopGroup", IoEventLoopGroup.class, null);
 

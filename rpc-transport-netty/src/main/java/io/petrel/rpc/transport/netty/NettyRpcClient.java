@@ -24,6 +24,7 @@ import io.petrel.rpc.spi.ClientEndpoints;
 import io.petrel.rpc.spi.ClientTransport;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
@@ -390,7 +391,8 @@ final class NettyRpcClient implements ClientTransport {
       if ((shared == null && own == null) || !released.compareAndSet(false, true)) {
         return null;
       }
-      return shared != null ? shared.release() : own.shutdownGracefully(0, 2, TimeUnit.SECONDS);
+      return shared != null ? shared.release()
+          : Objects.requireNonNull(own, "the client's own loops when not shared").shutdownGracefully(0, 2, TimeUnit.SECONDS);
     }
 
     @Override

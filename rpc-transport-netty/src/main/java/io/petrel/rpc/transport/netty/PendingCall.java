@@ -7,6 +7,7 @@ import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.spi.ClientCall;
+import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -129,6 +130,11 @@ final class PendingCall<Resp> extends ClientCall<Resp> implements Runnable {
       }
     }
     return true;
+  }
+
+  /** The request not yet written (a call is queued and sent with it). */
+  ByteBuf frame() {
+    return Objects.requireNonNull(frame, "the request of a call not yet written");
   }
 
   /** Releases the request buffer if it was never written. Event loop or failure path only. */

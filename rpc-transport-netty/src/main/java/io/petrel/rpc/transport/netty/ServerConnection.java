@@ -45,7 +45,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   private final AtomicInteger onewaysRunning = new AtomicInteger();
   /** Unary calls awaiting their response, for CANCEL; event loop only. */
   private final CallTable<NettyServerCall> calls = new CallTable<>();
-  private final TransportMetrics metrics;
+  private final @Nullable TransportMetrics metrics;
   private final FrameDecoder decoder;
   private final BufferBudget budget;
   private volatile boolean goawaySent;
@@ -60,7 +60,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
    */
   private final ArrayDeque<Deferred> parked = new ArrayDeque<>();
   /** Event loop only: the housekeeping task enforcing the server's timeouts on this connection. */
-  private ScheduledFuture<?> housekeeping;
+  private @Nullable ScheduledFuture<?> housekeeping;
   private final long openedAt = System.nanoTime();
   /** Event loop only: state of the timeouts, see {@link #tick()}. */
   private boolean framesSeen;
@@ -105,7 +105,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
    * the other in one buffer that is written at the end of the batch: one allocation, one pipeline pass and
    * one iovec for all of them instead of one each.
    */
-  private ByteBuf batch;
+  private @Nullable ByteBuf batch;
   /**
    * Largest size a {@link #batch} is allocated with (within the event loop's pooled cache). A frame that does
    * not fit in what is left starts a new batch, of its own size if larger; a batch that reaches this size is
@@ -545,11 +545,11 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     int size = buf.readableBytes();
     if (size >= FrameDecoder.RESERVE_THRESHOLD && !budget.tryReserve(size)) {
       buf.release();
-      Status s = Status.RESOURCE_EXHAUSTED.withDescription("response of " + m.fullName() + " (" + size
+      String why = "response of " + m.fullName() + " (" + size
           + " bytes) dropped: the server already holds " + budget.max() + " bytes of unsent responses and partly"
-          + " received frames, its maxBufferedBytes (raise RpcServer.builder().maxBufferedBytes, or add servers)");
-      server.limitLog().warn("maxBufferedBytes", s.description());
-      writeError(call.requestId, s);
+          + " received frames, its maxBufferedBytes (raise RpcServer.builder().maxBufferedBytes, or add servers)";
+      server.limitLog().warn("maxBufferedBytes", why);
+      writeError(call.requestId, Status.RESOURCE_EXHAUSTED.withDescription(why));
       return -1;
     }
     queuedBytes.add(size);

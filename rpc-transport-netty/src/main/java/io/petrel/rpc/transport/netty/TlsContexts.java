@@ -18,9 +18,11 @@ import java.security.Signature;
 import java.security.cert.X509Certificate;
 import java.security.spec.PKCS8EncodedKeySpec;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.TrustManagerFactory;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -92,7 +94,8 @@ final class TlsContexts {
       SslContextBuilder b;
       if (config.privateKeyFile() != null) {
         PrivateKey key = Pem.privateKey(config.privateKeyFile(), config.privateKeyPassword());
-        X509Certificate[] chain = Pem.certificates(config.certificateChainFile(), "certificate chain");
+        X509Certificate[] chain = Pem.certificates(Objects.requireNonNull(config.certificateChainFile(),
+            "keyPair sets the certificate chain with the key"), "certificate chain");
         checkKeyMatches(key, chain[0], config);
         b = SslContextBuilder.forServer(key, chain);
       } else {
@@ -115,7 +118,8 @@ final class TlsContexts {
       SslContextBuilder b = SslContextBuilder.forClient();
       if (config.privateKeyFile() != null) {
         PrivateKey key = Pem.privateKey(config.privateKeyFile(), config.privateKeyPassword());
-        X509Certificate[] chain = Pem.certificates(config.certificateChainFile(), "certificate chain");
+        X509Certificate[] chain = Pem.certificates(Objects.requireNonNull(config.certificateChainFile(),
+            "keyPair sets the certificate chain with the key"), "certificate chain");
         checkKeyMatches(key, chain[0], config);
         b.keyManager(key, chain);
       } else if (config.hasOwnCertificate()) {
@@ -134,7 +138,8 @@ final class TlsContexts {
       b.trustManager(Pem.certificates(config.trustCertificatesFile(), "trust certificates"));
     } else if (config.trustStore() != null || config.trustStoreFile() != null) {
       KeyStore ts = config.trustStore() != null ? config.trustStore()
-          : load(config.trustStoreFile(), config.trustStorePassword(), "trustStore");
+          : load(Objects.requireNonNull(config.trustStoreFile(), "a trust store or its file"),
+              config.trustStorePassword(), "trustStore");
       TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
       tmf.init(ts);
       b.trustManager(tmf);
@@ -145,13 +150,13 @@ final class TlsContexts {
   private static KeyManagerFactory keyManagers(TlsConfig config) throws IOException, GeneralSecurityException {
     char[] password = config.keyStorePassword();
     KeyStore ks = config.keyStore() != null ? config.keyStore()
-        : load(config.keyStoreFile(), password, "keyStore");
+        : load(Objects.requireNonNull(config.keyStoreFile(), "a key store or its file"), password, "keyStore");
     KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
     kmf.init(ks, password);
     return kmf;
   }
 
-  private static KeyStore load(Path file, char[] password, String option) throws IOException {
+  private static KeyStore load(Path file, char @Nullable [] password, String option) throws IOException {
     try {
       return KeyStore.getInstance(file.toFile(), password);
     } catch (GeneralSecurityException | IOException | RuntimeException e) {
@@ -216,7 +221,7 @@ final class TlsContexts {
 
   /** PEM reading, through Netty's reader (PKCS#8 keys, encrypted too; PKCS#1 too when BouncyCastle is present). */
   private abstract static class Pem extends SslContext {
-    static PrivateKey privateKey(Path file, char[] password) throws IOException {
+    static PrivateKey privateKey(Path file, char @Nullable [] password) throws IOException {
       try {
         PrivateKey key = toPrivateKey(file.toFile(), password == null ? null : new String(password));
         if (key == null) {

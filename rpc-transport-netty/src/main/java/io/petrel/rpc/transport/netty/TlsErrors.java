@@ -95,7 +95,7 @@ final class TlsErrors {
    *     certificate alert (the JDK sends "bad_certificate" for a missing one) was refused for that. A client
    *     sends its certificate only if it is issued by one of the CAs the server names.
    */
-  static String describe(Throwable t, boolean atClient, String host, boolean ownCertificate,
+  static String describe(Throwable t, boolean atClient, @Nullable String host, boolean ownCertificate,
       boolean sentCertificate) {
     Kind kind = classify(t);
     if (atClient && !sentCertificate && kind == Kind.CERTIFICATE_REFUSED) {
