@@ -73,6 +73,8 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
   private int resends;
   /** Attempts made again after one that may have run failed with UNAVAILABLE (idempotent methods only). */
   private int retries;
+  /** Why the previous attempt could not be sent, while the next one is being picked; else null. */
+  private @Nullable Status unsent;
 
   /**
    * How many times a call whose request no handler saw is sent again, without the caller seeing it: bounds the
@@ -180,6 +182,15 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
       fail(code.toStatus().withDescription("cannot encode the request of " + method.fullName() + ": "
           + Status.describe(t)).withCause(t));
     }
+  }
+
+  /**
+   * Why the call's previous attempt could not be sent (NOT_SENT), or null: such a call is sent again only to
+   * another endpoint (its own just failed to connect, and waited for that attempt), and fails with this status
+   * when the balancer has no other.
+   */
+  public final @Nullable Status unsentCause() {
+    return unsent;
   }
 
   /** Attempts made so far, the first included (tests, messages). */
@@ -340,6 +351,7 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
       s.callEnded(status, System.nanoTime() - startNanos);
     }
     onNextAttempt();
+    unsent = progress == AttemptProgress.NOT_SENT ? status : null;
     if (!isFinished()) {
       startAttempt(req);
     }

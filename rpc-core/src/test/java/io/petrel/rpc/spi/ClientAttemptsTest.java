@@ -109,6 +109,14 @@ class ClientAttemptsTest {
     take().onClose(unavailable("cannot connect"), AttemptProgress.NOT_SENT);
     assertThat(statusOf(fast).description()).isEqualTo("cannot connect");
     assertThat(client.started).isEmpty();
+
+    // With one endpoint an unsent call has nowhere else to go: it fails with why it could not be sent there.
+    client.shutdownNow();
+    client = client(b -> b.target("127.0.0.1:1"));
+    CompletableFuture<byte[]> single = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
+    take().onClose(unavailable("cannot connect to 127.0.0.1:1"), AttemptProgress.NOT_SENT);
+    assertThat(statusOf(single).description()).isEqualTo("cannot connect to 127.0.0.1:1");
+    assertThat(client.started).isEmpty();
   }
 
   @Test

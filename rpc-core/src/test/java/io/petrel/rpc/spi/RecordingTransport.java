@@ -149,7 +149,7 @@ public final class RecordingTransport implements TransportProvider {
       c.request = request;
       c.subchannel = endpoints.pick(call, c.subchannel);
       if (c.subchannel == null) {
-        call.fail(endpoints.noEndpoint("; " + method.fullName() + " not sent"));
+        call.fail(endpoints.noPick(call, "; " + method.fullName() + " not sent"));
         return;
       }
       started.add(c);

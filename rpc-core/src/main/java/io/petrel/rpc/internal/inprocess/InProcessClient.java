@@ -7,7 +7,6 @@ import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.spi.AttemptProgress;
 import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.ClientTransport;
@@ -171,7 +170,7 @@ public final class InProcessClient implements ClientTransport {
     InProcessConnection conn = connection();
     if (conn == null) {
       body.release();
-      call.onClose(unavailable(method), AttemptProgress.NOT_SENT);
+      call.fail(unavailable(method)); // not sent, and there is no other endpoint to send it to
       return;
     }
     boolean oneway = call.isOneway();

@@ -286,7 +286,7 @@ final class NettyRpcClient implements ClientTransport {
     NettySubchannel sub = endpoints.pick(call, call.subchannel); // another endpoint than a failed attempt's
     if (sub == null) {
       call.releaseFrame();
-      call.fail(endpoints.noEndpoint("; " + method.fullName() + " not sent"));
+      call.fail(endpoints.noPick(call, "; " + method.fullName() + " not sent"));
       return;
     }
     call.subchannel = sub;
