@@ -75,6 +75,8 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
   private int retries;
   /** Why the previous attempt could not be sent, while the next one is being picked; else null. */
   private @Nullable Status unsent;
+  /** The endpoint the core picked for the current (or last) attempt; null before the first pick. */
+  private @Nullable ClientSubchannel picked;
 
   /**
    * How many times a call whose request no handler saw is sent again, without the caller seeing it: bounds the
@@ -148,8 +150,11 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
     requestSize = bytes;
   }
 
-  /** Counts the call on {@code s} until it ends (once; by {@link ClientEndpoints#pick}). */
-  final void countOn(ClientSubchannel s) {
+  /**
+   * The core's: counts the attempt on {@code s} until it ends (the core's pick, when the client has several
+   * endpoints).
+   */
+  public final void countOn(ClientSubchannel s) {
     s.callStarted();
     countedOn = s;
     if (isFinished() && COUNTED.compareAndSet(this, s, null)) {
@@ -191,6 +196,16 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
    */
   public final @Nullable Status unsentCause() {
     return unsent;
+  }
+
+  /** The endpoint picked for the current or last attempt, or null (none yet, or an in-process client). */
+  public final @Nullable ClientSubchannel picked() {
+    return picked;
+  }
+
+  /** The core's: the endpoint picked for the attempt starting now. */
+  public final void picked(ClientSubchannel s) {
+    picked = s;
   }
 
   /** Attempts made so far, the first included (tests, messages). */

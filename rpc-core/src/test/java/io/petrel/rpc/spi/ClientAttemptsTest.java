@@ -85,8 +85,10 @@ class ClientAttemptsTest {
     RecordingTransport.Call<?> second = take();
     assertThat(second).as("the same logical call").isSameAs(first);
     assertThat(second.subchannel).as("picked again, another endpoint").isNotSameAs(firstEndpoint);
-    second.onClose(unavailable("connection closed before the write"), AttemptProgress.NOT_SENT);
+    second.subchannel.available = false; // as a transport reports an endpoint it cannot reach
+    second.onClose(unavailable("cannot connect"), AttemptProgress.NOT_SENT);
     RecordingTransport.Call<?> third = take();
+    assertThat(third.subchannel).as("never the endpoint it could not be sent to").isSameAs(firstEndpoint);
     assertThat(f).isNotDone();
     answer(third, "done");
     assertThat(new String(f.get(10, TimeUnit.SECONDS), UTF_8)).isEqualTo("done");

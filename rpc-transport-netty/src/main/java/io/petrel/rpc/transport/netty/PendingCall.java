@@ -28,11 +28,6 @@ final class PendingCall<Resp> extends ClientCall<Resp> implements Runnable {
    */
   @Nullable ClientConnection connection;
   int requestId;
-  /**
-   * The endpoint the call's attempt was picked for; written before the call is routed, and kept after the
-   * attempt failed so that the next one is picked elsewhere when the balancer can.
-   */
-  @Nullable NettySubchannel subchannel;
   /** Fail at once, rather than wait for the next attempt, while the endpoint backs off (CallOptions). */
   boolean failFast;
   @Nullable ScheduledFuture<?> timer;

@@ -1,8 +1,14 @@
-package io.petrel.rpc.spi;
+package io.petrel.rpc.internal;
 
 import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.internal.RateLimitedLog;
+import io.petrel.rpc.spi.ClientCall;
+import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.ClientSubchannel;
+import io.petrel.rpc.spi.ConnectivityState;
+import io.petrel.rpc.spi.LoadBalancer;
+import io.petrel.rpc.spi.NameResolver;
+import io.petrel.rpc.spi.Subchannel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -21,7 +27,8 @@ import org.slf4j.LoggerFactory;
  *
  * @param <S> the transport's subchannel type
  */
-public final class ClientEndpoints<S extends ClientSubchannel> implements NameResolver.Listener {
+public final class ClientEndpoints<S extends ClientSubchannel> implements NameResolver.Listener,
+    ClientSubchannel.Owner {
   private static final Logger log = LoggerFactory.getLogger(ClientEndpoints.class);
 
   private final String name;
@@ -113,21 +120,24 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
   }
 
   /** A subchannel's state changed (under its lock, so in order): the balancer hears it when there are several. */
-  void stateChanged(ClientSubchannel s, ConnectivityState state, @Nullable Status cause) {
+  @Override
+  public void stateChanged(ClientSubchannel s, ConnectivityState state, @Nullable Status cause) {
     if (single == null) {
       balancer.onStateChange(s, state, cause);
     }
   }
 
   /** A connection was lost or an attempt failed: the endpoints may have changed. */
-  void connectionLost() {
+  @Override
+  public void connectionLost() {
     if (!shutdown) {
       resolver.refresh();
     }
   }
 
   /** A call counted on {@code s} ended (only with several endpoints: a single one counts nothing). */
-  void callEnded(ClientSubchannel s, Status outcome, long latencyNanos) {
+  @Override
+  public void callEnded(ClientSubchannel s, Status outcome, long latencyNanos) {
     balancer.onAttemptEnded(s, outcome, latencyNanos);
   }
 
@@ -158,7 +168,7 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     if (s == null) {
       s = pickAny(call);
       if (s != null && s == previous) {
-        S other = pickAny(call);
+        S other = pickAny(call); // once more: a balancer that insists (a hash key) is followed
         if (other != null) {
           s = other;
         }
