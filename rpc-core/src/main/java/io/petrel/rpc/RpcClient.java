@@ -1,9 +1,8 @@
 package io.petrel.rpc;
 
-import io.petrel.rpc.internal.CallDeadline;
 import io.petrel.rpc.internal.ClientChain;
 import io.petrel.rpc.internal.ClientRuntime;
-import io.petrel.rpc.internal.ThreadlessExecutor;
+import io.petrel.rpc.spi.ThreadlessExecutor;
 import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
 import java.util.List;
@@ -201,7 +200,8 @@ public abstract class RpcClient implements AutoCloseable {
     try {
       // The transport ends the call by its deadline; the caller checks too, a little later, so that a blocking
       // call never depends on a thread that user code could block.
-      Deadline d = f instanceof CallDeadline cd ? cd.callDeadline() : deadlineOf(method, options);
+      Deadline own = f instanceof ClientCall<?> call ? call.deadline() : null; // null: an interceptor's future
+      Deadline d = own != null ? own : deadlineOf(method, options);
       if (!executor.awaitCompletion(f, d.nanoTime() + SELF_DEADLINE_MARGIN_NANOS)) {
         f.completeExceptionally(Status.DEADLINE_EXCEEDED.withDescription("deadline passed while waiting for "
             + method.fullName() + ", and the transport had not ended the call (is its event loop blocked?)")

@@ -21,16 +21,16 @@ import java.util.concurrent.Executor;
  */
 public final class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder> {
   /** Default {@link #defaultDeadline}: 30 s. A call never waits longer than this unless told to. */
-  public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_DEADLINE = ClientConfig.DEFAULT_DEADLINE;
   /** Default {@link #connectTimeout}: 5 s. */
-  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = ClientConfig.DEFAULT_CONNECT_TIMEOUT;
   /** Default {@link #maxPendingCalls}: 16384 calls pending (awaiting a response or waiting to be sent), per client. */
-  public static final int DEFAULT_MAX_PENDING_CALLS = 16384;
+  public static final int DEFAULT_MAX_PENDING_CALLS = ClientConfig.DEFAULT_MAX_PENDING_CALLS;
   /** Default reconnect backoff: 100 ms doubling up to 10 s, with +-20% jitter. */
-  public static final Duration DEFAULT_RECONNECT_INITIAL = Duration.ofMillis(100);
-  public static final Duration DEFAULT_RECONNECT_MAX = Duration.ofSeconds(10);
+  public static final Duration DEFAULT_RECONNECT_INITIAL = ClientConfig.DEFAULT_RECONNECT_INITIAL;
+  public static final Duration DEFAULT_RECONNECT_MAX = ClientConfig.DEFAULT_RECONNECT_MAX;
   /** Default {@link #keepAliveTime}: 30 s. */
-  public static final Duration DEFAULT_KEEP_ALIVE = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_KEEP_ALIVE = ClientConfig.DEFAULT_KEEP_ALIVE;
 
   private String target;
   private NameResolver resolver;

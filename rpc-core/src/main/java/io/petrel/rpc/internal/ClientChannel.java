@@ -1,5 +1,6 @@
 package io.petrel.rpc.internal;
 
+import io.petrel.rpc.spi.RateLimitedLog;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Metadata;

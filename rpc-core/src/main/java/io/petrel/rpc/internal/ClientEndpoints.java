@@ -1,5 +1,6 @@
 package io.petrel.rpc.internal;
 
+import io.petrel.rpc.spi.RateLimitedLog;
 import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.spi.ClientCall;
@@ -60,7 +61,8 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
       throw new IllegalArgumentException("client '" + name + "' for " + target + " has no name resolver");
     }
     this.resolver = r;
-    this.balancer = config.loadBalancer().newLoadBalancer();
+    LoadBalancer.Factory lb = config.loadBalancer();
+    this.balancer = (lb != null ? lb : io.petrel.rpc.internal.lb.LoadBalancers.LEAST_PENDING_FACTORY).newLoadBalancer();
     this.factory = factory;
     this.limitLog = limitLog;
   }

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.spi.ClientCall;
+import io.petrel.rpc.spi.ClientCallRuntime;
 import io.petrel.rpc.spi.ClientConfig;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,7 +23,7 @@ import org.jspecify.annotations.Nullable;
  * the shutdown and termination state, the callback executor, and the call meters ({@code rpc.client.calls},
  * sizes, {@code rpc.client.calls.pending}; names in docs/observability.md). One per client.
  */
-public final class ClientRuntime {
+public final class ClientRuntime implements ClientCallRuntime {
   private final String name;
   private final String target;
   private final int maxPendingCalls;
@@ -81,6 +82,7 @@ public final class ClientRuntime {
   }
 
   /** Starts an attempt of {@code call} on the transport (the first, or another after a failed one). */
+  @Override
   public void startAttempt(ClientCall<?> call, Object request) throws Exception {
     AttemptStarter s = attemptStarter;
     if (s == null) {
@@ -90,8 +92,24 @@ public final class ClientRuntime {
   }
 
   /** More attempts an idempotent call may make after its first failed with UNAVAILABLE. */
+  @Override
   public int maxRetries() {
     return maxRetries;
+  }
+
+  @Override
+  public void attemptFailed() {
+    retryBudget.onFailure();
+  }
+
+  @Override
+  public void callSucceeded() {
+    retryBudget.onSuccess();
+  }
+
+  @Override
+  public boolean mayRetry() {
+    return retryBudget.mayRetry();
   }
 
   /** The client's retry budget, shared by all its calls. */
@@ -100,14 +118,17 @@ public final class ClientRuntime {
   }
 
   /** The client is closing its transport (shut down now, or shut down with no call left): no new attempt. */
+  @Override
   public boolean isTerminating() {
     return terminating.get();
   }
 
+  @Override
   public String name() {
     return name;
   }
 
+  @Override
   public String target() {
     return target;
   }
@@ -122,6 +143,7 @@ public final class ClientRuntime {
   }
 
   /** The client-side meters of {@code method}; {@link CallMetrics#NOOP} without a registry. */
+  @Override
   public CallMetrics metricsFor(MethodDescriptor<?, ?> method) {
     MeterRegistry r = registry;
     if (r == null) {
@@ -140,16 +162,19 @@ public final class ClientRuntime {
   }
 
   /** A call ended (exactly once per started call). */
+  @Override
   public void callEnded() {
     if (pending.decrementAndGet() == 0 && shutdown) {
       terminate();
     }
   }
 
+  @Override
   public int pendingCalls() {
     return pending.get();
   }
 
+  @Override
   public boolean isShutdown() {
     return shutdown;
   }

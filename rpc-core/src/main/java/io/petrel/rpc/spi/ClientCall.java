@@ -10,11 +10,6 @@ import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.MethodType;
 import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.internal.CallDeadline;
-import io.petrel.rpc.internal.CallMetrics;
-import io.petrel.rpc.internal.ClientRuntime;
-import io.petrel.rpc.internal.ThreadlessExecutor;
-import io.petrel.rpc.internal.WakeChain;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -44,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * <p>Derived stages ({@code thenApply} etc.) are plain CompletableFutures.
  */
 public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
-    implements CallDeadline, LoadBalancer.PickArgs {
+    implements LoadBalancer.PickArgs {
   @SuppressWarnings("rawtypes")
   private static final AtomicIntegerFieldUpdater<ClientCall> FINISHED =
       AtomicIntegerFieldUpdater.newUpdater(ClientCall.class, "finished");
@@ -52,12 +47,12 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
   private static final AtomicReferenceFieldUpdater<ClientCall, ClientSubchannel> COUNTED =
       AtomicReferenceFieldUpdater.newUpdater(ClientCall.class, ClientSubchannel.class, "countedOn");
 
-  private final ClientRuntime runtime;
+  private final ClientCallRuntime runtime;
   private final MethodDescriptor<?, Resp> method;
   private final @Nullable Deadline deadline;
   private final long startNanos;
   private final @Nullable Consumer<Metadata> responseMetadata;
-  private final CallMetrics metrics;
+  private final CallRecorder metrics;
   /** Where the response is decoded and the future completed; null for the thread that ends the call. */
   private final @Nullable Executor executor;
   /** The call's options after the interceptors; set by the core before the transport starts the call. */
@@ -91,7 +86,7 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
    * @param responseMetadata gets the server's response metadata before the future completes, or null
    * @param executor where the future completes, or null for the thread that ends the call
    */
-  protected ClientCall(ClientRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+  protected ClientCall(ClientCallRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
       @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
     this.runtime = runtime;
     this.method = method;
@@ -128,11 +123,6 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
 
   /** When the call must end, or null for none. */
   public final @Nullable Deadline deadline() {
-    return deadline;
-  }
-
-  @Override
-  public final @Nullable Deadline callDeadline() {
     return deadline;
   }
 
@@ -334,7 +324,7 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
       return;
     }
     if (status.code() == Status.Code.UNAVAILABLE) {
-      runtime.retryBudget().onFailure();
+      runtime.attemptFailed();
       if (anotherAttempt(status, progress)) {
         return;
       }
@@ -355,7 +345,7 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
     if (progress != AttemptProgress.PROCESSED && resends < MAX_RESENDS
         && !(progress == AttemptProgress.NOT_SENT && options.isFailFast())) {
       resends++;
-    } else if (method.isIdempotent() && retries < runtime.maxRetries() && runtime.retryBudget().mayRetry()) {
+    } else if (method.isIdempotent() && retries < runtime.maxRetries() && runtime.mayRetry()) {
       retries++;
     } else {
       return false;
@@ -464,7 +454,7 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
       return false;
     }
     if (outcome.code() == Status.Code.OK) {
-      runtime.retryBudget().onSuccess();
+      runtime.callSucceeded();
     }
     try {
       onEnded();

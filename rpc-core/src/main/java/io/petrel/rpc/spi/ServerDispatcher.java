@@ -7,7 +7,6 @@ import io.petrel.rpc.ServerMethodDefinition;
 import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.internal.CallMetrics;
-import io.petrel.rpc.internal.RateLimitedLog;
 import io.petrel.rpc.internal.ServerMetrics;
 import java.util.ArrayList;
 import java.util.List;

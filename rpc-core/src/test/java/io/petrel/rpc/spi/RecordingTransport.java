@@ -35,7 +35,7 @@ public final class RecordingTransport implements TransportProvider {
   }
 
   @Override
-  public ClientTransport newClientTransport(ClientConfig config, io.petrel.rpc.internal.ClientRuntime runtime) {
+  public ClientTransport newClientTransport(ClientConfig config, ClientCallRuntime runtime) {
     return new Client(config, runtime);
   }
 
@@ -115,11 +115,11 @@ public final class RecordingTransport implements TransportProvider {
     public final Endpoints endpoints = new Endpoints();
     public final ClientConfig config;
     public volatile int terminations;
-    private final io.petrel.rpc.internal.ClientRuntime runtime;
+    private final ClientCallRuntime runtime;
     /** The core's client this transport serves (set by {@link RecordingTransport#of}). */
     public volatile RpcClient rpc;
 
-    Client(ClientConfig config, io.petrel.rpc.internal.ClientRuntime runtime) {
+    Client(ClientConfig config, ClientCallRuntime runtime) {
       this.config = config;
       this.runtime = runtime;
     }
@@ -149,7 +149,7 @@ public final class RecordingTransport implements TransportProvider {
       return new Sub(endpoint);
     }
 
-    io.petrel.rpc.internal.ClientRuntime runtime0() {
+    ClientCallRuntime runtime0() {
       return runtime;
     }
 

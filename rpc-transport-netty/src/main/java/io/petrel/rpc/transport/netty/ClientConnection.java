@@ -13,7 +13,7 @@ import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.spi.AttemptProgress;
-import io.petrel.rpc.internal.WakeChain;
+import io.petrel.rpc.spi.WakeChain;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;

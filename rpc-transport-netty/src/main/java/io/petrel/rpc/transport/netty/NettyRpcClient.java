@@ -16,8 +16,8 @@ import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
-import io.petrel.rpc.internal.ClientRuntime;
-import io.petrel.rpc.internal.RateLimitedLog;
+import io.petrel.rpc.spi.ClientCallRuntime;
+import io.petrel.rpc.spi.RateLimitedLog;
 import io.petrel.rpc.spi.AttemptProgress;
 import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
@@ -62,9 +62,9 @@ final class NettyRpcClient implements ClientTransport {
   private final @Nullable TlsSource tls;
   private final LoopRelease loopRelease;
   /** The core client's runtime: its calls are made with it. */
-  private final ClientRuntime runtime;
+  private final ClientCallRuntime runtime;
 
-  NettyRpcClient(ClientConfig config, ClientRuntime runtime) {
+  NettyRpcClient(ClientConfig config, ClientCallRuntime runtime) {
     this.runtime = runtime;
     this.config = config;
     this.target = config.target();
@@ -119,7 +119,8 @@ final class NettyRpcClient implements ClientTransport {
       metrics.eventLoops(group);
     }
     log.debug("Petrel client '{}' for {} (io {}, {} connections per endpoint, {}, load balancer {}, {})",
-        config.name(), target, io.name, config.connectionsPerEndpoint(), loopsDescribed, config.loadBalancer().name(),
+        config.name(), target, io.name, config.connectionsPerEndpoint(), loopsDescribed,
+        config.loadBalancer() == null ? "least_pending" : config.loadBalancer().name(),
         tls == null ? "plaintext" : tls.describe());
   }
 
@@ -273,7 +274,7 @@ final class NettyRpcClient implements ClientTransport {
   }
 
   /** The core's runtime of this client, for its calls. */
-  ClientRuntime callRuntime() {
+  ClientCallRuntime callRuntime() {
     return runtime;
   }
 
