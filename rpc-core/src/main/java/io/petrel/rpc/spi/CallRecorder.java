@@ -2,8 +2,11 @@ package io.petrel.rpc.spi;
 
 import io.petrel.rpc.Status;
 
-/** Records the end of one call in the client's meters (the core's; a no-op without a meter registry). */
+/** Records the end of one call in the meters of a client or a server (the core's). */
 public interface CallRecorder {
+  /** Records nothing: a client or server without a meter registry. */
+  CallRecorder NOOP = (code, nanos, requestBytes, responseBytes) -> { };
+
   /**
    * @param nanos how long the call took
    * @param requestBytes the encoded request's size, or -1 if unknown

@@ -10,7 +10,6 @@ import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServerMethodDefinition;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
-import io.petrel.rpc.internal.ErrorAnswers;
 import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -219,7 +218,7 @@ public abstract class ServerCall implements Runnable {
       if (interceptors.isEmpty() && !def.isAsync()) {
         finish(def.handler().invoke(value), null); // the plain path: no stage, no chain
       } else {
-        CompletionStage<Object> stage = io.petrel.rpc.internal.ServerChain.invoke(interceptors, def, value,
+        CompletionStage<Object> stage = ServerChain.invoke(interceptors, def, value,
             context);
         stage.whenComplete(this::finish);
       }
