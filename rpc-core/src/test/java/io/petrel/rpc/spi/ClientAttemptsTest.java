@@ -39,8 +39,9 @@ class ClientAttemptsTest {
   private RecordingTransport.Client client = client(b -> b);
 
   private RecordingTransport.Client client(UnaryOperator<RpcClientBuilder> options) {
+    // Round robin: the next pick is the other endpoint, so where each attempt goes is known.
     return RecordingTransport.of(options.apply(RpcClient.builder().target("static://127.0.0.1:1,127.0.0.1:2")
-        .transport("recording").name("c")).build());
+        .loadBalancer("round_robin").transport("recording").name("c")).build());
   }
 
   @AfterEach
