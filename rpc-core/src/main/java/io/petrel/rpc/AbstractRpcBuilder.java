@@ -16,9 +16,9 @@ import org.jspecify.annotations.Nullable;
  */
 public abstract class AbstractRpcBuilder<B extends AbstractRpcBuilder<B>> {
   /** Default {@link #maxFrameSize}: 8 MiB, header included. */
-  public static final int DEFAULT_MAX_FRAME_SIZE = 8 * 1024 * 1024;
+  public static final int DEFAULT_MAX_FRAME_SIZE = io.petrel.rpc.spi.TransportConfig.DEFAULT_MAX_FRAME_SIZE;
   /** Default {@link #maxMetadataSize}: 8 KiB of encoded metadata per frame. */
-  public static final int DEFAULT_MAX_METADATA_SIZE = 8 * 1024;
+  public static final int DEFAULT_MAX_METADATA_SIZE = io.petrel.rpc.spi.TransportConfig.DEFAULT_MAX_METADATA_SIZE;
 
   String name;
   @Nullable String transport;

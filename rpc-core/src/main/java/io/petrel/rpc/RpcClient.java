@@ -1,9 +1,8 @@
 package io.petrel.rpc;
 
-import io.petrel.rpc.internal.CallDeadline;
 import io.petrel.rpc.internal.ClientChain;
 import io.petrel.rpc.internal.ClientRuntime;
-import io.petrel.rpc.internal.ThreadlessExecutor;
+import io.petrel.rpc.spi.ThreadlessExecutor;
 import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
 import java.util.List;
@@ -54,6 +53,7 @@ public abstract class RpcClient implements AutoCloseable {
   protected RpcClient(ClientConfig config, boolean secure) {
     this.runtime = new ClientRuntime(config);
     this.runtime.terminator(this::terminate);
+    this.runtime.attemptStarter(this::startAttempt);
     this.interceptors = config.interceptors();
     this.defaultTimeoutNanos = config.defaultTimeoutNanos();
     this.secure = secure;
@@ -150,20 +150,14 @@ public abstract class RpcClient implements AutoCloseable {
       return call;
     }
     call.options(options); // what a load balancer reads when it picks for the call
-    try {
-      startCall(call, method, request, options);
-    } catch (io.petrel.rpc.spi.FrameSizes.TooLarge e) {
-      call.fail(e.status.augmentDescription("not sent")); // over maxFrameSize or maxMetadataSize
-    } catch (StatusException e) {
-      call.fail(e.status());
-    } catch (Throwable t) {
-      // The request's marshaller failed (the transport encodes before it hands the call on).
-      Status.Code code = t instanceof IllegalArgumentException || t instanceof NullPointerException
-          ? Status.Code.INVALID_ARGUMENT : Status.Code.INTERNAL;
-      call.fail(code.toStatus().withDescription("cannot encode the request of " + method.fullName() + ": "
-          + Status.describe(t)).withCause(t));
-    }
+    call.start(request); // the first attempt; the call keeps the request for another (see ClientCall#onClose)
     return call;
+  }
+
+  /** One attempt of {@code call}: the transport encodes, picks an endpoint and sends. */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void startAttempt(ClientCall<?> call, Object request) throws Exception {
+    startCall(call, (MethodDescriptor) call.method(), request, call.options());
   }
 
   /**
@@ -207,10 +201,8 @@ public abstract class RpcClient implements AutoCloseable {
     try {
       // The transport ends the call by its deadline; the caller checks too, a little later, so that a blocking
       // call never depends on a thread that user code could block.
-      Deadline d = f instanceof CallDeadline cd ? cd.callDeadline() : null;
-      if (d == null) {
-        d = deadlineOf(method, options);
-      }
+      Deadline own = f instanceof ClientCall<?> call ? call.deadline() : null; // null: an interceptor's future
+      Deadline d = own != null ? own : deadlineOf(method, options);
       if (!executor.awaitCompletion(f, d.nanoTime() + SELF_DEADLINE_MARGIN_NANOS)) {
         f.completeExceptionally(Status.DEADLINE_EXCEEDED.withDescription("deadline passed while waiting for "
             + method.fullName() + ", and the transport had not ended the call (is its event loop blocked?)")

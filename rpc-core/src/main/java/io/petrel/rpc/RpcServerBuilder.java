@@ -22,36 +22,35 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
   /** Default {@link #maxFrameSize}: 8 MiB. */
   /** Default {@link #maxMetadataSize}: 8 KiB. */
   /** Default {@link #businessThreads}: max(16, 4 x available processors). */
-  public static final int DEFAULT_BUSINESS_THREADS = Math.max(16, 4 * Runtime.getRuntime().availableProcessors());
+  public static final int DEFAULT_BUSINESS_THREADS = io.petrel.rpc.spi.ServerConfig.DEFAULT_BUSINESS_THREADS;
   /** Default {@link #businessQueueSize}: 2048 waiting calls. */
-  public static final int DEFAULT_BUSINESS_QUEUE_SIZE = 2048;
+  public static final int DEFAULT_BUSINESS_QUEUE_SIZE = io.petrel.rpc.spi.ServerConfig.DEFAULT_BUSINESS_QUEUE_SIZE;
   /** Default {@link #maxConcurrentCallsPerConnection}: 1000. */
-  public static final int DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION = 1000;
+  public static final int DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION = io.petrel.rpc.spi.ServerConfig.DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION;
   /** Default {@link #maxConnections}: 10000. */
-  public static final int DEFAULT_MAX_CONNECTIONS = 10_000;
+  public static final int DEFAULT_MAX_CONNECTIONS = io.petrel.rpc.spi.ServerConfig.DEFAULT_MAX_CONNECTIONS;
   /** Default write buffer water marks: 32 KiB / 64 KiB (Netty's). */
   /** Default {@link #shutdownGracePeriod}: 10 s. */
-  public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(10);
+  public static final Duration DEFAULT_SHUTDOWN_GRACE = io.petrel.rpc.spi.ServerConfig.DEFAULT_SHUTDOWN_GRACE;
   /** Default {@link #handshakeTimeout}: 10 s. */
-  public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+  public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = io.petrel.rpc.spi.ServerLimits.DEFAULT_HANDSHAKE_TIMEOUT;
   /** Default {@link #idleTimeout}: 5 minutes. */
-  public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(5);
+  public static final Duration DEFAULT_IDLE_TIMEOUT = io.petrel.rpc.spi.ServerLimits.DEFAULT_IDLE_TIMEOUT;
   /** Default {@link #keepAlive}: a PING after 60 s of silence, closed after 20 s more. */
-  public static final Duration DEFAULT_KEEP_ALIVE_TIME = Duration.ofSeconds(60);
-  public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = Duration.ofSeconds(20);
+  public static final Duration DEFAULT_KEEP_ALIVE_TIME = io.petrel.rpc.spi.ServerLimits.DEFAULT_KEEP_ALIVE_TIME;
+  public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = io.petrel.rpc.spi.ServerLimits.DEFAULT_KEEP_ALIVE_TIMEOUT;
   /** Default {@link #frameReceiveTimeout}: 30 s. */
-  public static final Duration DEFAULT_FRAME_RECEIVE_TIMEOUT = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_FRAME_RECEIVE_TIMEOUT = io.petrel.rpc.spi.ServerLimits.DEFAULT_FRAME_RECEIVE_TIMEOUT;
   /** Default {@link #unwritableTimeout}: 30 s. */
-  public static final Duration DEFAULT_UNWRITABLE_TIMEOUT = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_UNWRITABLE_TIMEOUT = io.petrel.rpc.spi.ServerLimits.DEFAULT_UNWRITABLE_TIMEOUT;
   /** Default {@link #maxConnectionsPerAddress}: 1000. */
-  public static final int DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 1000;
+  public static final int DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = io.petrel.rpc.spi.ServerLimits.DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
   /**
    * Default {@link #maxBufferedBytes}: a quarter of the smaller of the JVM's heap maximum ({@code -Xmx}) and its
    * direct memory limit ({@code -XX:MaxDirectMemorySize}, by default the heap's maximum), at least 16 MiB. What
    * the server holds for peers may sit on either (responses for a peer that does not read wait on the heap).
    */
-  public static final long DEFAULT_MAX_BUFFERED_BYTES = Math.max(16L << 20,
-      Math.min(io.netty.util.internal.PlatformDependent.maxDirectMemory(), Runtime.getRuntime().maxMemory()) / 4);
+  public static final long DEFAULT_MAX_BUFFERED_BYTES = io.petrel.rpc.spi.ServerLimits.DEFAULT_MAX_BUFFERED_BYTES;
 
   /**
    * Default {@link #maxBufferedBytesPerConnection} for a server-wide {@code maxBufferedBytes}: a sixteenth of it,
@@ -59,7 +58,7 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
    * whole server-wide budget from the others.
    */
   public static long defaultMaxBufferedBytesPerConnection(long maxBufferedBytes) {
-    return Math.max(256L << 10, Math.min(8L << 20, maxBufferedBytes / 16));
+    return io.petrel.rpc.spi.ServerLimits.defaultMaxBufferedBytesPerConnection(maxBufferedBytes);
   }
 
   private @Nullable String host;

@@ -102,13 +102,13 @@ public class StubOverheadBenchmark {
 
     @Override
     @SuppressWarnings("unchecked")
-    public <Req> void startCall(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request,
-        CallOptions options) {
+    public <Req> void startCall(ClientCall<?> call, io.petrel.rpc.spi.ClientSubchannel subchannel,
+        MethodDescriptor<Req, ?> method, Req request, CallOptions options) {
       ((ClientCall<Object>) call).complete(reply); // answered at once, through the core's call runtime
     }
 
     @Override
-    public void connect() {}
+    public void connect(java.util.List<io.petrel.rpc.spi.ClientSubchannel> subchannels) {}
 
     @Override
     public void terminate(Runnable done) {

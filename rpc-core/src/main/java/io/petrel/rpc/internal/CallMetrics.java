@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * The call meters of one method on one server or client: a timer per status (created on first use, then a
  * plain array read per call) and request/response size distributions. {@link #NOOP} records nothing.
  */
-public class CallMetrics {
+public class CallMetrics implements io.petrel.rpc.spi.CallRecorder {
   /** Records nothing: used when no registry was given. */
   public static final CallMetrics NOOP = new CallMetrics();
 
@@ -54,6 +54,7 @@ public class CallMetrics {
   }
 
   /** Records one ended call. Sizes below 0 are not recorded (unknown, or no response). */
+  @Override
   public void record(Status.Code code, long nanos, int requestBytes, int responseBytes) {
     MeterRegistry registry = this.registry;
     Timer[] timers = this.timers;

@@ -1,5 +1,6 @@
 package io.petrel.rpc.internal;
 
+import io.petrel.rpc.spi.RateLimitedLog;
 import io.micrometer.core.instrument.Tags;
 import io.petrel.rpc.InProcessAddress;
 import io.petrel.rpc.RpcServer;

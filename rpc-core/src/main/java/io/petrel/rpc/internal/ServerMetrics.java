@@ -15,7 +15,7 @@ import java.util.function.ToDoubleFunction;
  * method and status, request and response sizes, calls refused by a full executor, the executor's gauges.
  * The transport keeps its own (bytes, connections, event loops).
  */
-public final class ServerMetrics {
+public final class ServerMetrics implements io.petrel.rpc.spi.ServerRecorder {
   private final MeterRegistry registry;
   private final Tags tags;
   private final boolean histograms;
@@ -27,10 +27,12 @@ public final class ServerMetrics {
     this.histograms = histograms;
   }
 
+  @Override
   public CallMetrics forMethod(MethodDescriptor<?, ?> m) {
     return new CallMetrics(registry, "server", tags, m, histograms);
   }
 
+  @Override
   public void rejected(String service) {
     rejectedByService.computeIfAbsent(service, s -> Counter.builder("rpc.server.executor.rejected")
         .description("Calls refused because the business executor was full").tags(tags).tag("service", s)

@@ -1,9 +1,8 @@
 package io.petrel.rpc.spi;
 
 import io.petrel.rpc.ClientInterceptor;
-import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.TransportOption;
-import io.petrel.rpc.internal.lb.LoadBalancers;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
@@ -18,7 +17,7 @@ public final class ClientConfig extends TransportConfig {
 
   private final String target;
   private final @Nullable NameResolver resolver;
-  private final LoadBalancer.Factory loadBalancer;
+  private final LoadBalancer.@Nullable Factory loadBalancer;
   private final List<ClientInterceptor> interceptors;
   private final int connectionsPerEndpoint;
   private final long defaultTimeoutNanos;
@@ -28,6 +27,27 @@ public final class ClientConfig extends TransportConfig {
   private final long reconnectInitialBackoffNanos;
   private final long reconnectMaxBackoffNanos;
   private final @Nullable Executor callbackExecutor;
+  private final int maxRetries;
+  private final int retryBudgetTokens;
+  private final double retryBudgetRatio;
+
+  /** Default deadline of a call: 30 s ({@code RpcClient.builder().defaultDeadline}). */
+  public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(30);
+  /** Default connect timeout: 5 s. */
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+  /** Default {@link #maxPendingCalls()}: 16384 calls pending (awaiting a response or waiting to be sent). */
+  public static final int DEFAULT_MAX_PENDING_CALLS = 16384;
+  /** Default reconnect backoff: 100 ms doubling up to 10 s, with +-20% jitter. */
+  public static final Duration DEFAULT_RECONNECT_INITIAL = Duration.ofMillis(100);
+  public static final Duration DEFAULT_RECONNECT_MAX = Duration.ofSeconds(10);
+  /** Default keepalive time: 30 s. */
+  public static final Duration DEFAULT_KEEP_ALIVE = Duration.ofSeconds(30);
+  /** Default {@link #maxRetries()}: an idempotent call may be tried twice more after its first attempt. */
+  public static final int DEFAULT_MAX_RETRIES = 2;
+  /** Default {@link #retryBudgetTokens()}, as gRPC's retry throttling example: 10 tokens. */
+  public static final int DEFAULT_RETRY_BUDGET_TOKENS = 10;
+  /** Default {@link #retryBudgetRatio()}: each successful call gives back a tenth of a token. */
+  public static final double DEFAULT_RETRY_BUDGET_RATIO = 0.1;
 
   private ClientConfig(Builder b) {
     super(b);
@@ -43,6 +63,9 @@ public final class ClientConfig extends TransportConfig {
     this.reconnectInitialBackoffNanos = b.reconnectInitialBackoffNanos;
     this.reconnectMaxBackoffNanos = b.reconnectMaxBackoffNanos;
     this.callbackExecutor = b.callbackExecutor;
+    this.maxRetries = b.maxRetries;
+    this.retryBudgetTokens = b.retryBudgetTokens;
+    this.retryBudgetRatio = b.retryBudgetRatio;
   }
 
   /** A builder with every option at its default; the user-facing builder fills it. */
@@ -60,8 +83,11 @@ public final class ClientConfig extends TransportConfig {
     return resolver;
   }
 
-  /** Picks an endpoint per call when there are several. */
-  public LoadBalancer.Factory loadBalancer() {
+  /**
+   * Picks an endpoint per call when there are several; null for the core's default (least pending), which
+   * {@code RpcClient.builder()} always sets.
+   */
+  public LoadBalancer.@Nullable Factory loadBalancer() {
     return loadBalancer;
   }
 
@@ -110,6 +136,28 @@ public final class ClientConfig extends TransportConfig {
     return callbackExecutor;
   }
 
+  /**
+   * How many more attempts an idempotent call may make after its first one fails with UNAVAILABLE (within its
+   * deadline and the retry budget); 0 turns retries off. Calls of other methods are never retried once they may
+   * have run.
+   */
+  public int maxRetries() {
+    return maxRetries;
+  }
+
+  /**
+   * The retry budget's size in tokens: each attempt that fails with UNAVAILABLE takes one, each call that
+   * succeeds gives back {@link #retryBudgetRatio()}; retries stop while at most half of them are left.
+   */
+  public int retryBudgetTokens() {
+    return retryBudgetTokens;
+  }
+
+  /** What each successful call gives back to the retry budget, in tokens (0 < ratio <= 1). */
+  public double retryBudgetRatio() {
+    return retryBudgetRatio;
+  }
+
   @Override
   public String toString() {
     return "ClientConfig{"
@@ -125,6 +173,8 @@ public final class ClientConfig extends TransportConfig {
         + "reconnectInitialBackoffNanos=" + reconnectInitialBackoffNanos + ", "
         + "reconnectMaxBackoffNanos=" + reconnectMaxBackoffNanos + ", "
         + "callbackExecutor=" + callbackExecutor + ", "
+        + "maxRetries=" + maxRetries + ", "
+        + "retryBudget=" + retryBudgetTokens + "/" + retryBudgetRatio + ", "
         + commonToString() + "}";
   }
 
@@ -132,16 +182,19 @@ public final class ClientConfig extends TransportConfig {
   public static final class Builder extends TransportConfig.Builder<Builder> {
     private String target = "unnamed";
     private @Nullable NameResolver resolver;
-    private LoadBalancer.Factory loadBalancer = LoadBalancers.LEAST_PENDING_FACTORY;
+    private LoadBalancer.@Nullable Factory loadBalancer;
     private List<ClientInterceptor> interceptors = List.of();
     private int connectionsPerEndpoint = 1;
-    private long defaultTimeoutNanos = RpcClientBuilder.DEFAULT_DEADLINE.toNanos();
-    private long connectTimeoutNanos = RpcClientBuilder.DEFAULT_CONNECT_TIMEOUT.toNanos();
-    private long keepAliveTimeNanos = RpcClientBuilder.DEFAULT_KEEP_ALIVE.toNanos();
-    private int maxPendingCalls = RpcClientBuilder.DEFAULT_MAX_PENDING_CALLS;
-    private long reconnectInitialBackoffNanos = RpcClientBuilder.DEFAULT_RECONNECT_INITIAL.toNanos();
-    private long reconnectMaxBackoffNanos = RpcClientBuilder.DEFAULT_RECONNECT_MAX.toNanos();
+    private long defaultTimeoutNanos = DEFAULT_DEADLINE.toNanos();
+    private long connectTimeoutNanos = DEFAULT_CONNECT_TIMEOUT.toNanos();
+    private long keepAliveTimeNanos = DEFAULT_KEEP_ALIVE.toNanos();
+    private int maxPendingCalls = DEFAULT_MAX_PENDING_CALLS;
+    private long reconnectInitialBackoffNanos = DEFAULT_RECONNECT_INITIAL.toNanos();
+    private long reconnectMaxBackoffNanos = DEFAULT_RECONNECT_MAX.toNanos();
     private @Nullable Executor callbackExecutor;
+    private int maxRetries = DEFAULT_MAX_RETRIES;
+    private int retryBudgetTokens = DEFAULT_RETRY_BUDGET_TOKENS;
+    private double retryBudgetRatio = DEFAULT_RETRY_BUDGET_RATIO;
 
     private Builder() {
       super("petrel-client");
@@ -157,7 +210,7 @@ public final class ClientConfig extends TransportConfig {
       return this;
     }
 
-    public Builder loadBalancer(LoadBalancer.Factory loadBalancer) {
+    public Builder loadBalancer(LoadBalancer.@Nullable Factory loadBalancer) {
       this.loadBalancer = loadBalancer;
       return this;
     }
@@ -204,6 +257,17 @@ public final class ClientConfig extends TransportConfig {
 
     public Builder callbackExecutor(@Nullable Executor callbackExecutor) {
       this.callbackExecutor = callbackExecutor;
+      return this;
+    }
+
+    public Builder maxRetries(int maxRetries) {
+      this.maxRetries = maxRetries;
+      return this;
+    }
+
+    public Builder retryBudget(int tokens, double ratio) {
+      this.retryBudgetTokens = tokens;
+      this.retryBudgetRatio = ratio;
       return this;
     }
 

@@ -8,7 +8,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A transport's connections to one endpoint, as the core's {@link ClientEndpoints} keeps them: made when the
+ * A transport's connections to one endpoint, as the core's client channel keeps them (made by
+ * {@link ClientTransport#newSubchannel}): made when the
  * resolver names the endpoint, closed when it no longer does. The core counts the calls sent through it (when
  * the client has several endpoints), which is what a least-pending balancer compares; the transport says
  * whether it can take calls now ({@link #isAvailable()}), reports its connections' state
@@ -19,8 +20,20 @@ public abstract class ClientSubchannel implements Subchannel {
   private final AtomicInteger pending = new AtomicInteger();
   private volatile ConnectivityState state = ConnectivityState.IDLE;
   private volatile @Nullable Status stateCause;
-  /** The client's endpoints that keep this subchannel, told of its state and calls; set once it is adopted. */
-  private volatile @Nullable ClientEndpoints<?> owner;
+  /** The core's side that keeps this subchannel, told of its state and calls; set once it is adopted. */
+  private volatile @Nullable Owner owner;
+
+  /** What the core's channel hears from a subchannel it keeps (implemented by the core only). */
+  public interface Owner {
+    /** The subchannel's state changed (called under its lock, so in order). */
+    void stateChanged(ClientSubchannel s, ConnectivityState state, @Nullable Status cause);
+
+    /** A connection was lost or an attempt failed: the endpoints may have changed (called holding no lock). */
+    void connectionLost();
+
+    /** An attempt counted on {@code s} ended with {@code outcome}, {@code latencyNanos} after its call started. */
+    void callEnded(ClientSubchannel s, Status outcome, long latencyNanos);
+  }
 
   protected ClientSubchannel(Endpoint endpoint) {
     this.endpoint = endpoint;
@@ -31,8 +44,8 @@ public abstract class ClientSubchannel implements Subchannel {
     return endpoint;
   }
 
-  /** The same address with new attributes (a weight), as the resolver said. */
-  final void updateEndpoint(Endpoint e) {
+  /** The core's: the same address with new attributes (a weight), as the resolver said. */
+  public final void updateEndpoint(Endpoint e) {
     this.endpoint = e;
   }
 
@@ -42,21 +55,23 @@ public abstract class ClientSubchannel implements Subchannel {
     return pending.get();
   }
 
-  final void callStarted() {
+  /** The core's: an attempt is counted here until it ends. */
+  public final void callStarted() {
     pending.incrementAndGet();
   }
 
   /** A call counted here ended with {@code outcome}, {@code latencyNanos} after it started. */
   final void callEnded(Status outcome, long latencyNanos) {
     pending.decrementAndGet();
-    ClientEndpoints<?> o = owner;
+    Owner o = owner;
     if (o != null) {
       o.callEnded(this, outcome, latencyNanos);
     }
   }
 
-  final void adoptedBy(ClientEndpoints<?> endpoints) {
-    owner = endpoints;
+  /** The core's: the channel that keeps this subchannel, once (before any call is sent through it). */
+  public final void adoptedBy(Owner channel) {
+    owner = channel;
   }
 
   @Override
@@ -86,12 +101,12 @@ public abstract class ClientSubchannel implements Subchannel {
       }
       stateCause = next == ConnectivityState.BACKING_OFF ? cause : null;
       state = next;
-      ClientEndpoints<?> o = owner;
+      Owner o = owner;
       if (o != null) {
         o.stateChanged(this, next, stateCause); // under this lock: the balancer hears changes in order
       }
     }
-    ClientEndpoints<?> o = owner;
+    Owner o = owner;
     if (o != null && next != previous && (previous == ConnectivityState.READY
         || next == ConnectivityState.BACKING_OFF) && next != ConnectivityState.SHUTDOWN) {
       o.connectionLost();
@@ -102,7 +117,7 @@ public abstract class ClientSubchannel implements Subchannel {
    * Closes every connection to the endpoint: calls still in flight there fail with UNAVAILABLE. Completes when
    * all are closed. Called once.
    */
-  protected abstract CompletionStage<Void> close();
+  public abstract CompletionStage<Void> close();
 
   /**
    * The endpoint is gone from the resolver's list: take no new call (calls not yet sent go to another endpoint),
@@ -110,7 +125,7 @@ public abstract class ClientSubchannel implements Subchannel {
    * latest). Completes when all are closed. {@link #close()} may still follow (the client is shut down now).
    * The default closes at once.
    */
-  protected CompletionStage<Void> drain() {
+  public CompletionStage<Void> drain() {
     return close();
   }
 }

@@ -10,7 +10,6 @@ import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServerMethodDefinition;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
-import io.petrel.rpc.internal.ErrorAnswers;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletionException;
@@ -222,7 +221,7 @@ public abstract class ServerCall implements Runnable {
         finish(Objects.requireNonNull(def.handler(), "a method that is not async has a blocking handler").invoke(value),
             null);
       } else {
-        CompletionStage<Object> stage = io.petrel.rpc.internal.ServerChain.invoke(interceptors, def, value,
+        CompletionStage<Object> stage = ServerChain.invoke(interceptors, def, value,
             context);
         stage.whenComplete(this::finish);
       }

@@ -1,7 +1,7 @@
 package io.petrel.rpc.spi;
 
+import java.time.Duration;
 import io.petrel.rpc.ExceptionMapper;
-import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServerLifecycleListener;
 import io.petrel.rpc.ServiceDefinition;
@@ -18,6 +18,17 @@ import org.jspecify.annotations.Nullable;
  * transport only travel as {@link TransportOption}s ({@link #option(TransportOption)}).
  */
 public final class ServerConfig extends TransportConfig {
+  /** Default businessThreads: max(16, 4 x available processors). */
+  public static final int DEFAULT_BUSINESS_THREADS = Math.max(16, 4 * Runtime.getRuntime().availableProcessors());
+  /** Default businessQueueSize: 2048 waiting calls. */
+  public static final int DEFAULT_BUSINESS_QUEUE_SIZE = 2048;
+  /** Default maxConcurrentCallsPerConnection: 1000. */
+  public static final int DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION = 1000;
+  /** Default maxConnections: 10000. */
+  public static final int DEFAULT_MAX_CONNECTIONS = 10_000;
+  /** Default shutdownGracePeriod: 10 s. */
+  public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(10);
+
   /** The builder's defaults for {@link #limits()}, as docs/configuration.md gives them. */
   static final ServerLimits DEFAULT_LIMITS = ServerLimits.newBuilder().build();
 
@@ -154,13 +165,13 @@ public final class ServerConfig extends TransportConfig {
     private @Nullable InetSocketAddress bindAddress;
     private List<ServiceDefinition> services = List.of();
     private List<ServerInterceptor> interceptors = List.of();
-    private int businessThreads = RpcServerBuilder.DEFAULT_BUSINESS_THREADS;
-    private int businessQueueSize = RpcServerBuilder.DEFAULT_BUSINESS_QUEUE_SIZE;
+    private int businessThreads = DEFAULT_BUSINESS_THREADS;
+    private int businessQueueSize = DEFAULT_BUSINESS_QUEUE_SIZE;
     private @Nullable Executor executor;
     private boolean direct;
-    private int maxConcurrentCallsPerConnection = RpcServerBuilder.DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION;
-    private int maxConnections = RpcServerBuilder.DEFAULT_MAX_CONNECTIONS;
-    private long shutdownGracePeriodNanos = RpcServerBuilder.DEFAULT_SHUTDOWN_GRACE.toNanos();
+    private int maxConcurrentCallsPerConnection = DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION;
+    private int maxConnections = DEFAULT_MAX_CONNECTIONS;
+    private long shutdownGracePeriodNanos = DEFAULT_SHUTDOWN_GRACE.toNanos();
     private ServerLimits limits = DEFAULT_LIMITS;
     private List<ServerLifecycleListener> lifecycleListeners = List.of();
     private long drainDelayNanos;

@@ -6,9 +6,6 @@ import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServerMethodDefinition;
 import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.internal.CallMetrics;
-import io.petrel.rpc.internal.RateLimitedLog;
-import io.petrel.rpc.internal.ServerMetrics;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executor;
@@ -29,7 +26,7 @@ public final class ServerDispatcher {
   private static final Logger log = LoggerFactory.getLogger(ServerDispatcher.class);
 
   /** A method the server serves, with its meters. */
-  public record Method(ServerMethodDefinition<?, ?> definition, CallMetrics metrics) {
+  public record Method(ServerMethodDefinition<?, ?> definition, CallRecorder metrics) {
     public boolean isOneway() {
       return definition.method().type() == MethodType.ONEWAY;
     }
@@ -38,7 +35,7 @@ public final class ServerDispatcher {
   private final ServerConfig config;
   private final IntObjectHashMap<Method> methods = new IntObjectHashMap<>();
   private final List<String> serviceNames = new ArrayList<>();
-  private final @Nullable ServerMetrics metrics;
+  private final @Nullable ServerRecorder metrics;
   private final RateLimitedLog limitLog;
   private final @Nullable Executor executor;
   private final Function<RejectedExecutionException, String> fullMessage;
@@ -56,7 +53,7 @@ public final class ServerDispatcher {
    * @param fullMessage what to tell a caller refused by a full executor, from the executor's exception
    * @param onCallEnded called after every call ends while the server is shutting down
    */
-  public ServerDispatcher(ServerConfig config, @Nullable ServerMetrics metrics, RateLimitedLog limitLog,
+  public ServerDispatcher(ServerConfig config, @Nullable ServerRecorder metrics, RateLimitedLog limitLog,
       @Nullable Executor executor, Function<RejectedExecutionException, String> fullMessage,
       Runnable onCallEnded) {
     this.config = config;
@@ -68,7 +65,7 @@ public final class ServerDispatcher {
     for (ServiceDefinition s : config.services()) {
       serviceNames.add(s.name());
       for (ServerMethodDefinition<?, ?> m : s.methods()) {
-        methods.put(m.method().id(), new Method(m, metrics == null ? CallMetrics.NOOP : metrics.forMethod(m.method())));
+        methods.put(m.method().id(), new Method(m, metrics == null ? CallRecorder.NOOP : metrics.forMethod(m.method())));
       }
     }
   }

@@ -1,6 +1,6 @@
 package io.petrel.rpc.spi;
 
-import io.petrel.rpc.RpcServerBuilder;
+import java.time.Duration;
 
 /**
  * The server's protections against peers that misbehave or vanish, validated by
@@ -8,6 +8,32 @@ import io.petrel.rpc.RpcServerBuilder;
  * limit. A duration of 0 turns that check off. Built by name ({@link #newBuilder()}); part of {@link ServerConfig}.
  */
 public final class ServerLimits {
+  /** Default handshakeTimeout: 10 s. */
+  public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+  /** Default idleTimeout: 5 minutes. */
+  public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(5);
+  /** Default keepAlive time: a PING after 60 s of silence. */
+  public static final Duration DEFAULT_KEEP_ALIVE_TIME = Duration.ofSeconds(60);
+  /** Default keepAlive timeout: closed 20 s after an unanswered PING. */
+  public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = Duration.ofSeconds(20);
+  /** Default frameReceiveTimeout: 30 s. */
+  public static final Duration DEFAULT_FRAME_RECEIVE_TIMEOUT = Duration.ofSeconds(30);
+  /** Default unwritableTimeout: 30 s. */
+  public static final Duration DEFAULT_UNWRITABLE_TIMEOUT = Duration.ofSeconds(30);
+  /** Default maxConnectionsPerAddress: 1000. */
+  public static final int DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 1000;
+  /** Default maxBufferedBytes: a quarter of the smaller of the heap maximum and the direct memory limit, at least 16 MiB. */
+  public static final long DEFAULT_MAX_BUFFERED_BYTES = Math.max(16L << 20,
+      Math.min(io.netty.util.internal.PlatformDependent.maxDirectMemory(), Runtime.getRuntime().maxMemory()) / 4);
+
+  /**
+   * Default maxBufferedBytesPerConnection for a server-wide {@code maxBufferedBytes}: a sixteenth of it, within
+   * 256 KiB and 8 MiB, so a few connections that do not read cannot take the whole budget from the others.
+   */
+  public static long defaultMaxBufferedBytesPerConnection(long maxBufferedBytes) {
+    return Math.max(256L << 10, Math.min(8L << 20, maxBufferedBytes / 16));
+  }
+
   private final long handshakeTimeoutNanos;
   private final long idleTimeoutNanos;
   private final long keepAliveTimeNanos;
@@ -30,7 +56,7 @@ public final class ServerLimits {
     this.maxConnectionsPerAddress = b.maxConnectionsPerAddress;
     this.maxBufferedBytes = b.maxBufferedBytes;
     this.maxBufferedBytesPerConnection = b.maxBufferedBytesPerConnection > 0 ? b.maxBufferedBytesPerConnection
-        : RpcServerBuilder.defaultMaxBufferedBytesPerConnection(b.maxBufferedBytes);
+        : defaultMaxBufferedBytesPerConnection(b.maxBufferedBytes);
   }
 
   /** A builder with every limit at its default. */
@@ -115,15 +141,15 @@ public final class ServerLimits {
 
   /** Sets the limits by name; every one has a default. */
   public static final class Builder {
-    private long handshakeTimeoutNanos = RpcServerBuilder.DEFAULT_HANDSHAKE_TIMEOUT.toNanos();
-    private long idleTimeoutNanos = RpcServerBuilder.DEFAULT_IDLE_TIMEOUT.toNanos();
-    private long keepAliveTimeNanos = RpcServerBuilder.DEFAULT_KEEP_ALIVE_TIME.toNanos();
-    private long keepAliveTimeoutNanos = RpcServerBuilder.DEFAULT_KEEP_ALIVE_TIMEOUT.toNanos();
-    private long frameReceiveTimeoutNanos = RpcServerBuilder.DEFAULT_FRAME_RECEIVE_TIMEOUT.toNanos();
+    private long handshakeTimeoutNanos = DEFAULT_HANDSHAKE_TIMEOUT.toNanos();
+    private long idleTimeoutNanos = DEFAULT_IDLE_TIMEOUT.toNanos();
+    private long keepAliveTimeNanos = DEFAULT_KEEP_ALIVE_TIME.toNanos();
+    private long keepAliveTimeoutNanos = DEFAULT_KEEP_ALIVE_TIMEOUT.toNanos();
+    private long frameReceiveTimeoutNanos = DEFAULT_FRAME_RECEIVE_TIMEOUT.toNanos();
     private long maxConnectionAgeNanos = 0;
-    private long unwritableTimeoutNanos = RpcServerBuilder.DEFAULT_UNWRITABLE_TIMEOUT.toNanos();
-    private int maxConnectionsPerAddress = RpcServerBuilder.DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
-    private long maxBufferedBytes = RpcServerBuilder.DEFAULT_MAX_BUFFERED_BYTES;
+    private long unwritableTimeoutNanos = DEFAULT_UNWRITABLE_TIMEOUT.toNanos();
+    private int maxConnectionsPerAddress = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
+    private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
     /** 0: derived from maxBufferedBytes ({@link RpcServerBuilder#defaultMaxBufferedBytesPerConnection}). */
     private long maxBufferedBytesPerConnection;
 

@@ -1,7 +1,6 @@
 package io.petrel.rpc.spi;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.petrel.rpc.AbstractRpcBuilder;
 import io.petrel.rpc.TlsConfig;
 import io.petrel.rpc.TransportOption;
 import java.util.LinkedHashMap;
@@ -15,6 +14,11 @@ import org.jspecify.annotations.Nullable;
  * ({@link #option(TransportOption)}). Immutable.
  */
 public abstract class TransportConfig {
+  /** Default maxFrameSize: 8 MiB. */
+  public static final int DEFAULT_MAX_FRAME_SIZE = 8 * 1024 * 1024;
+  /** Default maxMetadataSize: 8 KiB. */
+  public static final int DEFAULT_MAX_METADATA_SIZE = 8 * 1024;
+
   private final String name;
   private final int maxFrameSize;
   private final int maxMetadataSize;
@@ -89,8 +93,8 @@ public abstract class TransportConfig {
    */
   public abstract static class Builder<B extends Builder<B>> {
     private String name;
-    private int maxFrameSize = AbstractRpcBuilder.DEFAULT_MAX_FRAME_SIZE;
-    private int maxMetadataSize = AbstractRpcBuilder.DEFAULT_MAX_METADATA_SIZE;
+    private int maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
+    private int maxMetadataSize = DEFAULT_MAX_METADATA_SIZE;
     private @Nullable MeterRegistry meterRegistry;
     private boolean percentileHistograms;
     private @Nullable TlsConfig tls;

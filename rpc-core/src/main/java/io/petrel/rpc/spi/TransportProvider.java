@@ -1,6 +1,5 @@
 package io.petrel.rpc.spi;
 
-import io.petrel.rpc.internal.ClientRuntime;
 
 /**
  * A transport implementation, found with {@link java.util.ServiceLoader} through
@@ -21,5 +20,5 @@ public interface TransportProvider {
    * The transport side of a client; the core's client runs the calls and hands them to it. Its calls are made with
    * {@code runtime} (the client's pending count, shutdown state and meters).
    */
-  ClientTransport newClientTransport(ClientConfig config, ClientRuntime runtime);
+  ClientTransport newClientTransport(ClientConfig config, ClientCallRuntime runtime);
 }

@@ -35,7 +35,7 @@ public final class RecordingTransport implements TransportProvider {
   }
 
   @Override
-  public ClientTransport newClientTransport(ClientConfig config, io.petrel.rpc.internal.ClientRuntime runtime) {
+  public ClientTransport newClientTransport(ClientConfig config, ClientCallRuntime runtime) {
     return new Client(config, runtime);
   }
 
@@ -64,6 +64,11 @@ public final class RecordingTransport implements TransportProvider {
     protected void onDeadlineExceeded() {
       events.add("deadline:" + (isDone() ? "after completion" : "before completion"));
     }
+
+    @Override
+    protected void onNextAttempt() {
+      events.add("nextAttempt");
+    }
   }
 
   /** An endpoint's "connections": it records whether it was closed. */
@@ -86,7 +91,7 @@ public final class RecordingTransport implements TransportProvider {
     }
 
     @Override
-    protected java.util.concurrent.CompletionStage<Void> close() {
+    public java.util.concurrent.CompletionStage<Void> close() {
       closed.complete(null);
       return closed;
     }
@@ -106,27 +111,50 @@ public final class RecordingTransport implements TransportProvider {
    */
   public static final class Client implements ClientTransport {
     public final BlockingQueue<Call<?>> started = new LinkedBlockingQueue<>();
-    public final ClientEndpoints<Sub> endpoints;
+    /** The core's endpoints of the client, seen as this transport's subchannels. */
+    public final Endpoints endpoints = new Endpoints();
     public final ClientConfig config;
     public volatile int terminations;
-    private final io.petrel.rpc.internal.ClientRuntime runtime;
+    private final ClientCallRuntime runtime;
     /** The core's client this transport serves (set by {@link RecordingTransport#of}). */
     public volatile RpcClient rpc;
 
-    Client(ClientConfig config, io.petrel.rpc.internal.ClientRuntime runtime) {
+    Client(ClientConfig config, ClientCallRuntime runtime) {
       this.config = config;
       this.runtime = runtime;
-      endpoints = new ClientEndpoints<>(config, Sub::new, new io.petrel.rpc.internal.RateLimitedLog(
-          org.slf4j.LoggerFactory.getLogger(RecordingTransport.class)));
-      endpoints.start();
     }
 
-    io.petrel.rpc.internal.ClientRuntime runtime0() {
+    /** The core's endpoints of this client, as the tests look at them. */
+    public final class Endpoints {
+      @SuppressWarnings({"unchecked", "rawtypes"})
+      public List<Sub> subchannels() {
+        io.petrel.rpc.internal.ClientEndpoints<ClientSubchannel> e =
+            io.petrel.rpc.internal.ClientChannel.endpointsOf(rpc);
+        return e == null ? List.of() : (List) e.subchannels();
+      }
+
+      /** Plays the resolver. */
+      public void onEndpoints(List<io.petrel.rpc.Endpoint> list) {
+        java.util.Objects.requireNonNull(io.petrel.rpc.internal.ClientChannel.endpointsOf(rpc)).onEndpoints(list);
+      }
+
+      /** Plays the resolver failing. */
+      public void onError(io.petrel.rpc.Status error) {
+        java.util.Objects.requireNonNull(io.petrel.rpc.internal.ClientChannel.endpointsOf(rpc)).onError(error);
+      }
+    }
+
+    @Override
+    public ClientSubchannel newSubchannel(io.petrel.rpc.Endpoint endpoint) {
+      return new Sub(endpoint);
+    }
+
+    ClientCallRuntime runtime0() {
       return runtime;
     }
 
     @Override
-    public void connect() {}
+    public void connect(List<ClientSubchannel> subchannels) {}
 
     @Override
     public <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
@@ -135,25 +163,21 @@ public final class RecordingTransport implements TransportProvider {
     }
 
     @Override
-    public <Req> void startCall(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request,
-        CallOptions options) {
+    public <Req> void startCall(ClientCall<?> call, @Nullable ClientSubchannel subchannel,
+        MethodDescriptor<Req, ?> method, Req request, CallOptions options) {
       if (request instanceof byte[] b && new String(b, java.nio.charset.StandardCharsets.UTF_8).equals("boom")) {
         throw new IllegalArgumentException("the marshaller refused it");
       }
       Call<?> c = (Call<?>) call;
       c.request = request;
-      c.subchannel = endpoints.pick(call);
-      if (c.subchannel == null) {
-        call.fail(endpoints.noEndpoint("; " + method.fullName() + " not sent"));
-        return;
-      }
+      c.subchannel = (Sub) subchannel;
       started.add(c);
     }
 
     @Override
     public void terminate(Runnable done) {
       terminations++;
-      endpoints.shutdown().thenRun(done);
+      done.run();
     }
 
     // ---- the core client's methods, forwarded ----

@@ -98,7 +98,7 @@ public final class InProcessClient implements ClientTransport {
    * later calls reach the server once one of that name has started.
    */
   @Override
-  public void connect() {
+  public void connect(java.util.List<io.petrel.rpc.spi.ClientSubchannel> subchannels) {
     if (connection() == null) {
       throw unavailable(null).asException();
     }
@@ -158,8 +158,8 @@ public final class InProcessClient implements ClientTransport {
 
   /** Marshals the request into a buffer of its own and hands it to the server's connection. */
   @Override
-  public <Req> void startCall(ClientCall<?> c, MethodDescriptor<Req, ?> method, Req request,
-      CallOptions options) throws Exception {
+  public <Req> void startCall(ClientCall<?> c, io.petrel.rpc.spi.@Nullable ClientSubchannel subchannel,
+      MethodDescriptor<Req, ?> method, Req request, CallOptions options) throws Exception {
     InProcessCall<?> call = (InProcessCall<?>) c;
     Metadata metadata = options.metadata();
     // Over a limit: FrameSizes.TooLarge, which the core turns into the call's status.
@@ -170,7 +170,7 @@ public final class InProcessClient implements ClientTransport {
     InProcessConnection conn = connection();
     if (conn == null) {
       body.release();
-      call.fail(unavailable(method));
+      call.fail(unavailable(method)); // not sent, and there is no other endpoint to send it to
       return;
     }
     boolean oneway = call.isOneway();

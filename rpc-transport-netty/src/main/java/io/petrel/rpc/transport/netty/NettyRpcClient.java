@@ -16,11 +16,12 @@ import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
-import io.petrel.rpc.internal.ClientRuntime;
-import io.petrel.rpc.internal.RateLimitedLog;
+import io.petrel.rpc.spi.ClientCallRuntime;
+import io.petrel.rpc.spi.RateLimitedLog;
+import io.petrel.rpc.spi.AttemptProgress;
 import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
-import io.petrel.rpc.spi.ClientEndpoints;
+import io.petrel.rpc.spi.ClientSubchannel;
 import io.petrel.rpc.spi.ClientTransport;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,9 +34,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Netty client: a channel over the endpoints its name resolver yields. The core's load balancer picks a
- * {@link NettySubchannel} (one endpoint's connections) per call; requests are encoded on the caller's thread and
- * sent through per-connection write queues. Event loops are the JVM's shared ones unless {@code ioThreads} is
+ * The Netty client transport: it makes a {@link NettySubchannel} (one endpoint's connections) for each endpoint
+ * the core's channel asks for, and sends each attempt the core picked a subchannel for; requests are encoded on
+ * the caller's thread and sent through per-connection write queues. Event loops are the JVM's shared ones unless {@code ioThreads} is
  * set.
  */
 final class NettyRpcClient implements ClientTransport {
@@ -50,8 +51,8 @@ final class NettyRpcClient implements ClientTransport {
   /** The client made {@link #group} and shuts it down when it terminates. */
   private final boolean ownGroup;
   private final String loopsDescribed;
-  /** The endpoints (the core's resolver listener and load balancer) and their subchannels. */
-  private final ClientEndpoints<NettySubchannel> endpoints;
+  /** The subchannels the core asked for and has not closed yet, in the order made (meters, tests). */
+  private final List<NettySubchannel> subchannels = new java.util.concurrent.CopyOnWriteArrayList<>();
   /** Requests are encoded on the callers' threads: see {@link IoSupport#CALLER_ALLOCATOR}. */
   private final ByteBufAllocator alloc = IoSupport.CALLER_ALLOCATOR;
   private final @Nullable TransportMetrics metrics;
@@ -62,9 +63,9 @@ final class NettyRpcClient implements ClientTransport {
   private final @Nullable TlsSource tls;
   private final LoopRelease loopRelease;
   /** The core client's runtime: its calls are made with it. */
-  private final ClientRuntime runtime;
+  private final ClientCallRuntime runtime;
 
-  NettyRpcClient(ClientConfig config, ClientRuntime runtime) {
+  NettyRpcClient(ClientConfig config, ClientCallRuntime runtime) {
     this.runtime = runtime;
     this.config = config;
     this.target = config.target();
@@ -102,7 +103,6 @@ final class NettyRpcClient implements ClientTransport {
     }
     this.loopRelease = new LoopRelease(shared, ownGroup ? group : null);
     CLEANER.register(this, loopRelease);
-    this.endpoints = new ClientEndpoints<>(config, e -> new NettySubchannel(this, e, group, io, config), limitLog);
     this.metrics = config.meterRegistry() == null ? null
         : new TransportMetrics(config.meterRegistry(), "client",
             Tags.of("client", config.name(), "target", target));
@@ -112,7 +112,7 @@ final class NettyRpcClient implements ClientTransport {
     if (metrics != null) {
       metrics.gauge("rpc.client.connections", this, c -> {
         int n = 0;
-        for (NettySubchannel s : c.endpoints.subchannels()) {
+        for (NettySubchannel s : c.subchannels) {
           n += s.connected();
         }
         return n;
@@ -120,9 +120,22 @@ final class NettyRpcClient implements ClientTransport {
       metrics.eventLoops(group);
     }
     log.debug("Petrel client '{}' for {} (io {}, {} connections per endpoint, {}, load balancer {}, {})",
-        config.name(), target, io.name, config.connectionsPerEndpoint(), loopsDescribed, config.loadBalancer().name(),
+        config.name(), target, io.name, config.connectionsPerEndpoint(), loopsDescribed,
+        config.loadBalancer() == null ? "least_pending" : config.loadBalancer().name(),
         tls == null ? "plaintext" : tls.describe());
-    endpoints.start(); // last: a static resolver answers at once, on this thread
+  }
+
+  /** One endpoint's connections, for the core, which keeps it while its resolver lists the endpoint. */
+  @Override
+  public NettySubchannel newSubchannel(io.petrel.rpc.Endpoint endpoint) {
+    NettySubchannel s = new NettySubchannel(this, endpoint, group, io, config);
+    subchannels.add(s);
+    return s;
+  }
+
+  /** A subchannel closed (drained, or the client terminates): no longer counted. */
+  void closed(NettySubchannel s) {
+    subchannels.remove(s);
   }
 
   /** The TLS contexts of new connections, or null for plaintext. */
@@ -188,10 +201,10 @@ final class NettyRpcClient implements ClientTransport {
    * passed, no timer; its share of the event loops is released when it is garbage collected.
    */
   @Override
-  public void connect() {
-    List<NettySubchannel> subs = endpoints.subchannels();
-    if (subs.isEmpty()) {
-      throw endpoints.noEndpoint("").asException();
+  public void connect(List<ClientSubchannel> endpoints) {
+    List<NettySubchannel> subs = new ArrayList<>();
+    for (ClientSubchannel s : endpoints) {
+      subs.add((NettySubchannel) s);
     }
     List<Future<ClientConnection>> attempts = new ArrayList<>();
     List<NettySubchannel> owners = new ArrayList<>();
@@ -262,7 +275,7 @@ final class NettyRpcClient implements ClientTransport {
   }
 
   /** The core's runtime of this client, for its calls. */
-  ClientRuntime callRuntime() {
+  ClientCallRuntime callRuntime() {
     return runtime;
   }
 
@@ -272,34 +285,29 @@ final class NettyRpcClient implements ClientTransport {
     return new PendingCall<>(this, method, deadline, responseMetadata, executor);
   }
 
-  /** Encodes the request on the caller's thread, picks the endpoint, and hands the call to a connection. */
+  /** Encodes the request on the caller's thread and hands the call to a connection of the endpoint picked. */
   @Override
-  public <Req> void startCall(ClientCall<?> c, MethodDescriptor<Req, ?> method, Req request,
-      CallOptions options) throws Exception {
+  public <Req> void startCall(ClientCall<?> c, @Nullable ClientSubchannel subchannel,
+      MethodDescriptor<Req, ?> method, Req request, CallOptions options) throws Exception {
     PendingCall<?> call = (PendingCall<?>) c;
+    NettySubchannel sub = (NettySubchannel) java.util.Objects.requireNonNull(subchannel, "subchannel");
     ByteBuf frame = FrameEncoder.encodeMessage(alloc, call.isOneway() ? TYPE_ONEWAY : TYPE_REQUEST, 0, method.id(),
         0, options.metadata(), method.requestMarshaller(), request, config.maxFrameSize(), config.maxMetadataSize(),
         "RpcClient.builder()"); // over a limit: FrameSizes.TooLarge, which the core turns into the call's status
     call.frame = frame;
     call.failFast = options.isFailFast();
     call.requestSize(frame.getInt(Protocol.OFF_BODY_LENGTH));
-    NettySubchannel sub = endpoints.pick(call);
-    if (sub == null) {
-      call.releaseFrame();
-      call.fail(endpoints.noEndpoint("; " + method.fullName() + " not sent"));
-      return;
-    }
-    call.subchannel = sub;
     route(call, sub.nextSlot());
   }
 
   /**
    * Hands an encoded, unsent call to a usable connection of {@code slot}, or waits for one connection attempt
    * (bounded by the call's deadline): the one under way, or, while the slot backs off after a failed attempt,
-   * the next one when that comes before the call's deadline; otherwise, or when the call is fail-fast, it fails
-   * at once (no attempt per call: see ClientSlot). If the attempt it waited for fails, so does the call. Also used for a call whose connection closed or received
-   * GOAWAY before the call could be written (in its write queue, or held back waiting for the server to take
-   * more calls): it was not sent, so sending it elsewhere is safe.
+   * the next one when that comes before the call's deadline; otherwise, or when the call is fail-fast, the
+   * attempt ends NOT_SENT at once (no connection attempt per call: see ClientSlot), and the core may send the
+   * call again on another endpoint. Also used for a call whose connection closed or received GOAWAY before the
+   * call could be written (in its write queue, or held back waiting for the server to take more calls): it was
+   * not sent, so sending it on another connection of the slot is safe.
    */
   @SuppressWarnings("unchecked")
   void route(PendingCall<?> call, ClientSlot slot) {
@@ -329,16 +337,6 @@ final class NettyRpcClient implements ClientTransport {
       call.releaseFrame(); // its deadline passed (or it was cancelled) while it waited
       return;
     }
-    NettySubchannel from = call.subchannel;
-    if (from != null && !call.repicked) {
-      // Several endpoints: an unsent call whose endpoint cannot be reached now tries another one, once.
-      NettySubchannel other = endpoints.pickOther(call, from);
-      if (other != null) {
-        call.repicked = true; // (still counted on its first subchannel: the count never moves, so never drifts)
-        route(call, other.nextSlot());
-        return;
-      }
-    }
     call.releaseFrame();
     Throwable cause = f.cause();
     Status failure = cause instanceof StatusException se ? se.status()
@@ -350,25 +348,26 @@ final class NettyRpcClient implements ClientTransport {
         failure = failure.withDescription(failure.description() + next);
       }
     }
-    call.fail(failure);
+    call.onClose(failure, AttemptProgress.NOT_SENT); // the core may send it again, to another endpoint
+
   }
 
   /** The {@code i}-th connection slot of the first endpoint (tests). */
   ClientSlot slot(int i) {
-    return endpoints.subchannels().get(0).slots()[i];
+    return subchannels.get(0).slots()[i];
   }
 
-  /** Closes every endpoint's connections, then releases the event loops (or this client's share of them). */
+  /**
+   * The core has closed every subchannel: releases the event loops (or this client's share of them).
+   */
   @Override
   public void terminate(Runnable done) {
-    endpoints.shutdown().whenComplete((v, t) -> {
-      Future<?> stopped = loopRelease.release();
-      if (stopped == null) {
-        done.run(); // the caller's event loops: never shut down here
-        return;
-      }
-      stopped.addListener(g -> done.run());
-    });
+    Future<?> stopped = loopRelease.release();
+    if (stopped == null) {
+      done.run(); // the caller's event loops: never shut down here
+      return;
+    }
+    stopped.addListener(g -> done.run());
   }
 
   /**
@@ -405,7 +404,7 @@ final class NettyRpcClient implements ClientTransport {
 
   @Override
   public String toString() {
-    return "NettyRpcClient{" + target + ", pending=" + runtime.pendingCalls() + ", subchannels="
-        + endpoints.subchannels() + "}";
+    return "NettyRpcClient{" + target + ", pending=" + runtime.pendingCalls() + ", subchannels=" + subchannels
+        + "}";
   }
 }

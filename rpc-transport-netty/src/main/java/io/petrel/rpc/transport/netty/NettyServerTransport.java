@@ -10,7 +10,7 @@ import io.netty.channel.ChannelOption;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.util.concurrent.Future;
-import io.petrel.rpc.internal.RateLimitedLog;
+import io.petrel.rpc.spi.RateLimitedLog;
 import io.petrel.rpc.spi.ServerConfig;
 import io.petrel.rpc.spi.ServerDispatcher;
 import io.petrel.rpc.spi.ServerTransport;

@@ -19,11 +19,13 @@ final class NettySubchannel extends ClientSubchannel {
   private final InetSocketAddress address;
   private final String authority;
   private final ClientSlot[] slots;
+  private final NettyRpcClient client;
   private int roundRobin;
 
   NettySubchannel(NettyRpcClient client, Endpoint endpoint, EventLoopGroup group, IoSupport io,
       ClientConfig config) {
     super(endpoint);
+    this.client = client;
     this.address = InetSocketAddress.createUnresolved(endpoint.host(), endpoint.port());
     this.authority = endpoint.authority();
     this.slots = new ClientSlot[config.connectionsPerEndpoint()];
@@ -117,13 +119,13 @@ final class NettySubchannel extends ClientSubchannel {
 
   /** Closes every connection (their pending calls fail with UNAVAILABLE); completes when all are closed. */
   @Override
-  protected CompletableFuture<Void> close() {
+  public CompletableFuture<Void> close() {
     return each(false);
   }
 
   /** The endpoint is gone: each connection closes once its calls have ended (see ClientSlot#drain). */
   @Override
-  protected CompletableFuture<Void> drain() {
+  public CompletableFuture<Void> drain() {
     return each(true);
   }
 
@@ -133,6 +135,7 @@ final class NettySubchannel extends ClientSubchannel {
     for (ClientSlot s : slots) {
       (drain ? s.drain() : s.close()).addListener(f -> {
         if (remaining.decrementAndGet() == 0) {
+          client.closed(this);
           all.complete(null);
         }
       });

@@ -1,6 +1,6 @@
 package io.petrel.rpc.transport.netty;
 
-import io.petrel.rpc.internal.RateLimitedLog;
+import io.petrel.rpc.spi.RateLimitedLog;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;

@@ -1,8 +1,15 @@
-package io.petrel.rpc.spi;
+package io.petrel.rpc.internal;
 
+import io.petrel.rpc.spi.RateLimitedLog;
 import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.internal.RateLimitedLog;
+import io.petrel.rpc.spi.ClientCall;
+import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.ClientSubchannel;
+import io.petrel.rpc.spi.ConnectivityState;
+import io.petrel.rpc.spi.LoadBalancer;
+import io.petrel.rpc.spi.NameResolver;
+import io.petrel.rpc.spi.Subchannel;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -22,7 +29,8 @@ import org.slf4j.LoggerFactory;
  *
  * @param <S> the transport's subchannel type
  */
-public final class ClientEndpoints<S extends ClientSubchannel> implements NameResolver.Listener {
+public final class ClientEndpoints<S extends ClientSubchannel> implements NameResolver.Listener,
+    ClientSubchannel.Owner {
   private static final Logger log = LoggerFactory.getLogger(ClientEndpoints.class);
 
   private final String name;
@@ -54,7 +62,8 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
       throw new IllegalArgumentException("client '" + name + "' for " + target + " has no name resolver");
     }
     this.resolver = r;
-    this.balancer = config.loadBalancer().newLoadBalancer();
+    LoadBalancer.Factory lb = config.loadBalancer();
+    this.balancer = (lb != null ? lb : io.petrel.rpc.internal.lb.LoadBalancers.LEAST_PENDING_FACTORY).newLoadBalancer();
     this.factory = factory;
     this.limitLog = limitLog;
   }
@@ -114,21 +123,24 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
   }
 
   /** A subchannel's state changed (under its lock, so in order): the balancer hears it when there are several. */
-  void stateChanged(ClientSubchannel s, ConnectivityState state, @Nullable Status cause) {
+  @Override
+  public void stateChanged(ClientSubchannel s, ConnectivityState state, @Nullable Status cause) {
     if (single == null) {
       balancer.onStateChange(s, state, cause);
     }
   }
 
   /** A connection was lost or an attempt failed: the endpoints may have changed. */
-  void connectionLost() {
+  @Override
+  public void connectionLost() {
     if (!shutdown) {
       resolver.refresh();
     }
   }
 
   /** A call counted on {@code s} ended (only with several endpoints: a single one counts nothing). */
-  void callEnded(ClientSubchannel s, Status outcome, long latencyNanos) {
+  @Override
+  public void callEnded(ClientSubchannel s, Status outcome, long latencyNanos) {
     balancer.onAttemptEnded(s, outcome, latencyNanos);
   }
 
@@ -149,30 +161,38 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
   }
 
   /**
-   * The subchannel for a new call, or null when there is none yet (see {@link #noEndpoint}). With several
-   * endpoints the call is counted on the one picked until it ends.
+   * The subchannel for an attempt of a call, or null when there is none (see {@link #noPick}). With several
+   * endpoints the attempt is counted on the one picked until it ends; {@code previous} (the endpoint of the
+   * call's failed attempt, or null) is avoided when the balancer offers another, and never picked again for a
+   * call whose previous attempt could not be sent there ({@link ClientCall#unsentCause()}).
    */
-  public @Nullable S pick(ClientCall<?> call) {
+  public @Nullable S pick(ClientCall<?> call, @Nullable S previous) {
     S s = single;
-    if (s != null) {
-      return routed(call, s);
+    if (s == null) {
+      s = pickAny(call);
+      if (s != null && s == previous) {
+        S other = pickAny(call); // once more: a balancer that insists (a hash key) is followed
+        if (other != null) {
+          s = other;
+        }
+      }
     }
-    s = pickAny(call);
-    if (s != null) {
+    if (s == null || (s == previous && call.unsentCause() != null)) {
+      return null;
+    }
+    if (single == null) {
       call.countOn(s);
-      routed(call, s);
     }
-    return s;
+    return routed(call, s);
   }
 
   /**
-   * Another subchannel than {@code from} for a call that could not reach its endpoint and was not sent, or null
-   * if the balancer has no other to offer. The call stays counted where it was first picked (so the counts never
-   * drift).
+   * The status of a call {@link #pick} found no endpoint for: why its previous attempt could not be sent, or
+   * that no endpoint is known.
    */
-  public @Nullable S pickOther(ClientCall<?> call, S from) {
-    S other = pickAny(call);
-    return other != from && other != null ? routed(call, other) : null;
+  public Status noPick(ClientCall<?> call, String notSent) {
+    Status unsent = call.unsentCause();
+    return unsent != null ? unsent : noEndpoint(notSent);
   }
 
   /** Tells the call's endpoint listener ({@code CallOptions.withEndpointListener}), if any, where it goes. */

@@ -1,4 +1,4 @@
-package io.petrel.rpc.internal;
+package io.petrel.rpc.spi;
 
 import io.petrel.rpc.ExceptionMapper;
 import io.petrel.rpc.Metadata;

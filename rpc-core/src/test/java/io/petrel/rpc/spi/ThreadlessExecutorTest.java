@@ -1,4 +1,4 @@
-package io.petrel.rpc.internal;
+package io.petrel.rpc.spi;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package io.petrel.rpc.internal;
+package io.petrel.rpc.spi;
 
 import io.petrel.rpc.AsyncUnaryHandler;
 import io.petrel.rpc.MethodDescriptor;
