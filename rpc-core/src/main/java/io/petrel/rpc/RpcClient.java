@@ -53,6 +53,7 @@ public abstract class RpcClient implements AutoCloseable {
   protected RpcClient(ClientConfig config, boolean secure) {
     this.runtime = new ClientRuntime(config);
     this.runtime.terminator(this::terminate);
+    this.runtime.attemptStarter(this::startAttempt);
     this.interceptors = config.interceptors();
     this.defaultTimeoutNanos = config.defaultTimeoutNanos();
     this.secure = secure;
@@ -149,20 +150,14 @@ public abstract class RpcClient implements AutoCloseable {
       return call;
     }
     call.options(options); // what a load balancer reads when it picks for the call
-    try {
-      startCall(call, method, request, options);
-    } catch (io.petrel.rpc.spi.FrameSizes.TooLarge e) {
-      call.fail(e.status.augmentDescription("not sent")); // over maxFrameSize or maxMetadataSize
-    } catch (StatusException e) {
-      call.fail(e.status());
-    } catch (Throwable t) {
-      // The request's marshaller failed (the transport encodes before it hands the call on).
-      Status.Code code = t instanceof IllegalArgumentException || t instanceof NullPointerException
-          ? Status.Code.INVALID_ARGUMENT : Status.Code.INTERNAL;
-      call.fail(code.toStatus().withDescription("cannot encode the request of " + method.fullName() + ": "
-          + Status.describe(t)).withCause(t));
-    }
+    call.start(request); // the first attempt; the call keeps the request for another (see ClientCall#onClose)
     return call;
+  }
+
+  /** One attempt of {@code call}: the transport encodes, picks an endpoint and sends. */
+  @SuppressWarnings({"unchecked", "rawtypes"})
+  private void startAttempt(ClientCall<?> call, Object request) throws Exception {
+    startCall(call, (MethodDescriptor) call.method(), request, call.options());
   }
 
   /**

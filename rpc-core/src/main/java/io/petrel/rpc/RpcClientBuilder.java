@@ -41,6 +41,9 @@ public final class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder>
   private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
   private Duration keepAliveTime = DEFAULT_KEEP_ALIVE;
   private int maxPendingCalls = DEFAULT_MAX_PENDING_CALLS;
+  private int maxRetries = ClientConfig.DEFAULT_MAX_RETRIES;
+  private int retryBudgetTokens = ClientConfig.DEFAULT_RETRY_BUDGET_TOKENS;
+  private double retryBudgetRatio = ClientConfig.DEFAULT_RETRY_BUDGET_RATIO;
   private Duration reconnectInitial = DEFAULT_RECONNECT_INITIAL;
   private Duration reconnectMax = DEFAULT_RECONNECT_MAX;
   private Executor callbackExecutor;
@@ -185,6 +188,41 @@ public final class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder>
     return this;
   }
 
+  /**
+   * How many more attempts a call of an idempotent method ({@code @RpcMethod(idempotent = true)},
+   * {@link MethodDescriptor#isIdempotent()}) may make after an attempt that failed with UNAVAILABLE, each on an
+   * endpoint the load balancer picks again, within the call's deadline and the {@link #retryBudget retry budget}
+   * (default 2; 0 turns retries off). A call of any other method is never sent again once it may have run; a
+   * request the server never saw (refused by GOAWAY, or not written) is sent again whatever its method, up to 3
+   * times, without the caller seeing it. See docs/cluster.md, "Retry rules".
+   */
+  public RpcClientBuilder maxRetries(int n) {
+    if (n < 0) {
+      throw new IllegalArgumentException("maxRetries must be >= 0: " + n);
+    }
+    this.maxRetries = n;
+    return this;
+  }
+
+  /**
+   * The retry budget, gRPC's retry throttling: a bucket of {@code tokens} tokens, full at start; each attempt
+   * that fails with UNAVAILABLE takes one, each call that succeeds gives back {@code ratio} of one; idempotent
+   * calls are retried only while more than half the tokens are left. So when every server fails, retries stop
+   * after about {@code tokens / 2} of them, and in steady state they stay below {@code ratio} per successful
+   * call (default 10 tokens, ratio 0.1).
+   */
+  public RpcClientBuilder retryBudget(int tokens, double ratio) {
+    if (tokens < 1) {
+      throw new IllegalArgumentException("retryBudget tokens must be >= 1: " + tokens);
+    }
+    if (!(ratio > 0 && ratio <= 1)) {
+      throw new IllegalArgumentException("retryBudget ratio must be > 0 and <= 1: " + ratio);
+    }
+    this.retryBudgetTokens = tokens;
+    this.retryBudgetRatio = ratio;
+    return this;
+  }
+
   /** Reconnect backoff: first delay and cap; each failed attempt doubles the delay, with +-20% jitter. */
   public RpcClientBuilder reconnectBackoff(Duration initial, Duration max) {
     Objects.requireNonNull(initial, "initial");
@@ -265,6 +303,7 @@ public final class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder>
         .keepAliveTimeNanos(keepAliveTime.toNanos()).maxFrameSize(maxFrameSize).maxMetadataSize(maxMetadataSize)
         .maxPendingCalls(maxPendingCalls).reconnectInitialBackoffNanos(reconnectInitial.toNanos())
         .reconnectMaxBackoffNanos(reconnectMax.toNanos()).callbackExecutor(callbackExecutor)
+        .maxRetries(maxRetries).retryBudget(retryBudgetTokens, retryBudgetRatio)
         .meterRegistry(meterRegistry).percentileHistograms(percentileHistograms).name(name).tls(tls)
         .options(options()).build();
   }

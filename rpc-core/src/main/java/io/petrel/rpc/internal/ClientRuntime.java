@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -36,6 +37,20 @@ public final class ClientRuntime {
   private final Map<MethodDescriptor<?, ?>, CallMetrics> byMethod = new ConcurrentHashMap<>();
   /** Closes the transport's connections and calls back with a Runnable when all is released. */
   private @Nullable Consumer<Runnable> terminator;
+  private final int maxRetries;
+  private final RetryBudget retryBudget;
+  /** Hands an attempt of a call to the transport; set once by the client. */
+  private @Nullable AttemptStarter attemptStarter;
+
+  /** How the client hands one attempt of a call to its transport (encode, pick, send). */
+  @FunctionalInterface
+  public interface AttemptStarter {
+    /**
+     * Starts an attempt of {@code call} with its kept {@code request}; throws what the transport's
+     * {@code startCall} throws (a marshaller's failure, a size limit, a status).
+     */
+    void start(ClientCall<?> call, Object request) throws Exception;
+  }
 
   public ClientRuntime(ClientConfig config) {
     this.name = config.name();
@@ -44,6 +59,8 @@ public final class ClientRuntime {
     this.callbackExecutor = config.callbackExecutor();
     this.registry = config.meterRegistry();
     this.histograms = config.percentileHistograms();
+    this.maxRetries = config.maxRetries();
+    this.retryBudget = new RetryBudget(config.retryBudgetTokens(), config.retryBudgetRatio());
     if (registry != null) {
       tags = Tags.of("client", name, "target", target);
       Gauge.builder("rpc.client.calls.pending", pending, AtomicInteger::get).description("Calls not yet ended")
@@ -56,6 +73,35 @@ public final class ClientRuntime {
   /** Set once by the client: how to close its transport when the client terminates. */
   public void terminator(Consumer<Runnable> terminator) {
     this.terminator = terminator;
+  }
+
+  /** Set once by the client: how an attempt of a call reaches the transport. */
+  public void attemptStarter(AttemptStarter starter) {
+    this.attemptStarter = starter;
+  }
+
+  /** Starts an attempt of {@code call} on the transport (the first, or another after a failed one). */
+  public void startAttempt(ClientCall<?> call, Object request) throws Exception {
+    AttemptStarter s = attemptStarter;
+    if (s == null) {
+      throw new IllegalStateException("client '" + name + "' has no transport yet");
+    }
+    s.start(call, request);
+  }
+
+  /** More attempts an idempotent call may make after its first failed with UNAVAILABLE. */
+  public int maxRetries() {
+    return maxRetries;
+  }
+
+  /** The client's retry budget, shared by all its calls. */
+  public RetryBudget retryBudget() {
+    return retryBudget;
+  }
+
+  /** The client is closing its transport (shut down now, or shut down with no call left): no new attempt. */
+  public boolean isTerminating() {
+    return terminating.get();
   }
 
   public String name() {

@@ -67,6 +67,21 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
   /** The endpoint the call is counted on, when the client has several; uncounted when the call ends. */
   private volatile @Nullable ClientSubchannel countedOn;
   private volatile int finished;
+  /** The caller's request, kept for another attempt; null until {@link #start} (and for a call never started). */
+  private @Nullable Object request;
+  /** Attempts sent again because no handler saw the request (NOT_SENT, REFUSED); see {@link #onClose}. */
+  private int resends;
+  /** Attempts made again after one that may have run failed with UNAVAILABLE (idempotent methods only). */
+  private int retries;
+  /** Why the previous attempt could not be sent, while the next one is being picked; else null. */
+  private @Nullable Status unsent;
+
+  /**
+   * How many times a call whose request no handler saw is sent again, without the caller seeing it: bounds the
+   * loop when every connection refuses (each re-send goes through the balancer again, so to another endpoint
+   * when there is one).
+   */
+  public static final int MAX_RESENDS = 3;
 
   /**
    * @param runtime the client's runtime ({@code RpcClient.runtime()})
@@ -143,6 +158,46 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
     }
   }
 
+  /**
+   * Set by the core: starts the call's first attempt with {@code request} (kept for later attempts). A
+   * marshaller's exception fails the call with INVALID_ARGUMENT or INTERNAL, a {@link FrameSizes.TooLarge} with
+   * its RESOURCE_EXHAUSTED status and "not sent", a {@link io.petrel.rpc.StatusException} with its status.
+   */
+  public final void start(Object request) {
+    this.request = request;
+    startAttempt(request);
+  }
+
+  private void startAttempt(Object req) {
+    try {
+      runtime.startAttempt(this, req);
+    } catch (FrameSizes.TooLarge e) {
+      fail(e.status.augmentDescription("not sent")); // over maxFrameSize or maxMetadataSize
+    } catch (io.petrel.rpc.StatusException e) {
+      fail(e.status());
+    } catch (Throwable t) {
+      // The request's marshaller failed (the transport encodes before it hands the call on).
+      Status.Code code = t instanceof IllegalArgumentException || t instanceof NullPointerException
+          ? Status.Code.INVALID_ARGUMENT : Status.Code.INTERNAL;
+      fail(code.toStatus().withDescription("cannot encode the request of " + method.fullName() + ": "
+          + Status.describe(t)).withCause(t));
+    }
+  }
+
+  /**
+   * Why the call's previous attempt could not be sent (NOT_SENT), or null: such a call is sent again only to
+   * another endpoint (its own just failed to connect, and waited for that attempt), and fails with this status
+   * when the balancer has no other.
+   */
+  public final @Nullable Status unsentCause() {
+    return unsent;
+  }
+
+  /** Attempts made so far, the first included (tests, messages). */
+  public final int attempts() {
+    return 1 + resends + retries;
+  }
+
   /** True once the call has ended (any thread). */
   public final boolean isFinished() {
     return finished != 0;
@@ -155,6 +210,14 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
    * from its endpoint). Called exactly once, from any thread, before the future completes.
    */
   protected void onEnded() {}
+
+  /**
+   * The current attempt failed and the core sends the call again: forget everything about the attempt (its
+   * connection, request id, timer, queue place, encoded request) so that {@code startCall} can send it anew.
+   * The transport's bookkeeping of the failed attempt is done already (it reported the end). The default does
+   * nothing.
+   */
+  protected void onNextAttempt() {}
 
   /**
    * The caller ended the call ({@code cancel}, or completing the future by hand) after it was handed to the
@@ -240,7 +303,59 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
     } else if (s.code() == Status.Code.UNIMPLEMENTED) {
       s = s.withDescription(method.fullName() + " is not implemented by " + peer + ": " + s.description());
     }
-    fail(s);
+    onClose(s, AttemptProgress.PROCESSED); // the server answered: its handler may have run
+  }
+
+  /**
+   * The current attempt ended without a response, with {@code status} (not OK), having got as far as
+   * {@code progress}. The core decides: an UNAVAILABLE attempt whose request no handler saw (NOT_SENT, REFUSED)
+   * is sent again, through the balancer, up to {@link #MAX_RESENDS} times (a fail-fast call that could not be
+   * sent is not); one that may have run (PROCESSED) is sent again only if its method is idempotent, up to the
+   * client's {@code maxRetries} and while its retry budget allows; always within the call's deadline. Otherwise
+   * the call fails with {@code status}. Any thread; call it holding no lock (another attempt starts here).
+   */
+  public final void onClose(Status status, AttemptProgress progress) {
+    if (isFinished()) {
+      return;
+    }
+    if (status.code() == Status.Code.UNAVAILABLE) {
+      runtime.retryBudget().onFailure();
+      if (anotherAttempt(status, progress)) {
+        return;
+      }
+    }
+    fail(status);
+  }
+
+  /** Starts another attempt if the rules allow one (see {@link #onClose}); false if the call is to fail. */
+  private boolean anotherAttempt(Status status, AttemptProgress progress) {
+    Object req = request;
+    if (req == null || isOneway() || runtime.isTerminating()) {
+      return false;
+    }
+    Deadline d = deadline;
+    if (d != null && d.isExpired()) {
+      return false;
+    }
+    if (progress != AttemptProgress.PROCESSED && resends < MAX_RESENDS
+        && !(progress == AttemptProgress.NOT_SENT && options.isFailFast())) {
+      resends++;
+    } else if (method.isIdempotent() && retries < runtime.maxRetries() && runtime.retryBudget().mayRetry()) {
+      retries++;
+    } else {
+      return false;
+    }
+    // The failed attempt's endpoint hears its outcome; the next attempt is counted where it is picked.
+    ClientSubchannel s = countedOn;
+    if (s != null && COUNTED.compareAndSet(this, s, null)) {
+      s.callEnded(status, System.nanoTime() - startNanos);
+    }
+    onNextAttempt();
+    unsent = progress == AttemptProgress.NOT_SENT ? status : null;
+    if (!isFinished()) {
+      startAttempt(req);
+    }
+    return true;
   }
 
   /** A oneway request was handed over (written, or given to the in-process server): the call is done. */
@@ -332,6 +447,9 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
   private boolean claim(Status outcome) {
     if (!FINISHED.compareAndSet(this, 0, 1)) {
       return false;
+    }
+    if (outcome.code() == Status.Code.OK) {
+      runtime.retryBudget().onSuccess();
     }
     try {
       onEnded();

@@ -28,6 +28,16 @@ public final class ClientConfig extends TransportConfig {
   private final long reconnectInitialBackoffNanos;
   private final long reconnectMaxBackoffNanos;
   private final @Nullable Executor callbackExecutor;
+  private final int maxRetries;
+  private final int retryBudgetTokens;
+  private final double retryBudgetRatio;
+
+  /** Default {@link #maxRetries()}: an idempotent call may be tried twice more after its first attempt. */
+  public static final int DEFAULT_MAX_RETRIES = 2;
+  /** Default {@link #retryBudgetTokens()}, as gRPC's retry throttling example: 10 tokens. */
+  public static final int DEFAULT_RETRY_BUDGET_TOKENS = 10;
+  /** Default {@link #retryBudgetRatio()}: each successful call gives back a tenth of a token. */
+  public static final double DEFAULT_RETRY_BUDGET_RATIO = 0.1;
 
   private ClientConfig(Builder b) {
     super(b);
@@ -43,6 +53,9 @@ public final class ClientConfig extends TransportConfig {
     this.reconnectInitialBackoffNanos = b.reconnectInitialBackoffNanos;
     this.reconnectMaxBackoffNanos = b.reconnectMaxBackoffNanos;
     this.callbackExecutor = b.callbackExecutor;
+    this.maxRetries = b.maxRetries;
+    this.retryBudgetTokens = b.retryBudgetTokens;
+    this.retryBudgetRatio = b.retryBudgetRatio;
   }
 
   /** A builder with every option at its default; the user-facing builder fills it. */
@@ -110,6 +123,28 @@ public final class ClientConfig extends TransportConfig {
     return callbackExecutor;
   }
 
+  /**
+   * How many more attempts an idempotent call may make after its first one fails with UNAVAILABLE (within its
+   * deadline and the retry budget); 0 turns retries off. Calls of other methods are never retried once they may
+   * have run.
+   */
+  public int maxRetries() {
+    return maxRetries;
+  }
+
+  /**
+   * The retry budget's size in tokens: each attempt that fails with UNAVAILABLE takes one, each call that
+   * succeeds gives back {@link #retryBudgetRatio()}; retries stop while at most half of them are left.
+   */
+  public int retryBudgetTokens() {
+    return retryBudgetTokens;
+  }
+
+  /** What each successful call gives back to the retry budget, in tokens (0 < ratio <= 1). */
+  public double retryBudgetRatio() {
+    return retryBudgetRatio;
+  }
+
   @Override
   public String toString() {
     return "ClientConfig{"
@@ -125,6 +160,8 @@ public final class ClientConfig extends TransportConfig {
         + "reconnectInitialBackoffNanos=" + reconnectInitialBackoffNanos + ", "
         + "reconnectMaxBackoffNanos=" + reconnectMaxBackoffNanos + ", "
         + "callbackExecutor=" + callbackExecutor + ", "
+        + "maxRetries=" + maxRetries + ", "
+        + "retryBudget=" + retryBudgetTokens + "/" + retryBudgetRatio + ", "
         + commonToString() + "}";
   }
 
@@ -142,6 +179,9 @@ public final class ClientConfig extends TransportConfig {
     private long reconnectInitialBackoffNanos = RpcClientBuilder.DEFAULT_RECONNECT_INITIAL.toNanos();
     private long reconnectMaxBackoffNanos = RpcClientBuilder.DEFAULT_RECONNECT_MAX.toNanos();
     private @Nullable Executor callbackExecutor;
+    private int maxRetries = DEFAULT_MAX_RETRIES;
+    private int retryBudgetTokens = DEFAULT_RETRY_BUDGET_TOKENS;
+    private double retryBudgetRatio = DEFAULT_RETRY_BUDGET_RATIO;
 
     private Builder() {
       super("petrel-client");
@@ -204,6 +244,17 @@ public final class ClientConfig extends TransportConfig {
 
     public Builder callbackExecutor(@Nullable Executor callbackExecutor) {
       this.callbackExecutor = callbackExecutor;
+      return this;
+    }
+
+    public Builder maxRetries(int maxRetries) {
+      this.maxRetries = maxRetries;
+      return this;
+    }
+
+    public Builder retryBudget(int tokens, double ratio) {
+      this.retryBudgetTokens = tokens;
+      this.retryBudgetRatio = ratio;
       return this;
     }
 

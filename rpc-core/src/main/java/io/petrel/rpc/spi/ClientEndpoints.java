@@ -148,29 +148,38 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
   }
 
   /**
-   * The subchannel for a new call, or null when there is none yet (see {@link #noEndpoint}). With several
-   * endpoints the call is counted on the one picked until it ends.
+   * The subchannel for an attempt of a call, or null when there is none (see {@link #noPick}). With several
+   * endpoints the attempt is counted on the one picked until it ends; {@code previous} (the endpoint of the
+   * call's failed attempt, or null) is avoided when the balancer offers another, and never picked again for a
+   * call whose previous attempt could not be sent there ({@link ClientCall#unsentCause()}).
    */
-  public @Nullable S pick(ClientCall<?> call) {
+  public @Nullable S pick(ClientCall<?> call, @Nullable S previous) {
     S s = single;
-    if (s != null) {
-      return s;
+    if (s == null) {
+      s = pickAny(call);
+      if (s != null && s == previous) {
+        S other = pickAny(call);
+        if (other != null) {
+          s = other;
+        }
+      }
     }
-    s = pickAny(call);
-    if (s != null) {
+    if (s == null || (s == previous && call.unsentCause() != null)) {
+      return null;
+    }
+    if (single == null) {
       call.countOn(s);
     }
     return s;
   }
 
   /**
-   * Another subchannel than {@code from} for a call that could not reach its endpoint and was not sent, or null
-   * if the balancer has no other to offer. The call stays counted where it was first picked (so the counts never
-   * drift).
+   * The status of a call {@link #pick} found no endpoint for: why its previous attempt could not be sent, or
+   * that no endpoint is known.
    */
-  public @Nullable S pickOther(ClientCall<?> call, S from) {
-    S other = pickAny(call);
-    return other != from ? other : null;
+  public Status noPick(ClientCall<?> call, String notSent) {
+    Status unsent = call.unsentCause();
+    return unsent != null ? unsent : noEndpoint(notSent);
   }
 
   @SuppressWarnings("unchecked")

@@ -64,6 +64,11 @@ public final class RecordingTransport implements TransportProvider {
     protected void onDeadlineExceeded() {
       events.add("deadline:" + (isDone() ? "after completion" : "before completion"));
     }
+
+    @Override
+    protected void onNextAttempt() {
+      events.add("nextAttempt");
+    }
   }
 
   /** An endpoint's "connections": it records whether it was closed. */
@@ -142,9 +147,9 @@ public final class RecordingTransport implements TransportProvider {
       }
       Call<?> c = (Call<?>) call;
       c.request = request;
-      c.subchannel = endpoints.pick(call);
+      c.subchannel = endpoints.pick(call, c.subchannel);
       if (c.subchannel == null) {
-        call.fail(endpoints.noEndpoint("; " + method.fullName() + " not sent"));
+        call.fail(endpoints.noPick(call, "; " + method.fullName() + " not sent"));
         return;
       }
       started.add(c);

@@ -45,7 +45,8 @@ import org.junit.jupiter.api.Test;
  * server errors; unknown methods; deadlines (on time, the server's call cancelled) and cancellation; the limits
  * ({@code maxConcurrentCallsPerConnection}, {@code maxFrameSize} and {@code maxMetadataSize} on both sides,
  * {@code maxPendingCalls}); metadata both ways; interceptors on both sides; callback executors; client call
- * metrics; graceful drain, the lifecycle listeners and the drain delay; and a closed server or client failing only its own calls.
+ * metrics; retries (idempotent calls retried on UNAVAILABLE within the retry budget, others run at most once);
+ * graceful drain, the lifecycle listeners and the drain delay; and a closed server or client failing only its own calls.
  */
 public abstract class AbstractTransportTest {
   private static final long WAIT_SECONDS = 10;
@@ -403,6 +404,44 @@ public abstract class AbstractTransportTest {
     assertThat(registry.find("rpc.client.request.size").tag("method", "echo").summary().totalAmount())
         .isEqualTo(text("m").getSerializedSize());
     assertThat(registry.find("rpc.client.calls.pending").gauge().value()).isZero();
+  }
+
+  // ---- attempts and retries (docs/cluster.md, "Retry rules") ----
+
+  @Test
+  public void anIdempotentCallIsRetriedOnUnavailableAndAnotherRunsAtMostOnce() throws Exception {
+    RpcServer server = startServer(b -> b);
+    RpcClient client = client(server);
+    assertThat(client.unaryCall(ConformanceService.FLAKY_IDEMPOTENT, text("twice:2")).getValue())
+        .as("failed twice, answered on the third attempt").isEqualTo("twice");
+    assertThat(service.executionsOf("twice")).isEqualTo(3);
+
+    assertFails(() -> client.unaryCall(ConformanceService.FLAKY_IDEMPOTENT, text("down:100")),
+        Status.Code.UNAVAILABLE, "flaky down failed execution 3");
+    assertThat(service.executionsOf("down")).as("the first attempt and maxRetries (2) more").isEqualTo(3);
+
+    assertFails(() -> client.unaryCall(ConformanceService.FLAKY, text("once:1")), Status.Code.UNAVAILABLE,
+        "flaky once failed execution 1");
+    assertThat(service.executionsOf("once")).as("not idempotent: never run twice").isEqualTo(1);
+
+    RpcClient noRetries = client(server, b -> b.maxRetries(0));
+    assertFails(() -> noRetries.unaryCall(ConformanceService.FLAKY_IDEMPOTENT, text("off:1")),
+        Status.Code.UNAVAILABLE);
+    assertThat(service.executionsOf("off")).isEqualTo(1);
+  }
+
+  @Test
+  public void withEveryCallFailingTheRetryBudgetKeepsExecutionsWithinCallsTimesOnePlusItsRatio() throws Exception {
+    RpcServer server = startServer(b -> b);
+    double ratio = 0.1;
+    RpcClient client = client(server, b -> b.retryBudget(10, ratio));
+    int calls = 100;
+    for (int i = 0; i < calls; i++) {
+      assertFails(() -> client.unaryCall(ConformanceService.FLAKY_IDEMPOTENT, text("outage:" + Integer.MAX_VALUE)),
+          Status.Code.UNAVAILABLE);
+    }
+    assertThat(service.executionsOf("outage")).as("executions of %d calls, every one failing", calls)
+        .isGreaterThan(calls).isLessThanOrEqualTo((int) (calls * (1 + ratio)));
   }
 
   // ---- shutdown and closed connections ----

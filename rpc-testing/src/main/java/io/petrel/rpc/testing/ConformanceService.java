@@ -11,11 +11,14 @@ import io.petrel.rpc.marshal.FieldCodecs;
 import io.petrel.rpc.marshal.Marshallers;
 import io.petrel.rpc.marshal.ProtobufMarshaller;
 import io.petrel.rpc.marshal.ValueMarshaller;
+import java.util.Map;
 import java.util.Queue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The service {@link AbstractTransportTest} calls: descriptors as generated code declares them, and handlers
@@ -74,6 +77,17 @@ final class ConformanceService {
 
   /** Served nowhere: the server answers UNIMPLEMENTED. */
   static final MethodDescriptor<StringValue, StringValue> MISSING = text("missing").build();
+  /**
+   * Request "key:n": the first n executions of that key fail with UNAVAILABLE, later ones echo the key; every
+   * execution is counted in {@link #executions}. {@code FLAKY_IDEMPOTENT} is declared idempotent, {@code FLAKY}
+   * is not.
+   */
+  static final MethodDescriptor<StringValue, StringValue> FLAKY = text("flaky").build();
+  static final MethodDescriptor<StringValue, StringValue> FLAKY_IDEMPOTENT =
+      text("flakyIdempotent").idempotent(true).build();
+
+  /** How many times a FLAKY or FLAKY_IDEMPOTENT handler ran, by key: a ledger of executions. */
+  final Map<String, AtomicInteger> executions = new ConcurrentHashMap<>();
 
   /** Oneway requests, in arrival order. */
   final BlockingQueue<String> logged = new LinkedBlockingQueue<>();
@@ -131,11 +145,29 @@ final class ConformanceService {
           }
           return f.thenApply(r -> StringValue.of("held:" + req.getValue()));
         })
+        .unary(FLAKY, this::flaky)
+        .unary(FLAKY_IDEMPOTENT, this::flaky)
         .unary(LOG, req -> {
           logged.add(req.getValue());
           return null;
         })
         .build();
+  }
+
+  private StringValue flaky(StringValue req) throws io.petrel.rpc.StatusException {
+    String[] keyAndFailures = req.getValue().split(":");
+    String key = keyAndFailures[0];
+    int n = executions.computeIfAbsent(key, k -> new AtomicInteger()).incrementAndGet();
+    if (n <= Integer.parseInt(keyAndFailures[1])) {
+      throw Status.UNAVAILABLE.withDescription("flaky " + key + " failed execution " + n).asException();
+    }
+    return StringValue.of(key);
+  }
+
+  /** Executions of {@code key} so far. */
+  int executionsOf(String key) {
+    AtomicInteger n = executions.get(key);
+    return n == null ? 0 : n.get();
   }
 
   /** Answers every HOLD call held so far, and from now on answers them at once. */

@@ -6,6 +6,7 @@ import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.Status;
+import io.petrel.rpc.spi.AttemptProgress;
 import io.petrel.rpc.spi.ClientCall;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledFuture;
@@ -81,6 +82,33 @@ final class InProcessCall<Resp> extends ClientCall<Resp> implements Runnable {
     }
     onResponseMetadata(metadata);
     onStatus(status, client.target());
+  }
+
+  /**
+   * The server refused the request before any handler saw it (shutting down, over a limit, unknown method): an
+   * UNAVAILABLE refusal may be sent again (see {@link ClientCall#onClose}); any other is the call's answer.
+   */
+  void onRefused(Status status) {
+    if (isFinished()) {
+      return;
+    }
+    if (status.code() == Status.Code.UNAVAILABLE) {
+      onClose(status, AttemptProgress.REFUSED);
+    } else {
+      onResponseMetadata(Metadata.EMPTY);
+      onStatus(status, client.target());
+    }
+  }
+
+  /** Another attempt follows: the failed one's timer and server call are forgotten. */
+  @Override
+  protected void onNextAttempt() {
+    ScheduledFuture<?> t = timer;
+    timer = null;
+    if (t != null) {
+      t.cancel(false);
+    }
+    serverContext = null;
   }
 
   /** Ends the call here (deadline, cancellation by the caller): the server's call is cancelled too. */

@@ -170,7 +170,7 @@ public final class InProcessClient implements ClientTransport {
     InProcessConnection conn = connection();
     if (conn == null) {
       body.release();
-      call.fail(unavailable(method));
+      call.fail(unavailable(method)); // not sent, and there is no other endpoint to send it to
       return;
     }
     boolean oneway = call.isOneway();

@@ -9,6 +9,7 @@ import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.Status;
+import io.petrel.rpc.spi.AttemptProgress;
 import io.petrel.rpc.spi.ServerConfig;
 import io.petrel.rpc.spi.ServerDispatcher;
 import java.util.Set;
@@ -126,7 +127,9 @@ final class InProcessConnection {
         freePlace(serverCall);
         ended();
         dispatcher.callEnded();
-        call.fail(closedStatus(method));
+        call.onRefused(Status.UNAVAILABLE.withDescription("connection to in-process server '" + server.name()
+            + "' closed" + (closedWhy == null ? "" : " (" + closedWhy + ")") + " before " + method.fullName()
+            + " reached it"));
       }
       return;
     }
@@ -169,7 +172,7 @@ final class InProcessConnection {
     if (oneway) {
       log.debug("dropping oneway call from {}: {}", peer, status);
     } else {
-      call.onError(Frames.asReceived(status), Metadata.EMPTY);
+      call.onRefused(Frames.asReceived(status)); // no handler saw it
     }
   }
 
@@ -253,7 +256,8 @@ final class InProcessConnection {
       for (InProcessServerCall c : calls) {
         InProcessCall<?> caller = c.caller();
         if (caller != null) {
-          caller.fail(closedStatus(c.method())); // first: what the handler does once cancelled comes too late
+          // First: what the handler does once cancelled comes too late. It may have run.
+          caller.onClose(closedStatus(c.method()), AttemptProgress.PROCESSED);
         }
         c.context().cancel(); // nobody waits for it any more
       }

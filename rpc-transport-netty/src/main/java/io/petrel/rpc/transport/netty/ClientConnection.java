@@ -12,6 +12,7 @@ import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.petrel.rpc.Status;
+import io.petrel.rpc.spi.AttemptProgress;
 import io.petrel.rpc.internal.WakeChain;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -265,10 +266,6 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       timeoutMillis = Math.max(1, (remainingNanos + 999_999) / 1_000_000);
     }
     FrameEncoder.patchRequest(frame, id, timeoutMillis);
-    if (frame.hasArray() && frame.arrayOffset() == 0 && frame.readerIndex() == 0) {
-      call.sent = frame.array(); // no copy: see PendingCall#sent
-      call.sentLength = frame.readableBytes();
-    }
     call.requestId = id;
     call.connection = this; // plain: a canceller that does not see it yet leaves the call to its response
     inFlight.put(id, call);
@@ -497,9 +494,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
 
   /**
    * Event loop: a GOAWAY said that the server took requests up to {@code lastId} (0: none) and refuses every later
-   * one unread (docs/protocol.md, "GOAWAY"): those calls were never seen by a handler, so they are sent again on
-   * another connection, as if never sent; the server's refusals of them are dropped as answers to nobody. Calls
-   * up to {@code lastId} stay: they may be running.
+   * one unread (docs/protocol.md, "GOAWAY"): those attempts end REFUSED, and the core sends each call again
+   * (through the balancer, so to another connection) without its caller seeing it; the server's refusals of them
+   * are dropped as answers to nobody. Calls up to {@code lastId} stay: they may be running.
    */
   private void resendRefused(int lastId) {
     List<PendingCall<?>> refused = null;
@@ -517,22 +514,11 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     refused.sort((a, b) -> Integer.compare(a.requestId - lastId, b.requestId - lastId)); // in the order written
     for (PendingCall<?> c : refused) {
       inFlight.remove(c.requestId);
-      byte[] bytes = c.sent;
-      c.sent = null;
-      c.connection = null;
-      c.requestId = 0;
       if (c.abandoned || c.isFinished()) {
         continue; // ended here already (deadline, cancel): nothing to send
       }
-      if (bytes == null) {
-        c.fail(Status.UNAVAILABLE.withDescription("server " + slot.authority() + " refused " + c.method().fullName()
-            + " unread (GOAWAY: it is shutting down); the request was not kept, so it is not sent again"));
-        continue;
-      }
-      ByteBuf again = IoSupport.CALLER_ALLOCATOR.heapBuffer(c.sentLength);
-      again.writeBytes(bytes, 0, c.sentLength);
-      c.frame = again;
-      client.route(c, slot); // to the slot's next connection: the GOAWAY took this one away from it
+      c.onClose(Status.UNAVAILABLE.withDescription("server " + slot.authority() + " refused "
+          + c.method().fullName() + " unread (GOAWAY: it is shutting down)"), AttemptProgress.REFUSED);
     }
   }
 
@@ -580,7 +566,6 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
           Integer.toUnsignedString(frame.requestId));
       return;
     }
-    call.sent = null;
     ByteBuf body = frame.body();
     call.onResponseMetadata(frame.metadata);
     if (frame.status != 0) {
@@ -718,8 +703,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     List<PendingCall<?>> calls = new ArrayList<>(inFlight.values());
     inFlight.clear();
     for (PendingCall<?> c : calls) {
-      c.fail(Status.UNAVAILABLE.withDescription(why + " while " + c.method().fullName()
-          + " was in flight; the server may or may not have run it"));
+      c.onClose(Status.UNAVAILABLE.withDescription(why + " while " + c.method().fullName()
+          + " was in flight; the server may or may not have run it"), AttemptProgress.PROCESSED);
     }
   }
 

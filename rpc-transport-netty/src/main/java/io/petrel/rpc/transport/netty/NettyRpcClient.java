@@ -18,6 +18,7 @@ import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import io.petrel.rpc.internal.ClientRuntime;
 import io.petrel.rpc.internal.RateLimitedLog;
+import io.petrel.rpc.spi.AttemptProgress;
 import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.ClientEndpoints;
@@ -282,10 +283,10 @@ final class NettyRpcClient implements ClientTransport {
     call.frame = frame;
     call.failFast = options.isFailFast();
     call.requestSize(frame.getInt(Protocol.OFF_BODY_LENGTH));
-    NettySubchannel sub = endpoints.pick(call);
+    NettySubchannel sub = endpoints.pick(call, call.subchannel); // another endpoint than a failed attempt's
     if (sub == null) {
       call.releaseFrame();
-      call.fail(endpoints.noEndpoint("; " + method.fullName() + " not sent"));
+      call.fail(endpoints.noPick(call, "; " + method.fullName() + " not sent"));
       return;
     }
     call.subchannel = sub;
@@ -295,10 +296,11 @@ final class NettyRpcClient implements ClientTransport {
   /**
    * Hands an encoded, unsent call to a usable connection of {@code slot}, or waits for one connection attempt
    * (bounded by the call's deadline): the one under way, or, while the slot backs off after a failed attempt,
-   * the next one when that comes before the call's deadline; otherwise, or when the call is fail-fast, it fails
-   * at once (no attempt per call: see ClientSlot). If the attempt it waited for fails, so does the call. Also used for a call whose connection closed or received
-   * GOAWAY before the call could be written (in its write queue, or held back waiting for the server to take
-   * more calls): it was not sent, so sending it elsewhere is safe.
+   * the next one when that comes before the call's deadline; otherwise, or when the call is fail-fast, the
+   * attempt ends NOT_SENT at once (no connection attempt per call: see ClientSlot), and the core may send the
+   * call again on another endpoint. Also used for a call whose connection closed or received GOAWAY before the
+   * call could be written (in its write queue, or held back waiting for the server to take more calls): it was
+   * not sent, so sending it on another connection of the slot is safe.
    */
   @SuppressWarnings("unchecked")
   void route(PendingCall<?> call, ClientSlot slot) {
@@ -328,16 +330,6 @@ final class NettyRpcClient implements ClientTransport {
       call.releaseFrame(); // its deadline passed (or it was cancelled) while it waited
       return;
     }
-    NettySubchannel from = call.subchannel;
-    if (from != null && !call.repicked) {
-      // Several endpoints: an unsent call whose endpoint cannot be reached now tries another one, once.
-      NettySubchannel other = endpoints.pickOther(call, from);
-      if (other != null) {
-        call.repicked = true; // (still counted on its first subchannel: the count never moves, so never drifts)
-        route(call, other.nextSlot());
-        return;
-      }
-    }
     call.releaseFrame();
     Throwable cause = f.cause();
     Status failure = cause instanceof StatusException se ? se.status()
@@ -349,7 +341,8 @@ final class NettyRpcClient implements ClientTransport {
         failure = failure.withDescription(failure.description() + next);
       }
     }
-    call.fail(failure);
+    call.onClose(failure, AttemptProgress.NOT_SENT); // the core may send it again, to another endpoint
+
   }
 
   /** The {@code i}-th connection slot of the first endpoint (tests). */

@@ -28,19 +28,13 @@ final class PendingCall<Resp> extends ClientCall<Resp> implements Runnable {
    */
   @Nullable ClientConnection connection;
   int requestId;
-  /** The endpoint the call was picked for; written before the call is routed. */
-  @Nullable NettySubchannel subchannel;
   /**
-   * Event loop only: the bytes of the request as written (its heap frame's array, which stays intact after the
-   * channel has copied and released the frame), kept while the call is in flight so that a request the server
-   * refused unread (GOAWAY) can be sent again on another connection; null when not kept.
+   * The endpoint the call's attempt was picked for; written before the call is routed, and kept after the
+   * attempt failed so that the next one is picked elsewhere when the balancer can.
    */
-  byte @Nullable [] sent;
-  int sentLength;
+  @Nullable NettySubchannel subchannel;
   /** Fail at once, rather than wait for the next attempt, while the endpoint backs off (CallOptions). */
   boolean failFast;
-  /** The call was moved once to another endpoint because its own could not be reached. */
-  boolean repicked;
   @Nullable ScheduledFuture<?> timer;
   /**
    * Event loop only: the call ended locally (deadline, cancel) while in flight on a connection whose server
@@ -77,6 +71,27 @@ final class PendingCall<Resp> extends ClientCall<Resp> implements Runnable {
     if (t != null) {
       t.cancel(false);
     }
+  }
+
+  /**
+   * The core sends the call again (its attempt ended NOT_SENT or REFUSED, or it is an idempotent retry): the
+   * attempt's connection, request id, timer and request are forgotten. Called on the failed attempt's event
+   * loop, where its timer runs, or on the thread that could not send it.
+   */
+  @Override
+  protected void onNextAttempt() {
+    ScheduledFuture<?> t = timer;
+    timer = null;
+    if (t != null) {
+      t.cancel(false);
+    }
+    releaseFrame();
+    CONNECTION.setVolatile(this, null);
+    requestId = 0;
+    abandoned = false;
+    queuedIn = null;
+    queuePrev = null;
+    queueNext = null;
   }
 
   /** The caller ended the call: the connection forgets it (and tells the server) on its event loop. */

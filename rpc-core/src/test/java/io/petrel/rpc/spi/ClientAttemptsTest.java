@@ -1,0 +1,195 @@
+package io.petrel.rpc.spi;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcClientBuilder;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
+import io.petrel.rpc.marshal.Marshallers;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The core's rules for a call's attempts, whatever the transport: an attempt whose request no handler saw
+ * (NOT_SENT, REFUSED) is sent again without the caller seeing it; one that may have run (PROCESSED) only if its
+ * method is idempotent, within maxRetries and the retry budget. The recording transport plays the server.
+ */
+class ClientAttemptsTest {
+  private static final MethodDescriptor<byte[], byte[]> PLAIN = method("plain", false);
+  private static final MethodDescriptor<byte[], byte[]> IDEMPOTENT = method("idempotent", true);
+
+  private static MethodDescriptor<byte[], byte[]> method(String name, boolean idempotent) {
+    return MethodDescriptor.<byte[], byte[]>newBuilder().serviceName("test.Svc").methodName(name)
+        .idempotent(idempotent).requestMarshaller(Marshallers.bytes()).responseMarshaller(Marshallers.bytes())
+        .build();
+  }
+
+  private RecordingTransport.Client client = client(b -> b);
+
+  private RecordingTransport.Client client(UnaryOperator<RpcClientBuilder> options) {
+    return RecordingTransport.of(options.apply(RpcClient.builder().target("static://127.0.0.1:1,127.0.0.1:2")
+        .transport("recording").name("c")).build());
+  }
+
+  @AfterEach
+  void close() {
+    client.shutdownNow();
+  }
+
+  private RecordingTransport.Call<?> take() throws InterruptedException {
+    RecordingTransport.Call<?> c = client.started.poll(10, TimeUnit.SECONDS);
+    assertThat(c).as("an attempt reached the transport").isNotNull();
+    return c;
+  }
+
+  private static void answer(ClientCall<?> call, String body) {
+    ByteBuf b = Unpooled.copiedBuffer(body, UTF_8);
+    try {
+      call.onMessage(b, true, null);
+    } finally {
+      b.release();
+    }
+  }
+
+  private static Status statusOf(CompletableFuture<?> f) throws Exception {
+    try {
+      f.get(10, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      return ((StatusException) e.getCause()).status();
+    }
+    throw new AssertionError("the call succeeded");
+  }
+
+  private static Status unavailable(String why) {
+    return Status.UNAVAILABLE.withDescription(why);
+  }
+
+  @Test
+  void aRefusedOrUnsentAttemptIsSentAgainElsewhereWithoutTheCallerSeeingIt() throws Exception {
+    CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
+    RecordingTransport.Call<?> first = take();
+    RecordingTransport.Sub firstEndpoint = first.subchannel;
+    first.onClose(unavailable("GOAWAY above the last id"), AttemptProgress.REFUSED);
+    RecordingTransport.Call<?> second = take();
+    assertThat(second).as("the same logical call").isSameAs(first);
+    assertThat(second.subchannel).as("picked again, another endpoint").isNotSameAs(firstEndpoint);
+    second.onClose(unavailable("connection closed before the write"), AttemptProgress.NOT_SENT);
+    RecordingTransport.Call<?> third = take();
+    assertThat(f).isNotDone();
+    answer(third, "done");
+    assertThat(new String(f.get(10, TimeUnit.SECONDS), UTF_8)).isEqualTo("done");
+    assertThat(third.attempts()).isEqualTo(3);
+    assertThat(third.events).containsExactly("nextAttempt", "nextAttempt", "ended");
+    assertThat(client.rpc.pendingCalls()).isZero();
+  }
+
+  @Test
+  void reSendsAreBoundedAndAFailFastCallThatCouldNotBeSentFailsAtOnce() throws Exception {
+    CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
+    for (int i = 0; i <= ClientCall.MAX_RESENDS; i++) {
+      take().onClose(unavailable("refused " + i), AttemptProgress.REFUSED);
+    }
+    assertThat(statusOf(f).description()).isEqualTo("refused " + ClientCall.MAX_RESENDS);
+    assertThat(client.started).isEmpty();
+
+    CompletableFuture<byte[]> fast = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8),
+        CallOptions.DEFAULT.withFailFast(true));
+    take().onClose(unavailable("cannot connect"), AttemptProgress.NOT_SENT);
+    assertThat(statusOf(fast).description()).isEqualTo("cannot connect");
+    assertThat(client.started).isEmpty();
+
+    // With one endpoint an unsent call has nowhere else to go: it fails with why it could not be sent there.
+    client.shutdownNow();
+    client = client(b -> b.target("127.0.0.1:1"));
+    CompletableFuture<byte[]> single = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
+    take().onClose(unavailable("cannot connect to 127.0.0.1:1"), AttemptProgress.NOT_SENT);
+    assertThat(statusOf(single).description()).isEqualTo("cannot connect to 127.0.0.1:1");
+    assertThat(client.started).isEmpty();
+  }
+
+  @Test
+  void anAttemptThatMayHaveRunIsNeverSentAgainUnlessTheMethodIsIdempotent() throws Exception {
+    CompletableFuture<byte[]> plain = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
+    take().onClose(unavailable("connection lost with the call in flight"), AttemptProgress.PROCESSED);
+    assertThat(statusOf(plain).code()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(client.started).as("not sent again").isEmpty();
+
+    CompletableFuture<byte[]> idem = client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8),
+        CallOptions.DEFAULT);
+    take().onStatus(unavailable("the server's answer"), "h:1");
+    take().onClose(unavailable("connection lost"), AttemptProgress.PROCESSED);
+    answer(take(), "third time");
+    assertThat(new String(idem.get(10, TimeUnit.SECONDS), UTF_8)).isEqualTo("third time");
+
+    CompletableFuture<byte[]> exhausted = client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8),
+        CallOptions.DEFAULT);
+    for (int i = 0; i <= client.config.maxRetries(); i++) {
+      take().onStatus(unavailable("down " + i), "h:1");
+    }
+    assertThat(statusOf(exhausted).description()).isEqualTo("down " + client.config.maxRetries());
+
+    CompletableFuture<byte[]> notRetryable = client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8),
+        CallOptions.DEFAULT);
+    take().onStatus(Status.INTERNAL.withDescription("a bug"), "h:1");
+    assertThat(statusOf(notRetryable).code()).as("only UNAVAILABLE is retried").isEqualTo(Status.Code.INTERNAL);
+    assertThat(client.started).isEmpty();
+  }
+
+  @Test
+  void noRetriesWithMaxRetriesZeroAndNoneOnceTheDeadlinePassed() throws Exception {
+    client.shutdownNow();
+    client = client(b -> b.maxRetries(0));
+    CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8), CallOptions.DEFAULT);
+    take().onStatus(unavailable("down"), "h:1");
+    assertThat(statusOf(f).description()).isEqualTo("down");
+    assertThat(client.started).isEmpty();
+  }
+
+  @Test
+  void withEveryAttemptFailingTheBudgetKeepsAttemptsWithinCallsTimesOnePlusTheRatio() throws Exception {
+    int calls = 200;
+    int attempts = 0;
+    List<CompletableFuture<byte[]>> futures = new ArrayList<>();
+    for (int i = 0; i < calls; i++) {
+      futures.add(client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8), CallOptions.DEFAULT));
+      RecordingTransport.Call<?> c;
+      while ((c = client.started.poll()) != null) {
+        attempts++;
+        c.onStatus(unavailable("every server is down"), "h:1");
+      }
+    }
+    for (CompletableFuture<byte[]> f : futures) {
+      assertThat(statusOf(f).code()).isEqualTo(Status.Code.UNAVAILABLE);
+    }
+    double ratio = ClientConfig.DEFAULT_RETRY_BUDGET_RATIO;
+    assertThat(attempts).as("attempts of %d failing calls", calls).isLessThanOrEqualTo((int) (calls * (1 + ratio)))
+        .isGreaterThan(calls); // a few retries were made before the budget ran low
+    // Each failed attempt takes a token of 10 and retries stop at 5 left: at most 5 retries in all.
+    assertThat(attempts - calls).isBetween(1, ClientConfig.DEFAULT_RETRY_BUDGET_TOKENS / 2);
+
+    // Successes refill it, a tenth of a token each: after 70 there are 7 tokens, and a failure leaves 6 (> 5).
+    for (int i = 0; i < 70; i++) {
+      CompletableFuture<byte[]> ok = client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8),
+          CallOptions.DEFAULT);
+      answer(take(), "ok");
+      ok.get(10, TimeUnit.SECONDS);
+    }
+    CompletableFuture<byte[]> again = client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8),
+        CallOptions.DEFAULT);
+    take().onStatus(unavailable("blip"), "h:1");
+    answer(take(), "retried");
+    assertThat(new String(again.get(10, TimeUnit.SECONDS), UTF_8)).isEqualTo("retried");
+  }
+}
