@@ -39,6 +39,7 @@ public final class FaultProxy implements AutoCloseable {
   private volatile int sliceBytes;
   private volatile boolean blackHole;
   private volatile boolean readingPaused;
+  private volatile boolean killed;
   private final Object pauseLock = new Object();
 
   /** Starts a proxy on 127.0.0.1 (a free port) to {@code targetPort} on 127.0.0.1. */
@@ -125,6 +126,16 @@ public final class FaultProxy implements AutoCloseable {
     }
   }
 
+  /**
+   * Plays a server that crashed: closes the listener, so new connections are refused, then resets every open
+   * connection (RST). The proxy cannot be used again.
+   */
+  public void kill() throws IOException {
+    killed = true;
+    listener.close();
+    resetAll();
+  }
+
   private void acceptLoop() {
     while (!listener.isClosed()) {
       Socket in;
@@ -144,6 +155,10 @@ public final class FaultProxy implements AutoCloseable {
       }
       sockets.add(in);
       sockets.add(out);
+      if (killed) {
+        resetAll(); // accepted just before kill() closed the listener: it dies with the others
+        return;
+      }
       forward(in, out, "c2s");
       forward(out, in, "s2c");
     }

@@ -188,9 +188,11 @@ final class ZooKeeperResolver implements NameResolver {
       case CONNECTED, RECONNECTED -> {
         if (!connected) {
           connected = true;
-          settleUntil = System.nanoTime() + reconnectSettleNanos;
-          log.info("ZooKeeper connection for {} is back; endpoints missing now are kept for {} ms", target,
-              TimeUnit.NANOSECONDS.toMillis(reconnectSettleNanos));
+          if (initialized) { // back after an outage; the first connection (a new session) settles nothing
+            settleUntil = System.nanoTime() + reconnectSettleNanos;
+            log.info("ZooKeeper connection for {} is back; endpoints missing now are kept for {} ms", target,
+                TimeUnit.NANOSECONDS.toMillis(reconnectSettleNanos));
+          }
           recompute();
         }
       }

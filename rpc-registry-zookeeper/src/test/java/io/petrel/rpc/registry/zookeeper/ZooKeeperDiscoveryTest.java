@@ -24,8 +24,6 @@ import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.test.TestingServer;
-import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -54,26 +52,6 @@ class ZooKeeperDiscoveryTest {
 
   private static String newBase() {
     return "/petrel-" + PATHS.incrementAndGet();
-  }
-
-  /**
-   * Expires the session of {@code curator} on the ZooKeeper server, as when a client is cut off for longer than
-   * its session timeout: a second handle joins the session and closes it, so the server deletes its ephemeral
-   * nodes at once and the client hears that its session expired.
-   */
-  private static void expireSession(CuratorFramework curator, TestingServer server) throws Exception {
-    ZooKeeper victim = curator.getZookeeperClient().getZooKeeper();
-    CountDownLatch joined = new CountDownLatch(1);
-    ZooKeeper twin = new ZooKeeper(server.getConnectString(), 10_000, e -> {
-      if (e.getState() == Watcher.Event.KeeperState.SyncConnected) {
-        joined.countDown();
-      }
-    }, victim.getSessionId(), victim.getSessionPasswd());
-    try {
-      assertThat(joined.await(10, TimeUnit.SECONDS)).as("joined the session to expire").isTrue();
-    } finally {
-      twin.close();
-    }
   }
 
   private static String call(RpcClient client) {
@@ -212,7 +190,7 @@ class ZooKeeperDiscoveryTest {
       try (RpcClient client = RpcClient.builder().nameResolver(clientSide.target(SERVICE), resolver).build()) {
         assertThat(call(client)).isEqualTo("a");
 
-        expireSession(regA.curator(), zk);
+        ZooKeeperSessions.expire(regA.curator(), zk);
         assertThat(deleted.await(10, TimeUnit.SECONDS)).as("the expiry deleted the node").isTrue();
         assertThat(recreated.await(10, TimeUnit.SECONDS)).as("the node is created again in a new session")
             .isTrue();
@@ -239,7 +217,7 @@ class ZooKeeperDiscoveryTest {
       Recording resolver = new Recording(clientSide.resolver(SERVICE));
       try (RpcClient client = RpcClient.builder().nameResolver(clientSide.target(SERVICE), resolver).build()) {
         assertThat(call(client)).isEqualTo("a");
-        expireSession(clientSide.curator(), zk);
+        ZooKeeperSessions.expire(clientSide.curator(), zk);
         assertThat(reconnected.await(10, TimeUnit.SECONDS)).isTrue();
         for (int i = 0; i < 50; i++) {
           assertThat(call(client)).isEqualTo("a");

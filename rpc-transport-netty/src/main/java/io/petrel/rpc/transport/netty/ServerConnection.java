@@ -380,6 +380,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     }
     if (dispatcher.isShutdown()) {
       frame.release();
+      // The shutdown refuses calls before its GOAWAY reaches this event loop: the GOAWAY goes first (unless it
+      // went already), so that the client reads it before the refusal and sends this call elsewhere.
+      sendGoaway(true);
       reject(oneway, frame.requestId, dispatcher.shuttingDown());
       return;
     }
@@ -870,7 +873,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     if (refusesLater ? !refusingGoawaySent : !goawaySent) {
       goawaySent = true;
       refusingGoawaySent |= refusesLater;
-      writeQueue.enqueue(FrameEncoder.encodeGoaway(channel.alloc(), lastTakenRequestId, refusesLater));
+      send(FrameEncoder.encodeGoaway(channel.alloc(), lastTakenRequestId, refusesLater)); // in order with answers
     }
   }
 

@@ -47,6 +47,37 @@ class GoawayTest extends TransportFixture {
     }
   }
 
+  /**
+   * A request the connection reads after the shutdown began but before its GOAWAY went out is refused after the
+   * GOAWAY, never before it: a client that read the refusal first would fail a call it could have sent elsewhere
+   * (KillUnderLoadTest found this with a drain delay of 0). Direct mode: BLOCK runs on the connection's event loop,
+   * so the GOAWAY that shutdown() hands to that loop waits behind it, while the request sent with it has already
+   * been read and is dispatched as soon as BLOCK returns.
+   */
+  @Test
+  void aRequestReadBeforeTheGoawayWentOutIsRefusedOnlyAfterIt() throws Exception {
+    RpcServer server = startServer(b -> b.directExecutor().shutdownGracePeriod(java.time.Duration.ofSeconds(30)));
+    try (RawPeer peer = new RawPeer(server.port())) {
+      byte[] held = RawPeer.request(TestService.BLOCK, 5, 0, StringValue.of("held"));
+      byte[] late = RawPeer.request(TestService.ECHO, 6, 0, StringValue.of("late"));
+      byte[] both = java.util.Arrays.copyOf(held, held.length + late.length);
+      System.arraycopy(late, 0, both, held.length, late.length);
+      peer.send(both); // one write: the server reads both before BLOCK runs
+      assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).as("request 5 reached its handler").isNotNull();
+      server.shutdown();
+      service.gate.countDown();
+
+      List<String> frames = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        RawPeer.RawFrame f = peer.read();
+        frames.add(f.type() == Protocol.TYPE_GOAWAY ? "GOAWAY after " + f.requestId()
+            : "answer to " + f.requestId() + " status " + f.status());
+      }
+      assertThat(frames).containsExactly("answer to 5 status 0", "GOAWAY after 5",
+          "answer to 6 status " + Status.Code.UNAVAILABLE.value());
+    }
+  }
+
   @Test
   void callsTheServerRefusedUnreadAreSentAgainOnAnotherConnectionAndOneItMayHaveRunIsNot() throws Exception {
     try (ServerSocket listener = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
