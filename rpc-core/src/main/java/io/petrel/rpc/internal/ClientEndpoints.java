@@ -175,6 +175,11 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
         if (other != null) {
           s = other;
         }
+        if (s == previous && call.unsentCause() != null) {
+          // It could not be sent there, and a balancer that draws at random can offer the same endpoint twice
+          // (least-pending's two choices, with most endpoints down): take another, a reachable one first.
+          s = other(previous);
+        }
       }
     }
     if (s == null || (s == previous && call.unsentCause() != null)) {
@@ -184,6 +189,22 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
       call.countOn(s);
     }
     return routed(call, s);
+  }
+
+  /** An endpoint other than {@code previous}: the first that is available, else the first other; or null. */
+  private @Nullable S other(S previous) {
+    S fallback = null;
+    for (S c : subchannels) {
+      if (c != previous) {
+        if (c.isAvailable()) {
+          return c;
+        }
+        if (fallback == null) {
+          fallback = c;
+        }
+      }
+    }
+    return fallback;
   }
 
   /**

@@ -99,6 +99,32 @@ class ClientAttemptsTest {
   }
 
   @Test
+  void withTheDefaultBalancerAnUnsentAttemptAlwaysGoesToAnotherEndpoint() throws Exception {
+    // Least-pending draws two endpoints at random: with most of them unreachable it can offer the one the call
+    // could not be sent to, twice. The call must still go elsewhere, to a reachable endpoint when there is one.
+    client.shutdownNow();
+    client = RecordingTransport.of(RpcClient.builder()
+        .target("static://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4,127.0.0.1:5")
+        .transport("recording").name("c").build());
+    for (int i = 0; i < 300; i++) {
+      CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
+      RecordingTransport.Call<?> first = take();
+      RecordingTransport.Sub unreachable = first.subchannel;
+      List<RecordingTransport.Sub> subs = client.endpoints.subchannels();
+      assertThat(subs).hasSize(5);
+      // Four of five down (the one just tried among them), one up.
+      RecordingTransport.Sub up = subs.get(subs.get(0) == unreachable ? 1 : 0);
+      subs.forEach(sub -> sub.available = sub == up);
+      first.onClose(unavailable("cannot connect"), AttemptProgress.NOT_SENT);
+      RecordingTransport.Call<?> second = take();
+      assertThat(second.subchannel).as("call %s: another endpoint", i).isNotSameAs(unreachable);
+      answer(second, "ok");
+      assertThat(f.get(10, TimeUnit.SECONDS)).isNotNull();
+      subs.forEach(sub -> sub.available = true);
+    }
+  }
+
+  @Test
   void reSendsAreBoundedAndAFailFastCallThatCouldNotBeSentFailsAtOnce() throws Exception {
     CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
     for (int i = 0; i <= ClientCall.MAX_RESENDS; i++) {
