@@ -16,12 +16,14 @@ import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The server side of the benchmarks: Petrel (business pool and direct), gRPC-java (default executor and
@@ -45,15 +47,15 @@ public final class BenchmarkServer implements AutoCloseable {
   private final List<AutoCloseable> closeables = new ArrayList<>();
   private final Map<Framework, Integer> ports = new EnumMap<>(Framework.class);
   private final Map<Framework, LongAdder> calls = new EnumMap<>(Framework.class);
-  private ControlServer control;
+  private @Nullable ControlServer control;
   /** The TLS material, when a TLS framework is served. */
-  private BenchCertificates certificates;
+  private @Nullable BenchCertificates certificates;
   /** What the latest TLS connection of each TLS framework negotiated, where this server can see it (gRPC-java). */
   private final Map<Framework, String> tlsSessions = new ConcurrentHashMap<>();
-  private String tlsDescription;
+  private @Nullable String tlsDescription;
   /** gRPC-java's (shaded) Netty groups, shared by its servers (default executor, directExecutor, TLS). */
-  private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup grpcBoss;
-  private io.grpc.netty.shaded.io.netty.channel.EventLoopGroup grpcWorkers;
+  private io.grpc.netty.shaded.io.netty.channel.@Nullable EventLoopGroup grpcBoss;
+  private io.grpc.netty.shaded.io.netty.channel.@Nullable EventLoopGroup grpcWorkers;
 
   private BenchmarkServer(ServerOptions options) {
     this.options = options;
@@ -109,7 +111,7 @@ public final class BenchmarkServer implements AutoCloseable {
   /**
    * What the TLS frameworks use (certificate, names, providers, protocols), or null when none is served.
    */
-  public String tlsDescription() {
+  public @Nullable String tlsDescription() {
     return tlsDescription;
   }
 
@@ -117,28 +119,40 @@ public final class BenchmarkServer implements AutoCloseable {
    * "TLSv1.3 TLS_AES_128_GCM_SHA256" as the latest TLS connection of {@code f} negotiated it, where the server
    * sees it (gRPC-java; Petrel says it in its DEBUG line), or null.
    */
-  String tlsSession(Framework f) {
+  @Nullable String tlsSession(Framework f) {
     return tlsSessions.get(f);
   }
 
   /** The TLS material (CA, certificate, key), or null when no TLS framework is served. */
-  BenchCertificates certificates() {
+  @Nullable BenchCertificates certificates() {
     return certificates;
+  }
+
+  private ControlServer controlServer() {
+    return Objects.requireNonNull(control, "the benchmark server's control port is not started yet");
+  }
+
+  private LongAdder counter(Framework f) {
+    return Objects.requireNonNull(calls.get(f), "a counter for every framework");
+  }
+
+  private BenchCertificates tlsMaterial() {
+    return Objects.requireNonNull(certificates, "the TLS material is made before a TLS framework starts");
   }
 
   /** "control=7000 petrel=7001 ..." */
   public String describe() {
-    return "control=" + control.port() + " " + portsLine();
+    return "control=" + controlServer().port() + " " + portsLine();
   }
 
   /** The control port (the one clients are given as {@code -p port=...}). */
   public int controlPort() {
-    return control.port();
+    return controlServer().port();
   }
 
   /** Where each framework listens, for clients in this JVM. */
   public Endpoints endpoints(String host) {
-    return new Endpoints(host, control.port(), Map.copyOf(ports));
+    return new Endpoints(host, controlServer().port(), Map.copyOf(ports));
   }
 
   private String portsLine() {
@@ -205,7 +219,7 @@ public final class BenchmarkServer implements AutoCloseable {
   private final Map<Long, byte[]> store = new ConcurrentHashMap<>();
 
   private void startPetrel(Framework f) throws IOException {
-    LongAdder counter = calls.get(f);
+    LongAdder counter = counter(f);
     byte[] empty = new byte[0];
     ServiceDefinition service = ServiceDefinition.builder(Messages.SERVICE)
         .unary(Messages.ECHO, request -> {
@@ -256,7 +270,8 @@ public final class BenchmarkServer implements AutoCloseable {
         .maxConnections(100_000) // lowered at start to what the open-file limit allows, with a WARN
         .name("bench-" + f.key());
     if (f.tls()) {
-      b.tls(TlsConfig.builder().keyPair(certificates.certificateFile(), certificates.keyFile()).build());
+      BenchCertificates certs = tlsMaterial();
+      b.tls(TlsConfig.builder().keyPair(certs.certificateFile(), certs.keyFile()).build());
     }
     if (f == Framework.PETREL_DIRECT) {
       b.directExecutor();
@@ -282,21 +297,23 @@ public final class BenchmarkServer implements AutoCloseable {
   }
 
   /** Starts a gRPC-java server; returns what its TLS uses ("grpc_tls OpenSSL ..."), or null for plaintext. */
-  private String startGrpc(Framework f, int workers) throws IOException {
-    if (grpcBoss == null) {
+  private @Nullable String startGrpc(Framework f, int workers) throws IOException {
+    var bossGroup = grpcBoss;
+    var workerGroup = grpcWorkers;
+    if (bossGroup == null || workerGroup == null) {
       var boss = GrpcPeer.group(1, options.io(), "bench-grpc-boss");
       var work = GrpcPeer.group(workers, options.io(), "bench-grpc-worker");
-      grpcBoss = boss;
-      grpcWorkers = work;
+      grpcBoss = bossGroup = boss;
+      grpcWorkers = workerGroup = work;
       closeables.add(() -> {
         boss.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
         work.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
       });
     }
     io.grpc.netty.shaded.io.netty.handler.ssl.SslContext tls = f.tls()
-        ? GrpcPeer.serverTls(certificates.certificateFile(), certificates.keyFile()) : null;
-    Server server = GrpcPeer.start(address(f), grpcBoss, grpcWorkers, options.io(), f == Framework.GRPC_DIRECT,
-        calls.get(f), tls, session -> {
+        ? GrpcPeer.serverTls(tlsMaterial().certificateFile(), tlsMaterial().keyFile()) : null;
+    Server server = GrpcPeer.start(address(f), bossGroup, workerGroup, options.io(), f == Framework.GRPC_DIRECT,
+        counter(f), tls, session -> {
           tlsSessions.put(f, session.substring(session.lastIndexOf(": ") + 2));
           System.out.println(f.key() + ": " + session);
         });
@@ -319,7 +336,7 @@ public final class BenchmarkServer implements AutoCloseable {
       work.shutdownGracefully(0, 5, TimeUnit.SECONDS).syncUninterruptibly();
     });
     RawNettyServer server = RawNettyServer.start(address(Framework.NETTY), boss, work, options.io(),
-        calls.get(Framework.NETTY));
+        counter(Framework.NETTY));
     closeables.add(server);
     ports.put(Framework.NETTY, server.port());
   }

@@ -10,6 +10,7 @@ import io.petrel.rpc.benchmarks.proto.BenchmarkMessage;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * gRPC-java through its generated stubs (BenchmarkMessage) or {@link ClientCalls} (opaque bodies), over
@@ -28,7 +29,7 @@ final class GrpcBenchClient implements BenchClient {
 
   /** {@code tls}: gRPC's client TLS context ({@link GrpcPeer#clientTls}), or null for plaintext. */
   GrpcBenchClient(String host, int port, Payload payload, int connections, IoMode io, boolean direct,
-      io.grpc.netty.shaded.io.netty.handler.ssl.SslContext tls) {
+      io.grpc.netty.shaded.io.netty.handler.ssl.@Nullable SslContext tls) {
     this.payload = payload;
     this.body = payload.body();
     this.group = GrpcPeer.group(Math.min(Runtime.getRuntime().availableProcessors(), connections), io,
@@ -88,7 +89,7 @@ final class GrpcBenchClient implements BenchClient {
 
   /** A unary response observer that is its own future. */
   private static final class Reply<T> extends CompletableFuture<T> implements StreamObserver<T> {
-    private T value;
+    private @Nullable T value;
 
     @Override
     public void onNext(T v) {

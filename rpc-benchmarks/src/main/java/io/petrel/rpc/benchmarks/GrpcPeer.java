@@ -38,6 +38,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLSession;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The gRPC-java peer: the same service on grpc-netty (the shaded artifact, with the Netty gRPC ships and tests
@@ -75,7 +76,7 @@ final class GrpcPeer {
    * per connection, off the call path).
    */
   static Server start(InetSocketAddress address, EventLoopGroup boss, EventLoopGroup workers, IoMode mode,
-      boolean direct, LongAdder calls, SslContext tls, Consumer<String> sessions) throws IOException {
+      boolean direct, LongAdder calls, @Nullable SslContext tls, Consumer<String> sessions) throws IOException {
     NettyServerBuilder b = NettyServerBuilder.forAddress(address)
         .bossEventLoopGroup(boss)
         .workerEventLoopGroup(workers)
@@ -101,7 +102,7 @@ final class GrpcPeer {
 
   /** A channel on its own group ({@code group} is owned by the caller): TLS with {@code tls}, else plaintext. */
   static ManagedChannel channel(String host, int port, EventLoopGroup group, IoMode mode, boolean direct,
-      SslContext tls) {
+      @Nullable SslContext tls) {
     NettyChannelBuilder b = NettyChannelBuilder.forAddress(host, port)
         .eventLoopGroup(group)
         .channelType(epoll(mode) ? EpollSocketChannel.class : NioSocketChannel.class);

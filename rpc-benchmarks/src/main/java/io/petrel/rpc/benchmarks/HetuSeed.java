@@ -13,6 +13,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ThreadLocalRandom;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The HeTu seed (002): the inventory service of rpc-examples ({@link InventoryService}: Redis through Lettuce)
@@ -118,7 +119,7 @@ final class HetuSeed {
       List<String> keys = new ArrayList<>(r.returns().keySet());
       keys.sort((a, b) -> isInt(a) && isInt(b) ? Integer.parseInt(a) - Integer.parseInt(b) : a.compareTo(b));
       for (String k : keys) {
-        long n = r.returns().get(k);
+        long n = r.returns().getOrDefault(k, 0L);
         returns.row(i++, name, k, n, Table.num(100.0 * n / total, 2));
       }
     }

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Memory per idle connection, Petrel beside gRPC-java in one run: a {@link BenchmarkServer} in its own JVM on
@@ -123,7 +124,7 @@ public final class IdleConnections {
     return sb.toString();
   }
 
-  private static Row find(List<Row> rows, Framework f, String kind) {
+  private static @Nullable Row find(List<Row> rows, Framework f, String kind) {
     for (Row r : rows) {
       if (r.framework() == f && r.kind().equals(kind)) {
         return r;

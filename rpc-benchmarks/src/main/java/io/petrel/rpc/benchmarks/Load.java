@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The ways a seed workload drives calls: blocking callers in a closed loop, a window of pipelined calls, and
@@ -25,7 +26,7 @@ final class Load {
   /** A blocking call that returns the value to tally (null: tally no value) or throws. */
   @FunctionalInterface
   interface BlockingCall {
-    Object call() throws Exception;
+    @Nullable Object call() throws Exception;
   }
 
   /** {@code threads} callers each calling {@code call} in a loop: warm-up, then the measured window. */

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Supplier;
 import org.HdrHistogram.Histogram;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the benchmarks in this JVM measure beside JMH's own figures, read by {@link PetrelProfiler} between
@@ -13,10 +14,10 @@ import org.HdrHistogram.Histogram;
  */
 final class Measurements {
   private static final List<Supplier<Histogram>> RECORDERS = new CopyOnWriteArrayList<>();
-  private static volatile Endpoints server;
-  private static volatile Endpoints.ServerSample lastSample;
+  private static volatile @Nullable Endpoints server;
+  private static volatile Endpoints.@Nullable ServerSample lastSample;
   /** The last interval of a trial that has ended: JMH reads it after the trial's teardown closed the server. */
-  private static volatile Histogram endedLatencies;
+  private static volatile @Nullable Histogram endedLatencies;
   private static volatile double endedCpu = Double.NaN;
   private static volatile boolean ended;
   private static volatile double endedClientCpu = Double.NaN;
@@ -96,11 +97,11 @@ final class Measurements {
   }
 
   /** The round trips recorded since {@link #beginInterval}, or null if no benchmark records any. */
-  static Histogram intervalLatencies() {
+  static @Nullable Histogram intervalLatencies() {
     return ended ? endedLatencies : liveLatencies();
   }
 
-  private static Histogram liveLatencies() {
+  private static @Nullable Histogram liveLatencies() {
     Histogram sum = null;
     for (Supplier<Histogram> r : RECORDERS) {
       Histogram h = r.get();
@@ -116,11 +117,11 @@ final class Measurements {
    * This JVM's CPU nanoseconds (all its threads: callers, event loops, GC, JIT, JMH) per call recorded in
    * {@code latencies}, since the interval began; NaN if unknown.
    */
-  static double intervalClientCpuNanosPerCall(Histogram latencies) {
+  static double intervalClientCpuNanosPerCall(@Nullable Histogram latencies) {
     return ended ? endedClientCpu : clientCpuNanosPerCall(latencies);
   }
 
-  private static double clientCpuNanosPerCall(Histogram latencies) {
+  private static double clientCpuNanosPerCall(@Nullable Histogram latencies) {
     long start = clientCpuAtStart;
     if (start < 0 || latencies == null || latencies.getTotalCount() == 0) {
       return Double.NaN;
@@ -144,7 +145,7 @@ final class Measurements {
     return calls > 0 ? (double) (now.cpuNanos() - before.cpuNanos()) / calls : Double.NaN;
   }
 
-  private static Endpoints.ServerSample sampleOrNull() {
+  private static Endpoints.@Nullable ServerSample sampleOrNull() {
     Endpoints e = server;
     if (e == null) {
       return null;

@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The kernel's counters of one network interface ({@code /sys/class/net/IF/statistics}: rx/tx bytes and
@@ -14,7 +15,7 @@ import java.util.TreeMap;
 record NetCounters(String iface, long rxBytes, long txBytes, long rxPackets, long txPackets) {
 
   /** Reads the counters of {@code iface}; null (with a message on stderr) where they cannot be read. */
-  static NetCounters read(String iface) {
+  static @Nullable NetCounters read(String iface) {
     Path dir = Path.of("/sys/class/net", iface, "statistics");
     try {
       return new NetCounters(iface, value(dir, "rx_bytes"), value(dir, "tx_bytes"), value(dir, "rx_packets"),
@@ -26,7 +27,7 @@ record NetCounters(String iface, long rxBytes, long txBytes, long rxPackets, lon
   }
 
   /** The counters between {@code before} and {@code after}, as seed run counters (empty if either is null). */
-  static Map<String, Long> delta(NetCounters before, NetCounters after) {
+  static Map<String, Long> delta(@Nullable NetCounters before, @Nullable NetCounters after) {
     Map<String, Long> m = new TreeMap<>();
     if (before != null && after != null) {
       m.put("net_rx_bytes", after.rxBytes - before.rxBytes);

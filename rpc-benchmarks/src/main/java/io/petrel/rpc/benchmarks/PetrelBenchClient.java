@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.cert.X509Certificate;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Petrel through its generic client API with hand-written descriptors (what generated stubs call); plaintext,
@@ -23,7 +24,7 @@ final class PetrelBenchClient implements BenchClient {
   private final BenchmarkMessage message = Messages.request();
   private final byte[] body;
   /** The CA file a TLS client trusts (deleted when the client closes), or null. */
-  private final Path caFile;
+  private final @Nullable Path caFile;
 
   /** A plaintext client. */
   PetrelBenchClient(String host, int port, Payload payload, int connections, IoMode io) {
@@ -31,7 +32,7 @@ final class PetrelBenchClient implements BenchClient {
   }
 
   /** {@code caFile}: PEM of the only CA a TLS client trusts; null for plaintext. */
-  private PetrelBenchClient(String host, int port, Payload payload, int connections, IoMode io, Path caFile) {
+  private PetrelBenchClient(String host, int port, Payload payload, int connections, IoMode io, @Nullable Path caFile) {
     this.payload = payload;
     this.body = payload.body();
     this.caFile = caFile;

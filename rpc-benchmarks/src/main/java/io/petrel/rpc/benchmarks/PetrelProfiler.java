@@ -11,6 +11,7 @@ import org.openjdk.jmh.results.AggregationPolicy;
 import org.openjdk.jmh.results.IterationResult;
 import org.openjdk.jmh.results.Result;
 import org.openjdk.jmh.results.ScalarResult;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Adds to each iteration's results the figures JMH does not measure itself: the server's CPU time per call
@@ -23,7 +24,7 @@ import org.openjdk.jmh.results.ScalarResult;
  * {@link BenchmarkMain} enables it; with JMH's own main, add {@code -prof io.petrel.rpc.benchmarks.PetrelProfiler}.
  */
 public final class PetrelProfiler implements InternalProfiler {
-  private long[] stealAtStart;
+  private long @Nullable [] stealAtStart;
 
   @Override
   public String getDescription() {

@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeSet;
 import java.util.function.Function;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Turns JMH JSON results of these benchmarks into Markdown tables (framework, payload, load, TPS, avg, p50,
@@ -244,7 +245,7 @@ public final class Report {
   }
 
   /** The median over runs of a's figure over b's, each ratio taken within one run. */
-  private static String ratio(ResultRow a, ResultRow b, Function<ResultRow, List<Double>> f) {
+  private static String ratio(@Nullable ResultRow a, @Nullable ResultRow b, Function<ResultRow, List<Double>> f) {
     if (a == null || b == null) {
       return "-";
     }
@@ -260,7 +261,8 @@ public final class Report {
   }
 
   /** As {@link #ratio}, for whichever Petrel mode had the higher TPS in each run. */
-  private static String bestRatio(ResultRow p, ResultRow pd, ResultRow n, Function<ResultRow, List<Double>> f) {
+  private static String bestRatio(@Nullable ResultRow p, @Nullable ResultRow pd, @Nullable ResultRow n,
+      Function<ResultRow, List<Double>> f) {
     if (p == null || pd == null || n == null) {
       return ratio(p == null ? pd : p, n, f);
     }
@@ -273,7 +275,7 @@ public final class Report {
     return fmt(median(r), 2);
   }
 
-  private static ResultRow find(List<ResultRow> rows, Payload payload, int load, Framework f) {
+  private static @Nullable ResultRow find(List<ResultRow> rows, Payload payload, int load, Framework f) {
     for (ResultRow r : rows) {
       if (!r.async() && r.payload() == payload && r.load() == load && r.framework() == f && r.rate() == 0) {
         return r;

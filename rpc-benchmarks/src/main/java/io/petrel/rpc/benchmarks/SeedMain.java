@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The seed reports' workloads ({@code java -jar benchmarks.jar seed NAME [--option value ...]}): each runs its
@@ -106,7 +107,7 @@ public final class SeedMain {
   }
 
   /** Removes {@code --name value} from {@code args}; returns the value or null. */
-  private static String option(List<String> args, String name) {
+  private static @Nullable String option(List<String> args, String name) {
     int i = args.indexOf(name);
     if (i < 0) {
       return null;

@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.zip.DataFormatException;
 import org.HdrHistogram.Histogram;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One row of a seed workload's results, before it is formatted: which case it is ({@code labels}, e.g.
@@ -27,7 +28,7 @@ import org.HdrHistogram.Histogram;
  * {@code seconds}, which take the largest.
  */
 record SeedRun(String seed, Map<String, String> labels, long ok, long failed, long refused, double seconds,
-    Histogram latency, Map<String, Long> counters, Map<String, Long> returns, String error) {
+    Histogram latency, Map<String, Long> counters, Map<String, Long> returns, @Nullable String error) {
 
   private static final Gson GSON = new GsonBuilder().disableHtmlEscaping().create();
 

@@ -2,6 +2,7 @@ package io.petrel.rpc.benchmarks;
 
 import java.io.IOException;
 import java.util.Arrays;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The benchmark server a seed workload calls: the one at {@code --host}/{@code --port} (its control port), or,
@@ -9,11 +10,11 @@ import java.util.Arrays;
  * {@code --server-args}) and stops at the end.
  */
 final class SeedServer implements AutoCloseable {
-  private final ServerProcess process;
+  private final @Nullable ServerProcess process;
   private final Endpoints endpoints;
   private final String description;
 
-  private SeedServer(ServerProcess process, Endpoints endpoints, String description) {
+  private SeedServer(@Nullable ServerProcess process, Endpoints endpoints, String description) {
     this.process = process;
     this.endpoints = endpoints;
     this.description = description;

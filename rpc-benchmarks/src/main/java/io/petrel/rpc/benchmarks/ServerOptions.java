@@ -6,6 +6,7 @@ import java.util.EnumSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 
 /** Command-line options of {@link BenchmarkServer}; see {@link #USAGE}. */
 public record ServerOptions(
@@ -98,8 +99,9 @@ public record ServerOptions(
     return a;
   }
 
-  ServerOptions with(String bind, Integer port, Integer workers, Integer business, Integer queue, String executor,
-      IoMode io, Set<Framework> frameworks, Boolean exitOnEof) {
+  ServerOptions with(@Nullable String bind, @Nullable Integer port, @Nullable Integer workers,
+      @Nullable Integer business, @Nullable Integer queue, @Nullable String executor, @Nullable IoMode io,
+      @Nullable Set<Framework> frameworks, @Nullable Boolean exitOnEof) {
     return new ServerOptions(bind != null ? bind : this.bind, port != null ? port : this.port,
         workers != null ? workers : this.workerThreads, business != null ? business : this.businessThreads,
         queue != null ? queue : this.businessQueue, executor != null ? executor : this.executor,

@@ -3,6 +3,7 @@ package io.petrel.rpc.benchmarks;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import org.jspecify.annotations.Nullable;
 
 /**
  * CPU time the hypervisor took from this virtual machine ("steal"), from the first line of Linux's
@@ -16,7 +17,7 @@ final class StealTime {
   private StealTime() {}
 
   /** {steal, total} in clock ticks since boot, or null where /proc/stat is not there (not Linux). */
-  static long[] sample() {
+  static long @Nullable [] sample() {
     try {
       String first = Files.readAllLines(PROC_STAT).get(0); // cpu user nice system idle iowait irq softirq steal
       String[] f = first.trim().split("\\s+");
@@ -34,7 +35,7 @@ final class StealTime {
   }
 
   /** The steal share between two samples, in percent of all CPU time; NaN if either is missing. */
-  static double percent(long[] before, long[] after) {
+  static double percent(long @Nullable [] before, long @Nullable [] after) {
     if (before == null || after == null || after[1] <= before[1]) {
       return Double.NaN;
     }

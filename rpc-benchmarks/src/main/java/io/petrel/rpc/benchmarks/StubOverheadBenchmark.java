@@ -26,6 +26,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The per-call cost of a generated stub ({@code EchoServiceRpc.stub(client).echo(msg)}) against the generic
@@ -46,7 +47,7 @@ public class StubOverheadBenchmark {
   @Param({"answering", "loopback"})
   public String transport;
 
-  private RpcServer server;
+  private @Nullable RpcServer server;
   private RpcClient client;
   private EchoService stub;
   private BenchmarkMessage request;
@@ -95,14 +96,14 @@ public class StubOverheadBenchmark {
     }
 
     @Override
-    public <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, Deadline deadline,
-        Consumer<Metadata> responseMetadata, Executor executor) {
+    public <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+        @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
       return new ClientCall<>(runtime, method, deadline, responseMetadata, executor) {};
     }
 
     @Override
     @SuppressWarnings("unchecked")
-    public <Req> void startCall(ClientCall<?> call, io.petrel.rpc.spi.ClientSubchannel subchannel,
+    public <Req> void startCall(ClientCall<?> call, io.petrel.rpc.spi.@Nullable ClientSubchannel subchannel,
         MethodDescriptor<Req, ?> method, Req request, CallOptions options) {
       ((ClientCall<Object>) call).complete(reply); // answered at once, through the core's call runtime
     }

@@ -10,6 +10,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import org.HdrHistogram.Histogram;
 import org.HdrHistogram.Recorder;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What the calls of one seed run came to: successes with their latency (an HdrHistogram in nanoseconds),
@@ -65,7 +66,7 @@ final class Tally {
   }
 
   /** A call that succeeded after {@code nanos}, returning {@code value} (null: not tallied by value). */
-  void success(long nanos, Object value) {
+  void success(long nanos, @Nullable Object value) {
     if (!measuring) {
       return;
     }

@@ -9,6 +9,7 @@ import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
+import org.jspecify.annotations.Nullable;
 
 /**
  * What a benchmark calls: one framework, one payload, one shared client over {@code connections} connections.
@@ -52,7 +53,7 @@ public class Target {
   public String serverArgs;
 
   BenchClient client;
-  private ServerProcess process;
+  private @Nullable ServerProcess process;
   private final List<Runnable> beforeClose = new ArrayList<>();
 
   @Setup(Level.Trial)
@@ -61,8 +62,9 @@ public class Target {
     if (host.isBlank()) {
       ServerOptions options = forOwnServer(ServerOptions.parse(split(serverArgs)), framework)
           .withAddress("127.0.0.1", 0);
-      process = ServerProcess.start(options, Arrays.asList(split(serverJvmArgs)));
-      endpoints = process.endpoints();
+      ServerProcess started = ServerProcess.start(options, Arrays.asList(split(serverJvmArgs)));
+      process = started;
+      endpoints = started.endpoints();
     } else {
       endpoints = Endpoints.discover(host, port);
     }

@@ -14,6 +14,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The Tars seed (000): 4 B and 1 KiB opaque bodies echoed, from P client processes of T blocking threads each
@@ -181,7 +182,7 @@ final class TarsSeed {
     return m;
   }
 
-  private static String awaitLine(BufferedReader out, String prefix, int seconds) throws Exception {
+  private static @Nullable String awaitLine(BufferedReader out, String prefix, int seconds) throws Exception {
     CompletableFuture<String> f = CompletableFuture.supplyAsync(() -> {
       try {
         String line;

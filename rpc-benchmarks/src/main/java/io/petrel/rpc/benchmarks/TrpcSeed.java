@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The tRPC-Go seed (004): an echo of a 122-byte request answered with 27 bytes, over 100 connections, in
@@ -134,7 +135,7 @@ final class TrpcSeed {
     return r.ok() > 0 && r.ms(99) <= targetMs && r.failed() == 0 && r.refused() == 0 && r.tps() >= 0.95 * rate;
   }
 
-  private static Object check(byte[] reply) {
+  private static @Nullable Object check(byte[] reply) {
     if (reply.length != Messages.HELLO_REPLY.length) {
       throw new IllegalStateException("hello reply of " + reply.length + " bytes, expected "
           + Messages.HELLO_REPLY.length);
