@@ -210,7 +210,8 @@ public final class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder>
    * that fails with UNAVAILABLE takes one, each call that succeeds gives back {@code ratio} of one; idempotent
    * calls are retried only while more than half the tokens are left. So when every server fails, retries stop
    * after about {@code tokens / 2} of them, and in steady state they stay below {@code ratio} per successful
-   * call (default 10 tokens, ratio 0.1).
+   * call (default 100 tokens, ratio 0.1: a client whose server dies with up to about 50 calls in flight retries
+   * them all; in an outage retries stop after about 50, and after that at most one per ten successful calls).
    */
   public RpcClientBuilder retryBudget(int tokens, double ratio) {
     if (tokens < 1) {

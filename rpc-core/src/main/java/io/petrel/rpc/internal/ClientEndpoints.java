@@ -175,9 +175,10 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
         if (other != null) {
           s = other;
         }
-        if (s == previous && call.unsentCause() != null) {
+        if (s == previous && call.unsentCause() != null && call.hashKey() == null) {
           // It could not be sent there, and a balancer that draws at random can offer the same endpoint twice
-          // (least-pending's two choices, with most endpoints down): take another, a reachable one first.
+          // (least-pending's two choices, with most endpoints down): take another, a reachable one first. A call
+          // with a hash key follows its balancer, which may hold it to that endpoint (then it fails with why).
           s = other(previous);
         }
       }

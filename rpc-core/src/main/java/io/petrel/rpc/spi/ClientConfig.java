@@ -44,8 +44,11 @@ public final class ClientConfig extends TransportConfig {
   public static final Duration DEFAULT_KEEP_ALIVE = Duration.ofSeconds(30);
   /** Default {@link #maxRetries()}: an idempotent call may be tried twice more after its first attempt. */
   public static final int DEFAULT_MAX_RETRIES = 2;
-  /** Default {@link #retryBudgetTokens()}, as gRPC's retry throttling example: 10 tokens. */
-  public static final int DEFAULT_RETRY_BUDGET_TOKENS = 10;
+  /**
+   * Default {@link #retryBudgetTokens()}: 100, so that the burst of one server dying with tens of calls in flight
+   * is retried (retries stop after about 50 in an outage; gRPC's example of 10 tokens allowed only 5).
+   */
+  public static final int DEFAULT_RETRY_BUDGET_TOKENS = 100;
   /** Default {@link #retryBudgetRatio()}: each successful call gives back a tenth of a token. */
   public static final double DEFAULT_RETRY_BUDGET_RATIO = 0.1;
 

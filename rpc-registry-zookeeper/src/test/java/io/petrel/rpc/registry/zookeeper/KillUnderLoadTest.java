@@ -78,9 +78,6 @@ class KillUnderLoadTest {
   private static final int SLOW_IN_FLIGHT = 3;
   private static final Duration RECENT = Duration.ofMillis(500);
 
-  /** The client's retry budget: {@code retryBudget(RETRY_TOKENS, 0.1)}. */
-  private static final int RETRY_TOKENS = 100;
-
   private static final int IN_FLIGHT = 0;
   private static final int OK = 1;
 
@@ -126,9 +123,9 @@ class KillUnderLoadTest {
       int inFlightAtKill;
       long goawayAt;
       String target = "zk://" + zk.getConnectString() + ZooKeeperRegistry.DEFAULT_BASE_PATH + "/" + SERVICE;
-      // The retry budget holds the burst of one server dying with its calls in flight (about 25 here, each
-      // failed attempt takes a token): with the default 10 tokens, retries stop after about 5 of them.
-      try (RpcClient client = RpcClient.builder().target(target).retryBudget(RETRY_TOKENS, 0.1).build()) {
+      // The client's defaults, retry budget included: it must hold the burst of one server dying with its calls in
+      // flight (about 25 here, each failed attempt takes a token; retries stop after about 50).
+      try (RpcClient client = RpcClient.builder().target(target).build()) {
         warmUp(client);
         load = new Load(client, "127.0.0.1:" + s2Crash.port());
         load.start();
