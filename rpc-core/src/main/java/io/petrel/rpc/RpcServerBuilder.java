@@ -29,7 +29,6 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
   public static final int DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION = io.petrel.rpc.spi.ServerConfig.DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION;
   /** Default {@link #maxConnections}: 10000. */
   public static final int DEFAULT_MAX_CONNECTIONS = io.petrel.rpc.spi.ServerConfig.DEFAULT_MAX_CONNECTIONS;
-  /** Default write buffer water marks: 32 KiB / 64 KiB (Netty's). */
   /** Default {@link #shutdownGracePeriod}: 10 s. */
   public static final Duration DEFAULT_SHUTDOWN_GRACE = io.petrel.rpc.spi.ServerConfig.DEFAULT_SHUTDOWN_GRACE;
   /** Default {@link #handshakeTimeout}: 10 s. */
