@@ -238,7 +238,9 @@ class ZooKeeperDiscoveryTest {
       a.server.shutdown(); // onDraining cannot delete the node: it gives up after the connection timeout
       long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t);
       assertThat(a.server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-      assertThat(ms).isBetween(900L, 3000L);
+      // At most the connection timeout (plus slack): it is less when the registry has already seen the
+      // connection go (it then knows it cannot delete the node, which leaves with the session anyway).
+      assertThat(ms).isLessThanOrEqualTo(3000L);
     }
   }
 
