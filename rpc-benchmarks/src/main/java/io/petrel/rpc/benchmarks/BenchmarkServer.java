@@ -262,8 +262,9 @@ public final class BenchmarkServer implements AutoCloseable {
         .option(NettyOptions.IO_MODE, options.io())
         .option(NettyOptions.WORKER_THREADS, options.workerThreads())
         // gRPC-java's server does not limit concurrent calls per connection unless told to; Petrel's default
-        // (1000) would refuse the rpcx benchmark's window of 5000 calls in flight on one connection.
-        .maxConcurrentCallsPerConnection(65_536)
+        // (1000) would refuse the rpcx benchmark's window of 5000 calls in flight on one connection. The
+        // benchmark server allows 65536 unless --max-calls-per-connection says otherwise.
+        .maxConcurrentCallsPerConnection(options.maxCallsPerConnection())
         // Nor does it limit connections per address; a benchmark's clients all come from one address (10,000
         // idle connections in IdleConnections), over Petrel's default of 1000.
         .maxConnectionsPerAddress(Integer.MAX_VALUE)

@@ -12,6 +12,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.function.ToDoubleFunction;
+import org.jspecify.annotations.Nullable;
 import org.knowm.xchart.BitmapEncoder;
 import org.knowm.xchart.XYChart;
 import org.knowm.xchart.XYChartBuilder;
@@ -39,44 +41,143 @@ final class Charts {
 
   private Charts() {}
 
-  /** Writes the charts of {@code rows} into {@code dir}; returns their paths. */
+  /**
+   * Writes the charts of {@code rows} into {@code dir}; returns their paths. Rows that differ in connections, I/O
+   * or Java version get charts of their own (the file name says which, e.g. {@code tps-message-c8-nio.png}), and
+   * the scale tables' payload, connection and window sweeps a line chart each ({@link #scale}).
+   */
   static List<Path> write(List<ResultRow> rows, Path dir) throws IOException {
     System.setProperty("java.awt.headless", "true");
     List<Path> written = new ArrayList<>();
-    Map<Payload, List<ResultRow>> sync = new LinkedHashMap<>();
+    boolean manyJdks = rows.stream().map(ResultRow::jdk).distinct().count() > 1;
+    Map<String, List<ResultRow>> sync = new LinkedHashMap<>();
     Map<String, List<ResultRow>> async = new LinkedHashMap<>();
     for (ResultRow r : rows) {
+      String variant = variantSlug(r, manyJdks);
       if (r.async()) {
-        async.computeIfAbsent(r.payload().name() + "|" + r.load() + "|" + r.rate(), k -> new ArrayList<>()).add(r);
+        async.computeIfAbsent(r.payload().name() + "|" + r.load() + "|" + r.rate() + "|" + variant,
+            k -> new ArrayList<>()).add(r);
       } else if (r.rate() == 0) {
-        sync.computeIfAbsent(r.payload(), k -> new ArrayList<>()).add(r);
+        sync.computeIfAbsent(r.payload().name() + "|" + variant, k -> new ArrayList<>()).add(r);
       }
     }
-    for (Map.Entry<Payload, List<ResultRow>> e : sync.entrySet()) {
-      String slug = e.getKey().name().toLowerCase(Locale.ROOT);
+    for (List<ResultRow> list : sync.values()) {
+      ResultRow first = list.get(0);
+      String variant = variantSlug(first, manyJdks);
+      String slug = first.payload().name().toLowerCase(Locale.ROOT) + variant;
+      String what = first.payload().label() + variantTitle(first, manyJdks);
       TreeSet<Integer> loads = new TreeSet<>();
-      e.getValue().forEach(r -> loads.add(r.load()));
+      list.forEach(r -> loads.add(r.load()));
       if (loads.size() > 1) {
-        written.add(save(throughput(e.getKey(), e.getValue(), loads), dir.resolve("tps-" + slug + ".png")));
+        written.add(save(throughput(what, list, loads), dir.resolve("tps-" + slug + ".png")));
       }
       int top = loads.last();
-      List<ResultRow> atTop = e.getValue().stream().filter(r -> r.load() == top).toList();
-      written.add(save(latency(e.getKey().label() + ", " + top + " blocking callers", atTop),
-          dir.resolve("latency-" + slug + "-" + top + ".png")));
+      List<ResultRow> atTop = list.stream().filter(r -> r.load() == top).toList();
+      written.add(save(latency(what + ", " + top + " blocking callers", atTop),
+          dir.resolve("latency-" + first.payload().name().toLowerCase(Locale.ROOT) + "-" + top + variant + ".png")));
     }
     for (List<ResultRow> list : async.values()) {
       ResultRow first = list.get(0);
       String slug = first.payload().name().toLowerCase(Locale.ROOT) + "-window" + first.load()
-          + (first.rate() > 0 ? "-rate" + first.rate() : "");
-      written.add(save(latency(first.payload().label() + ", pipelined, " + first.loadLabel(), list),
-          dir.resolve("latency-async-" + slug + ".png")));
+          + (first.rate() > 0 ? "-rate" + first.rate() : "") + variantSlug(first, manyJdks);
+      written.add(save(latency(first.payload().label() + ", pipelined, " + first.loadLabel()
+              + variantTitle(first, manyJdks), list), dir.resolve("latency-async-" + slug + ".png")));
+    }
+    for (ScaleTables.Group g : ScaleTables.groups(rows)) {
+      Path chart = scale(g, dir);
+      if (chart != null) {
+        written.add(chart);
+      }
     }
     return written;
   }
 
-  private static XYChart throughput(Payload payload, List<ResultRow> rows, TreeSet<Integer> loads) {
+  /** "-c8-nio-java25.0.1": what sets a row's charts apart from the default run's (1 connection, auto I/O). */
+  static String variantSlug(ResultRow r, boolean withJdk) {
+    String s = (r.connections() == 1 ? "" : "-c" + r.connections())
+        + (r.io().equals("auto") ? "" : "-" + r.io())
+        + (withJdk && !r.jdk().isEmpty() ? "-java" + r.jdk() : "");
+    return s.replaceAll("[^A-Za-z0-9._-]+", "_");
+  }
+
+  private static String variantTitle(ResultRow r, boolean withJdk) {
+    return (r.connections() == 1 ? "" : ", " + r.connections() + " connections")
+        + (r.io().equals("auto") ? "" : ", I/O " + r.io())
+        + (withJdk && !r.jdk().isEmpty() ? ", Java " + r.jdk() : "");
+  }
+
+  /**
+   * The line chart of a scale table, or null where a table says it all (I/O, Java) or another chart draws it
+   * (blocking callers: {@code tps-<payload>.png}): MB/s against the opaque body's size (both axes log scale),
+   * calls/s against the connections or the window.
+   */
+  static @Nullable Path scale(ScaleTables.Group g, Path dir) throws IOException {
+    ResultRow first = g.first();
+    String what = g.dimension().describeGroup(first);
+    XYChart c;
+    ToDoubleFunction<ResultRow> x;
+    ToDoubleFunction<ResultRow> y;
+    switch (g.dimension()) {
+      case PAYLOAD -> {
+        c = new XYChartBuilder().width(W).height(H).title("Payload throughput by body size, " + what)
+            .xAxisTitle("opaque body, bytes (log scale)").yAxisTitle("MB/s both ways (log scale)").build();
+        c.getStyler().setXAxisLogarithmic(true);
+        c.getStyler().setYAxisLogarithmic(true);
+        x = r -> r.payload().size();
+        y = ResultRow::megabytesPerSecond;
+      }
+      case CONNECTIONS -> {
+        c = new XYChartBuilder().width(W).height(H).title("Throughput by connections, " + what)
+            .xAxisTitle("connections (log scale)").yAxisTitle("calls/s").build();
+        c.getStyler().setXAxisLogarithmic(true);
+        c.getStyler().setYAxisMin(0.0);
+        x = ResultRow::connections;
+        y = ResultRow::tps;
+      }
+      case LOAD -> {
+        if (!first.async()) {
+          return null;
+        }
+        c = new XYChartBuilder().width(W).height(H).title("Throughput by calls in flight, " + what)
+            .xAxisTitle("window, calls in flight (log scale)").yAxisTitle("calls/s").build();
+        c.getStyler().setXAxisLogarithmic(true);
+        c.getStyler().setYAxisMin(0.0);
+        x = ResultRow::load;
+        y = ResultRow::tps;
+      }
+      default -> {
+        return null;
+      }
+    }
+    style(c.getStyler());
+    c.getStyler().setYAxisDecimalPattern("#,###.#");
+    Map<Framework, List<double[]>> points = new EnumMap<>(Framework.class);
+    List<ResultRow> sorted = new ArrayList<>(g.rows());
+    sorted.sort(g.dimension().order());
+    for (ResultRow r : sorted) {
+      double xv = x.applyAsDouble(r);
+      double yv = y.applyAsDouble(r);
+      if (xv > 0 && yv > 0 && !Double.isNaN(yv)) { // log axes: no 0 (empty body), no BenchmarkMessage (size -1)
+        points.computeIfAbsent(r.framework(), k -> new ArrayList<>()).add(new double[] {xv, yv});
+      }
+    }
+    points.values().removeIf(list -> list.size() < 2);
+    if (points.isEmpty()) {
+      return null;
+    }
+    points.forEach((f, list) -> {
+      XYSeries s = c.addSeries(f.label(), list.stream().mapToDouble(p -> p[0]).toArray(),
+          list.stream().mapToDouble(p -> p[1]).toArray());
+      s.setMarker(SeriesMarkers.CIRCLE);
+      s.setLineColor(COLORS.get(f));
+      s.setMarkerColor(COLORS.get(f));
+    });
+    return save(c, dir.resolve((g.dimension() == ScaleTables.Dimension.PAYLOAD ? "mbps-" : "tps-") + g.slug() + ".png"));
+  }
+
+  private static XYChart throughput(String what, List<ResultRow> rows, TreeSet<Integer> loads) {
     XYChart c = new XYChartBuilder().width(W).height(H)
-        .title("Throughput, " + payload.label() + " (blocking callers)")
+        .title("Throughput, " + what + " (blocking callers)")
         .xAxisTitle("concurrent callers").yAxisTitle("calls/s").build();
     style(c.getStyler());
     c.getStyler().setXAxisLogarithmic(loads.first() > 0 && loads.last() / loads.first() >= 16);

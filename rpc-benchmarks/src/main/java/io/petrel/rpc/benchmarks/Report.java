@@ -16,19 +16,23 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
-import java.util.TreeSet;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Turns JMH JSON results of these benchmarks into Markdown tables (framework, payload, load, TPS, avg, p50,
- * p90, p99, p99.9, server and client CPU per call), the ratios the project's goals are stated in, and PNG charts.
+ * Turns JMH JSON results of these benchmarks into Markdown tables (framework, payload, load, connections, TPS,
+ * payload MB/s, avg, p50, p90, p99, p99.9, server and client CPU per call, failed and refused calls; the I/O and
+ * Java version where the results differ in them), the ratios the project's goals are stated in, the scale tables
+ * of whatever the results varied ({@link ScaleTables}: payload, callers or window, connections, I/O, Java), and
+ * PNG charts.
  *
  * <pre>java -cp benchmarks.jar io.petrel.rpc.benchmarks.Report results.json [--out docs/benchmarks]</pre>
  *
  * <p>Several result files of the same configurations (repeated runs) give one row each, with the median of
- * every figure. Writes {@code results.md}, {@code tps-<payload>.png} (throughput against callers) and
- * {@code latency-<payload>-<load>.png} (percentiles, log scale) into the output directory, and prints the
+ * every figure. Writes {@code results.md}, {@code tps-<payload>.png} (throughput against callers),
+ * {@code latency-<payload>-<load>.png} (percentiles, log scale) and the scale tables' charts
+ * ({@code mbps-payload-...png}, {@code tps-connections-...png}, {@code tps-load-async-...png}) into the output
+ * directory, and prints the
  * Markdown. Latencies come from the HdrHistogram recording of every call when present, else from JMH's
  * SampleTime mode.
  */
@@ -78,12 +82,16 @@ public final class Report {
       Framework framework = Framework.valueOf(param(params, "framework", "PETREL"));
       Payload payload = Payload.valueOf(param(params, "payload", "MESSAGE"));
       int connections = Integer.parseInt(param(params, "connections", "1"));
+      String io = ioLabel(params);
+      String jdk = o.has("jdkVersion") ? o.get("jdkVersion").getAsString() : "";
       int threads = o.get("threads").getAsInt();
       boolean async = simple.startsWith("Async");
       int load = async ? Integer.parseInt(param(params, "window", "0")) : threads;
       int rate = async ? Integer.parseInt(param(params, "rate", "0")) : 0;
-      String key = simple + '|' + framework + '|' + payload + '|' + load + '|' + rate + '|' + connections;
-      Builder b = byKey.computeIfAbsent(key, k -> new Builder(simple, framework, payload, load, rate, connections));
+      String key = simple + '|' + framework + '|' + payload + '|' + load + '|' + rate + '|' + connections + '|' + io
+          + '|' + jdk;
+      Builder b = byKey.computeIfAbsent(key,
+          k -> new Builder(simple, framework, payload, load, rate, connections, io, jdk));
       String mode = o.get("mode").getAsString();
       JsonObject primary = o.getAsJsonObject("primaryMetric");
       JsonObject secondary = o.has("secondaryMetrics") ? o.getAsJsonObject("secondaryMetrics") : new JsonObject();
@@ -120,8 +128,38 @@ public final class Report {
         .thenComparing(ResultRow::payload)
         .thenComparingInt(ResultRow::load)
         .thenComparingInt(ResultRow::rate)
+        .thenComparingInt(ResultRow::connections)
+        .thenComparing(ResultRow::io)
+        .thenComparing(Report::javaOrder)
         .thenComparing(ResultRow::framework));
     return rows;
+  }
+
+  /**
+   * The I/O a result ran on: its {@code io} parameter (the client's, and a server's it started unless its
+   * {@code serverArgs} set {@code --io}), or "client X, server Y" when the server's was set to another.
+   */
+  static String ioLabel(JsonObject params) {
+    String client = param(params, "io", "auto").trim().toLowerCase(Locale.ROOT);
+    String[] serverArgs = Target.split(param(params, "serverArgs", ""));
+    for (int i = 0; i + 1 < serverArgs.length; i++) {
+      if (serverArgs[i].equals("--io")) {
+        String server = serverArgs[i + 1].toLowerCase(Locale.ROOT);
+        return server.equals(client) ? client : "client " + client + ", server " + server;
+      }
+    }
+    return client;
+  }
+
+  /** Orders Java versions by their numbers ("9.0" before "17.0.15" before "25"), not as text. */
+  static String javaOrder(ResultRow r) {
+    StringBuilder sb = new StringBuilder();
+    for (String part : r.jdk().split("[^0-9]+")) {
+      if (!part.isEmpty()) {
+        sb.append(String.format(Locale.ROOT, "%08d.", Long.parseLong(part.length() > 8 ? part.substring(0, 8) : part)));
+      }
+    }
+    return sb.toString();
   }
 
   /** The Markdown: one table per benchmark and payload, then the goal ratios, then the charts. */
@@ -132,17 +170,28 @@ public final class Report {
       groups.computeIfAbsent((r.async() ? "Pipelined async calls" : "Blocking callers") + ", "
           + r.payload().label(), k -> new ArrayList<>()).add(r);
     }
+    boolean ioColumn = rows.stream().map(ResultRow::io).distinct().count() > 1;
+    boolean javaColumn = rows.stream().map(ResultRow::jdk).distinct().count() > 1;
     groups.forEach((title, list) -> {
       sb.append("### ").append(title).append("\n\n");
-      sb.append("| framework | load | conns | runs | TPS | avg ms | p50 ms | p90 ms | p99 ms | p99.9 ms"
+      sb.append("| framework | load | conns").append(ioColumn ? " | I/O" : "").append(javaColumn ? " | Java" : "")
+          .append(" | runs | TPS | MB/s | avg ms | p50 ms | p90 ms | p99 ms | p99.9 ms"
           + " | server CPU us/call | client CPU us/call | steal % | failed | refused |\n");
-      sb.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      sb.append("|---|---|---:").append(ioColumn ? "|---" : "").append(javaColumn ? "|---" : "")
+          .append("|---:".repeat(13)).append("|\n");
       for (ResultRow r : list) {
         sb.append("| ").append(r.framework().label())
             .append(" | ").append(r.loadLabel())
-            .append(" | ").append(r.connections())
-            .append(" | ").append(r.runs())
+            .append(" | ").append(r.connections());
+        if (ioColumn) {
+          sb.append(" | ").append(r.io());
+        }
+        if (javaColumn) {
+          sb.append(" | ").append(r.jdk());
+        }
+        sb.append(" | ").append(r.runs())
             .append(" | ").append(tps(r.tps()))
+            .append(" | ").append(megabytes(r.megabytesPerSecond()))
             .append(" | ").append(ms(r.avg()))
             .append(" | ").append(ms(r.p50()))
             .append(" | ").append(ms(r.p90()))
@@ -157,7 +206,10 @@ public final class Report {
       }
       sb.append('\n');
     });
+    sb.append("TPS counts every call made, failed and refused ones too; MB/s is the payload both ways (request and"
+        + " reply bodies, no headers) per second, in 10^6 bytes.\n\n");
     sb.append(ratios(rows));
+    sb.append(ScaleTables.markdown(rows));
     if (!charts.isEmpty()) {
       sb.append("### Charts\n\n");
       for (Path c : charts) {
@@ -167,79 +219,104 @@ public final class Report {
     return sb.toString();
   }
 
-  /** The ratios of the project's goals, for every payload and number of blocking callers measured. */
+  /**
+   * The ratios of the project's goals, for every payload and number of blocking callers measured (and, where a
+   * run varied them, every number of connections, I/O and Java version: a ratio is always taken between rows
+   * that differ in the framework only).
+   */
   static String ratios(List<ResultRow> rows) {
     StringBuilder sb = new StringBuilder();
-    Map<Payload, TreeSet<Integer>> loads = new LinkedHashMap<>();
-    for (ResultRow r : rows) {
-      if (!r.async()) {
-        loads.computeIfAbsent(r.payload(), k -> new TreeSet<>()).add(r.load());
-      }
-    }
-    if (loads.isEmpty()) {
+    List<ResultRow> configs = configs(rows);
+    if (configs.isEmpty()) {
       return "";
     }
+    String variantHeader = variantHeader(rows);
     sb.append("### Ratios (blocking callers)\n\n");
     sb.append("Goals: Petrel / gRPC-java TPS >= 3 (default executors) and >= 2 (direct); Petrel's faster mode"
         + " >= 0.7 of the raw Netty echo; p99 at the highest load <= 0.5 of gRPC-java's; one caller's average"
         + " round trip <= 1.3 x the raw Netty echo's. Each ratio is taken within one run (both figures from"
         + " the same run); the table gives the median over the runs.\n\n");
-    sb.append("| payload | callers | TPS Petrel / gRPC | TPS Petrel direct / gRPC direct | TPS Petrel best / Netty"
-        + " | p99 Petrel / gRPC | p99 Petrel direct / gRPC direct | avg Petrel best / Netty |\n");
-    sb.append("|---|---:|---:|---:|---:|---:|---:|---:|\n");
-    loads.forEach((payload, set) -> {
-      for (int load : set) {
-        ResultRow p = find(rows, payload, load, Framework.PETREL);
-        ResultRow pd = find(rows, payload, load, Framework.PETREL_DIRECT);
-        ResultRow g = find(rows, payload, load, Framework.GRPC);
-        ResultRow gd = find(rows, payload, load, Framework.GRPC_DIRECT);
-        ResultRow n = find(rows, payload, load, Framework.NETTY);
-        sb.append("| ").append(payload.label()).append(" | ").append(load)
-            .append(" | ").append(ratio(p, g, ResultRow::tpsRuns))
-            .append(" | ").append(ratio(pd, gd, ResultRow::tpsRuns))
-            .append(" | ").append(bestRatio(p, pd, n, ResultRow::tpsRuns))
-            .append(" | ").append(ratio(p, g, ResultRow::p99Runs))
-            .append(" | ").append(ratio(pd, gd, ResultRow::p99Runs))
-            .append(" | ").append(bestRatio(p, pd, n, ResultRow::avgRuns))
-            .append(" |\n");
-      }
-    });
+    sb.append("| payload | callers").append(variantHeader).append(" | TPS Petrel / gRPC | TPS Petrel direct / gRPC direct"
+        + " | TPS Petrel best / Netty | p99 Petrel / gRPC | p99 Petrel direct / gRPC direct | avg Petrel best / Netty |\n");
+    sb.append("|---|---:").append("|---".repeat(variantHeader.split(" \\| ", -1).length - 1))
+        .append("|---:|---:|---:|---:|---:|---:|\n");
+    for (ResultRow c : configs) {
+      ResultRow p = find(rows, c, Framework.PETREL);
+      ResultRow pd = find(rows, c, Framework.PETREL_DIRECT);
+      ResultRow g = find(rows, c, Framework.GRPC);
+      ResultRow gd = find(rows, c, Framework.GRPC_DIRECT);
+      ResultRow n = find(rows, c, Framework.NETTY);
+      sb.append("| ").append(c.payload().label()).append(" | ").append(c.load()).append(variantCells(rows, c))
+          .append(" | ").append(ratio(p, g, ResultRow::tpsRuns))
+          .append(" | ").append(ratio(pd, gd, ResultRow::tpsRuns))
+          .append(" | ").append(bestRatio(p, pd, n, ResultRow::tpsRuns))
+          .append(" | ").append(ratio(p, g, ResultRow::p99Runs))
+          .append(" | ").append(ratio(pd, gd, ResultRow::p99Runs))
+          .append(" | ").append(bestRatio(p, pd, n, ResultRow::avgRuns))
+          .append(" |\n");
+    }
     sb.append('\n');
-    sb.append(tlsRatios(rows, loads));
+    sb.append(tlsRatios(rows, configs));
     return sb.toString();
+  }
+
+  /** One row of every configuration of blocking callers at no fixed rate (any framework stands for it). */
+  private static List<ResultRow> configs(List<ResultRow> rows) {
+    Map<String, ResultRow> byConfig = new LinkedHashMap<>();
+    for (ResultRow r : rows) {
+      if (!r.async() && r.rate() == 0) {
+        byConfig.putIfAbsent(r.payload() + "|" + r.load() + "|" + r.connections() + "|" + r.io() + "|" + r.jdk(), r);
+      }
+    }
+    List<ResultRow> list = new ArrayList<>(byConfig.values());
+    list.sort(Comparator.comparing(ResultRow::payload).thenComparingInt(ResultRow::load)
+        .thenComparingInt(ResultRow::connections).thenComparing(ResultRow::io).thenComparing(Report::javaOrder));
+    return list;
+  }
+
+  /** " | conns | I/O | Java", each only if the rows differ in it. */
+  private static String variantHeader(List<ResultRow> rows) {
+    return (rows.stream().map(ResultRow::connections).distinct().count() > 1 ? " | conns" : "")
+        + (rows.stream().map(ResultRow::io).distinct().count() > 1 ? " | I/O" : "")
+        + (rows.stream().map(ResultRow::jdk).distinct().count() > 1 ? " | Java" : "");
+  }
+
+  private static String variantCells(List<ResultRow> rows, ResultRow c) {
+    return (rows.stream().map(ResultRow::connections).distinct().count() > 1 ? " | " + c.connections() : "")
+        + (rows.stream().map(ResultRow::io).distinct().count() > 1 ? " | " + c.io() : "")
+        + (rows.stream().map(ResultRow::jdk).distinct().count() > 1 ? " | " + c.jdk() : "");
   }
 
   /**
    * Petrel against gRPC-java with TLS on both, and each over TLS against itself in plaintext (what TLS costs
-   * it), for the payloads and loads where a TLS framework was measured; empty when none was.
+   * it), for the configurations where a TLS framework was measured; empty when none was.
    */
-  static String tlsRatios(List<ResultRow> rows, Map<Payload, TreeSet<Integer>> loads) {
+  static String tlsRatios(List<ResultRow> rows, List<ResultRow> configs) {
     if (rows.stream().noneMatch(r -> !r.async() && r.framework().tls())) {
       return "";
     }
+    String variantHeader = variantHeader(rows);
     StringBuilder sb = new StringBuilder();
     sb.append("### Ratios with TLS (blocking callers)\n\n");
     sb.append("Petrel (business pool) and gRPC-java (default executor), each over TLS 1.3 with OpenSSL (BoringSSL),"
         + " and each over TLS against itself in plaintext in the same run (what TLS costs it). Median over the"
         + " runs of the within-run ratio.\n\n");
-    sb.append("| payload | callers | TPS Petrel TLS / gRPC TLS | p99 Petrel TLS / gRPC TLS | TPS Petrel TLS / Petrel"
-        + " | TPS gRPC TLS / gRPC |\n");
-    sb.append("|---|---:|---:|---:|---:|---:|\n");
-    loads.forEach((payload, set) -> {
-      for (int load : set) {
-        ResultRow pt = find(rows, payload, load, Framework.PETREL_TLS);
-        ResultRow gt = find(rows, payload, load, Framework.GRPC_TLS);
-        if (pt == null && gt == null) {
-          continue;
-        }
-        sb.append("| ").append(payload.label()).append(" | ").append(load)
-            .append(" | ").append(ratio(pt, gt, ResultRow::tpsRuns))
-            .append(" | ").append(ratio(pt, gt, ResultRow::p99Runs))
-            .append(" | ").append(ratio(pt, find(rows, payload, load, Framework.PETREL), ResultRow::tpsRuns))
-            .append(" | ").append(ratio(gt, find(rows, payload, load, Framework.GRPC), ResultRow::tpsRuns))
-            .append(" |\n");
+    sb.append("| payload | callers").append(variantHeader).append(" | TPS Petrel TLS / gRPC TLS | p99 Petrel TLS / gRPC TLS"
+        + " | TPS Petrel TLS / Petrel | TPS gRPC TLS / gRPC |\n");
+    sb.append("|---|---:").append("|---".repeat(variantHeader.split(" \\| ", -1).length - 1)).append("|---:|---:|---:|---:|\n");
+    for (ResultRow c : configs) {
+      ResultRow pt = find(rows, c, Framework.PETREL_TLS);
+      ResultRow gt = find(rows, c, Framework.GRPC_TLS);
+      if (pt == null && gt == null) {
+        continue;
       }
-    });
+      sb.append("| ").append(c.payload().label()).append(" | ").append(c.load()).append(variantCells(rows, c))
+          .append(" | ").append(ratio(pt, gt, ResultRow::tpsRuns))
+          .append(" | ").append(ratio(pt, gt, ResultRow::p99Runs))
+          .append(" | ").append(ratio(pt, find(rows, c, Framework.PETREL), ResultRow::tpsRuns))
+          .append(" | ").append(ratio(gt, find(rows, c, Framework.GRPC), ResultRow::tpsRuns))
+          .append(" |\n");
+    }
     sb.append('\n');
     return sb.toString();
   }
@@ -275,9 +352,11 @@ public final class Report {
     return fmt(median(r), 2);
   }
 
-  private static @Nullable ResultRow find(List<ResultRow> rows, Payload payload, int load, Framework f) {
+  /** The row of blocking callers of framework {@code f} in the configuration of {@code c}, or null. */
+  private static @Nullable ResultRow find(List<ResultRow> rows, ResultRow c, Framework f) {
     for (ResultRow r : rows) {
-      if (!r.async() && r.payload() == payload && r.load() == load && r.framework() == f && r.rate() == 0) {
+      if (!r.async() && r.rate() == 0 && r.framework() == f && r.payload() == c.payload() && r.load() == c.load()
+          && r.connections() == c.connections() && r.io().equals(c.io()) && r.jdk().equals(c.jdk())) {
         return r;
       }
     }
@@ -313,7 +392,15 @@ public final class Report {
     };
   }
 
-  private static String tps(double v) {
+  /** Megabytes per second: three significant digits, thousands separators above 1000. */
+  static String megabytes(double v) {
+    if (Double.isNaN(v)) {
+      return "-";
+    }
+    return String.format(Locale.ROOT, v >= 100 ? "%,.0f" : v >= 10 ? "%.1f" : v >= 1 ? "%.2f" : "%.3f", v);
+  }
+
+  static String tps(double v) {
     return Double.isNaN(v) ? "-" : String.format(Locale.ROOT, "%,.0f", v);
   }
 
@@ -337,6 +424,8 @@ public final class Report {
     final int load;
     final int rate;
     final int connections;
+    final String io;
+    final String jdk;
     final List<Double> tps = new ArrayList<>();
     final List<Double> cpu = new ArrayList<>();
     final List<Double> clientCpu = new ArrayList<>();
@@ -348,13 +437,16 @@ public final class Report {
     /** The same from JMH's SampleTime mode, used when no run recorded every call. */
     final List<double[]> sampled = new ArrayList<>();
 
-    Builder(String benchmark, Framework framework, Payload payload, int load, int rate, int connections) {
+    Builder(String benchmark, Framework framework, Payload payload, int load, int rate, int connections, String io,
+        String jdk) {
       this.benchmark = Objects.requireNonNull(benchmark);
       this.framework = framework;
       this.payload = payload;
       this.load = load;
       this.rate = rate;
       this.connections = connections;
+      this.io = io;
+      this.jdk = jdk;
     }
 
     ResultRow build() {
@@ -374,7 +466,7 @@ public final class Report {
         avgRuns.add(run[0]);
         p99Runs.add(run[3]);
       }
-      return new ResultRow(benchmark, framework, payload, load, rate, connections, runs, median(tps), l[0], l[1],
+      return new ResultRow(benchmark, framework, payload, load, rate, connections, io, jdk, runs, median(tps), l[0], l[1],
           l[2], l[3], l[4], median(cpu), median(clientCpu), steal, List.copyOf(tps), avgRuns, p99Runs, failed, refused);
     }
   }

@@ -9,6 +9,10 @@ import java.util.List;
  * @param benchmark the JMH benchmark's simple name (SyncCallBenchmark, AsyncCallBenchmark)
  * @param load callers for sync benchmarks, calls in flight for async ones
  * @param rate the constant rate of an async run, 0 for as fast as the window allows
+ * @param connections TCP connections from the client JVM
+ * @param io the I/O of the run: the client's {@code io} parameter ("auto", "epoll", "nio"), or "client X, server Y"
+ *     when the server was started with another {@code --io}
+ * @param jdk the benchmark JVM's version as JMH reports it ("17.0.15"); empty when the result does not say
  * @param runs how many runs the figures are the medians of
  * @param steal the highest share (percent) of CPU time the hypervisor took during a measured iteration, over
  *     all runs of the row; NaN where not measured
@@ -24,6 +28,8 @@ record ResultRow(
     int load,
     int rate,
     int connections,
+    String io,
+    String jdk,
     int runs,
     double tps,
     double avg,
@@ -42,6 +48,19 @@ record ResultRow(
 
   boolean async() {
     return benchmark.startsWith("Async");
+  }
+
+  /**
+   * Payload megabytes (10^6 bytes) per second, request and reply bodies together ({@link Payload#bytesPerCall}):
+   * the calls/s times what each call moves both ways, without headers; NaN without a TPS.
+   */
+  double megabytesPerSecond() {
+    return tps * payload.bytesPerCall() / 1e6;
+  }
+
+  /** Calls that did not succeed, failed or refused. */
+  long unsuccessful() {
+    return failed + refused;
   }
 
   /** "16 callers", "window 1000", "window 1000 @ 20000/s". */

@@ -18,7 +18,15 @@ public record ServerOptions(
     String executor,
     IoMode io,
     Set<Framework> frameworks,
-    boolean exitOnStdinEof) {
+    boolean exitOnStdinEof,
+    int maxCallsPerConnection) {
+
+  /**
+   * The benchmark server's calls in flight per connection for Petrel: 65536, where Petrel's own default is 1000
+   * (gRPC-java's server sets no such limit unless told to, and the rpcx benchmark keeps 5000 calls in flight on
+   * one connection).
+   */
+  static final int DEFAULT_MAX_CALLS_PER_CONNECTION = 65_536;
 
   static final String USAGE = """
       usage: java -cp benchmarks.jar io.petrel.rpc.benchmarks.BenchmarkServer [options]
@@ -32,6 +40,9 @@ public record ServerOptions(
         --executor E          Petrel's non-direct executor: pool (its bounded pool, default) or cached
                               (a cached thread pool, as gRPC-java's default executor is)
         --io MODE             auto (default), epoll or nio, for every server
+        --max-calls-per-connection N
+                              Petrel's calls in flight per connection (default 65536; Petrel's own
+                              default is 1000): a call over it is refused with RESOURCE_EXHAUSTED
         --frameworks LIST     subset (separated by , or +) of petrel,petrel_direct,grpc,grpc_direct,netty,
                               petrel_tls,grpc_tls (default all); with a TLS one the server makes a CA and a
                               certificate at start (clients fetch the CA from the control port)
@@ -40,7 +51,8 @@ public record ServerOptions(
 
   /** The defaults: all frameworks on 0.0.0.0:7000.., Petrel's default pool, epoll when present. */
   public static ServerOptions defaults() {
-    return new ServerOptions("0.0.0.0", 7000, 0, 0, -1, "pool", IoMode.AUTO, EnumSet.allOf(Framework.class), false);
+    return new ServerOptions("0.0.0.0", 7000, 0, 0, -1, "pool", IoMode.AUTO, EnumSet.allOf(Framework.class), false,
+        DEFAULT_MAX_CALLS_PER_CONNECTION);
   }
 
   /** Parses {@code args}; throws {@link IllegalArgumentException} with the usage on a bad option. */
@@ -73,6 +85,13 @@ public record ServerOptions(
         }
         case "--io" -> o.with(null, null, null, null, null, null, NettyIo.parse(v), null, null);
         case "--frameworks" -> o.with(null, null, null, null, null, null, null, frameworks(v), null);
+        case "--max-calls-per-connection" -> {
+          int n = nonNegative(a, v);
+          if (n == 0) {
+            throw new IllegalArgumentException(a + " must be > 0: 0");
+          }
+          yield o.withMaxCallsPerConnection(n);
+        }
         default -> throw new IllegalArgumentException("unknown option " + a + "\n" + USAGE);
       };
     }
@@ -90,6 +109,7 @@ public record ServerOptions(
     if (businessQueue >= 0) {
       a.addAll(List.of("--business-queue", Integer.toString(businessQueue)));
     }
+    a.addAll(List.of("--max-calls-per-connection", Integer.toString(maxCallsPerConnection)));
     List<String> names = new ArrayList<>();
     frameworks.forEach(f -> names.add(f.key()));
     a.addAll(List.of("--frameworks", String.join(",", names)));
@@ -106,7 +126,18 @@ public record ServerOptions(
         workers != null ? workers : this.workerThreads, business != null ? business : this.businessThreads,
         queue != null ? queue : this.businessQueue, executor != null ? executor : this.executor,
         io != null ? io : this.io, frameworks != null ? frameworks : this.frameworks,
-        exitOnEof != null ? exitOnEof : this.exitOnStdinEof);
+        exitOnEof != null ? exitOnEof : this.exitOnStdinEof, maxCallsPerConnection);
+  }
+
+  /** Options with {@code io} for every server. */
+  public ServerOptions withIo(IoMode io) {
+    return with(null, null, null, null, null, null, io, null, null);
+  }
+
+  /** Options with Petrel's calls in flight per connection at {@code n}. */
+  public ServerOptions withMaxCallsPerConnection(int n) {
+    return new ServerOptions(bind, port, workerThreads, businessThreads, businessQueue, executor, io, frameworks,
+        exitOnStdinEof, n);
   }
 
   /** Options with the given bind address and port. */

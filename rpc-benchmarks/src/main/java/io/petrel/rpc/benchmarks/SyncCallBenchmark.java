@@ -1,7 +1,7 @@
 package io.petrel.rpc.benchmarks;
 
 import java.util.concurrent.TimeUnit;
-import org.HdrHistogram.SingleWriterRecorder;
+import org.HdrHistogram.Recorder;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -14,6 +14,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.Threads;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.ThreadParams;
 
 /**
  * Closed-loop blocking callers: each JMH thread (-t N: concurrency N) makes one call, waits for the reply,
@@ -31,16 +32,35 @@ import org.openjdk.jmh.annotations.Warmup;
 @Threads(16)
 public class SyncCallBenchmark {
 
-  /** One caller's round-trip recorder (single writer: its JMH thread). */
-  @State(Scope.Thread)
-  public static class Caller {
-    SingleWriterRecorder recorder;
+  /**
+   * The round-trip recorders, at most {@link #STRIPES}: a caller records into the one of its thread index modulo
+   * their number, so that up to 128 callers each have their own (uncontended), and 5000 callers do not hold
+   * 5000 histograms (about 300 KiB each once they span milliseconds: more than the benchmark JVM's heap).
+   */
+  @State(Scope.Benchmark)
+  public static class Recorders {
+    static final int STRIPES = 128;
+    Recorder[] stripes;
 
     @Setup(Level.Trial)
-    public void register(Target target) {
-      recorder = new SingleWriterRecorder(3);
-      SingleWriterRecorder r = recorder;
-      Measurements.register(r::getIntervalHistogram);
+    public void register(Target target, ThreadParams threads) {
+      stripes = new Recorder[Math.min(STRIPES, threads.getThreadCount())];
+      for (int i = 0; i < stripes.length; i++) {
+        Recorder r = new Recorder(3);
+        stripes[i] = r;
+        Measurements.register(r::getIntervalHistogram);
+      }
+    }
+  }
+
+  /** One caller's recorder (shared with the callers of the same stripe). */
+  @State(Scope.Thread)
+  public static class Caller {
+    Recorder recorder;
+
+    @Setup(Level.Trial)
+    public void pick(Recorders recorders, ThreadParams thread) {
+      recorder = recorders.stripes[thread.getThreadIndex() % recorders.stripes.length];
     }
   }
 

@@ -40,7 +40,10 @@ public class Target {
   @Param({"1"})
   public int connections;
 
-  /** The client's I/O: auto (epoll when present), epoll or nio. */
+  /**
+   * The client's I/O: auto (epoll when present), epoll or nio; also the I/O of a server this benchmark starts
+   * itself, unless {@code serverArgs} set {@code --io}.
+   */
   @Param({"auto"})
   public String io;
 
@@ -60,7 +63,7 @@ public class Target {
   public void connect() throws Exception {
     Endpoints endpoints;
     if (host.isBlank()) {
-      ServerOptions options = forOwnServer(ServerOptions.parse(split(serverArgs)), framework)
+      ServerOptions options = forOwnServer(ownServerOptions(serverArgs, io), framework)
           .withAddress("127.0.0.1", 0);
       ServerProcess started = ServerProcess.start(options, Arrays.asList(split(serverJvmArgs)));
       process = started;
@@ -108,7 +111,18 @@ public class Target {
     return options.with(null, null, null, null, null, null, null, plaintext, null);
   }
 
-  private static String[] split(String s) {
+  /**
+   * The options of a server this benchmark starts: {@code serverArgs}, with the client's {@code io} unless they
+   * set {@code --io} themselves (so that {@code -p io=nio} measures NIO on both sides).
+   */
+  static ServerOptions ownServerOptions(String serverArgs, String io) {
+    String[] args = split(serverArgs);
+    ServerOptions options = ServerOptions.parse(args);
+    return Arrays.asList(args).contains("--io") ? options
+        : options.withIo(NettyIo.parse(io));
+  }
+
+  static String[] split(String s) {
     return s.isBlank() ? new String[0] : s.trim().split("\\s+");
   }
 }

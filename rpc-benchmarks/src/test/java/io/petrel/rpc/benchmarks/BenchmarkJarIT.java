@@ -71,4 +71,33 @@ class BenchmarkJarIT {
             "### Ratios with TLS (blocking callers)");
     assertThat(out.resolve("tps-message.png")).isNotEmptyFile();
   }
+
+  @Test
+  @Timeout(value = 5, unit = TimeUnit.MINUTES)
+  void thePayloadScaleScriptRunsTheJarAndWritesItsTable() throws Exception {
+    assertThat(JAR).isRegularFile();
+    Path out = dir.resolve("scale");
+    ProcessBuilder pb = new ProcessBuilder("bash", "scripts/scale-payloads.sh", "-q", "-j", JAR.toString(),
+        "-o", out.toString(), "-f", "PETREL,NETTY", "-v", "BYTES_4,BYTES_1M", "-c", "2", "-l", "240");
+    pb.environment().put("JAVA", Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    pb.environment().put("JAVA_OPTS", "-Djmh.ignoreLock=true");
+    Path log = dir.resolve("scale.log");
+    Process p = pb.redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    if (!p.waitFor(270, TimeUnit.SECONDS)) {
+      p.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+      throw new AssertionError("timed out:\n" + Files.readString(log, StandardCharsets.UTF_8));
+    }
+    String output = Files.readString(log, StandardCharsets.UTF_8);
+    assertThat(p.exitValue()).as(output).isZero();
+    // The plan comes before anything runs: 2 frameworks x 2 payloads, each 1 + 1 s and 8 s to start and stop.
+    assertThat(output).startsWith("scale-payloads.sh: 4 runs x 10 s");
+    assertThat(out.resolve("table.md")).content(StandardCharsets.UTF_8)
+        .contains("**Smoke run (-q), not a measurement**", "- Machine: ", "- Commands:", "-jar " + JAR.toAbsolutePath().normalize())
+        .contains("#### By payload: blocking callers, 2 callers, 1 connection")
+        .contains("| payload | Petrel (business pool) | raw Netty echo |")
+        .containsPattern("\\| 1 MiB opaque \\| [\\d,]+ \\| [\\d,]+ \\|\\n")
+        .contains("MB/s (payload bytes both ways per second):");
+    assertThat(out.resolve("payloads.json")).isNotEmptyFile();
+    assertThat(out.resolve("report").resolve("mbps-payload-sync-2.png")).isNotEmptyFile();
+  }
 }

@@ -30,6 +30,8 @@ import org.openjdk.jmh.runner.options.VerboseMode;
 class BenchmarksSmokeTest {
   /** The frameworks a run measures unless told otherwise: Target's default {@code @Param} list. */
   private static final List<Framework> DEFAULT_FRAMEWORKS = defaultFrameworks();
+  /** The payloads a run measures unless told otherwise (the larger opaque bodies are asked for by name). */
+  private static final List<Payload> DEFAULT_PAYLOADS = defaultPayloads();
 
   private static BenchmarkServer server;
 
@@ -38,6 +40,16 @@ class BenchmarksSmokeTest {
       String[] names = Target.class.getField("framework").getAnnotation(org.openjdk.jmh.annotations.Param.class)
           .value();
       return java.util.Arrays.stream(names).map(Framework::valueOf).toList();
+    } catch (NoSuchFieldException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  private static List<Payload> defaultPayloads() {
+    try {
+      String[] names = Target.class.getField("payload").getAnnotation(org.openjdk.jmh.annotations.Param.class)
+          .value();
+      return java.util.Arrays.stream(names).map(Payload::valueOf).toList();
     } catch (NoSuchFieldException e) {
       throw new AssertionError(e);
     }
@@ -85,7 +97,7 @@ class BenchmarksSmokeTest {
         .build()).run();
 
     int frameworks = DEFAULT_FRAMEWORKS.size();
-    int payloads = Payload.values().length;
+    int payloads = DEFAULT_PAYLOADS.size();
     assertThat(results).hasSize(frameworks * payloads);
     for (RunResult r : results) {
       assertThat(r.getPrimaryResult().getScore()).as(r.getParams().toString()).isPositive();
@@ -119,7 +131,7 @@ class BenchmarksSmokeTest {
     Collection<RunResult> results = new Runner(shortRun("AsyncCallBenchmark", json)
         .param("window", "16")
         .build()).run();
-    assertThat(results).hasSize(DEFAULT_FRAMEWORKS.size() * Payload.values().length);
+    assertThat(results).hasSize(DEFAULT_FRAMEWORKS.size() * DEFAULT_PAYLOADS.size());
 
     Path paced = dir.resolve("paced.json");
     results = new java.util.ArrayList<>(results);
@@ -173,6 +185,89 @@ class BenchmarksSmokeTest {
       assertThat(Report.markdown(List.of(row), List.of())).contains("| failed | refused |")
           .contains(" | 0 | " + row.refused() + " |");
     }
+  }
+
+  @Test
+  @Timeout(value = 3, unit = TimeUnit.MINUTES)
+  void aOneMebibyteBodyGoesBothWaysThroughEveryFrameworkBlockingAndPipelined() throws Exception {
+    // Each framework's default limits: Petrel's maxFrameSize (8 MiB), gRPC-java's maxInboundMessageSize (4 MiB)
+    // and the echo's 16 MiB frames take 1 MiB; every reply is checked to be the whole body (BenchClient.verify),
+    // a short one counting as failed.
+    Path sync = dir.resolve("sync-1m.json");
+    Collection<RunResult> results = new java.util.ArrayList<>(new Runner(shortRun("SyncCallBenchmark", sync)
+        .mode(Mode.Throughput)
+        .threads(4)
+        .param("payload", Payload.BYTES_1M.name())
+        .build()).run());
+    Path async = dir.resolve("async-1m.json");
+    results.addAll(new Runner(shortRun("AsyncCallBenchmark", async)
+        .param("payload", Payload.BYTES_1M.name())
+        .param("window", "8")
+        .build()).run());
+    assertThat(results).hasSize(2 * DEFAULT_FRAMEWORKS.size());
+    for (RunResult r : results) {
+      String what = r.getParams().getBenchmark() + " " + r.getParams().getParam("framework");
+      assertThat(r.getPrimaryResult().getScore()).as(what).isPositive();
+      assertThat(r.getSecondaryResults().get("calls.failed").getScore()).as(what).isZero();
+      assertThat(r.getSecondaryResults().get("calls.refused").getScore()).as(what).isZero();
+      assertThat(r.getSecondaryResults().get("rtt.p50").getScore()).as(what).isPositive();
+    }
+    List<ResultRow> rows = new java.util.ArrayList<>(Report.parse(parse(sync)));
+    rows.addAll(Report.parse(parse(async)));
+    assertThat(rows).allSatisfy(r -> assertThat(r.megabytesPerSecond()).isGreaterThan(r.tps()));
+    String md = Report.markdown(rows, List.of());
+    assertThat(md).contains("### Blocking callers, 1 MiB opaque", "### Pipelined async calls, 1 MiB opaque");
+  }
+
+  @Test
+  @Timeout(value = 2, unit = TimeUnit.MINUTES)
+  void petrelsClientKeepsItsCallsWithinTheServersPerConnectionLimitSoTheBusinessPoolRefusesNone() throws Exception {
+    // A business pool of one thread and two queue places takes three calls at once. With the benchmark server's
+    // 65536 calls per connection, a window of 64 goes over it and calls are refused; with
+    // --max-calls-per-connection 2 the server announces 2 when the client connects, the client holds the rest
+    // of the window itself, and none is refused. (The pool needs one place more than the limit: a call counts in
+    // the connection's limit until its response is written, and the pool thread that wrote it is busy a moment
+    // longer, while the client may already have sent the next call.)
+    String[] narrowPool = {"--bind", "127.0.0.1", "--port", "0", "--worker-threads", "1", "--frameworks", "petrel",
+        "--business-threads", "1", "--business-queue", "2"};
+    RunResult open = runAsyncWindow64(ServerOptions.parse(narrowPool));
+    assertThat(open.getSecondaryResults().get("calls.refused").getScore()).isPositive();
+
+    String[] limited = java.util.Arrays.copyOf(narrowPool, narrowPool.length + 2);
+    limited[narrowPool.length] = "--max-calls-per-connection";
+    limited[narrowPool.length + 1] = "2";
+    RunResult held = runAsyncWindow64(ServerOptions.parse(limited));
+    assertThat(held.getPrimaryResult().getScore()).isPositive();
+    assertThat(held.getSecondaryResults().get("calls.refused").getScore()).isZero();
+    assertThat(held.getSecondaryResults().get("calls.failed").getScore()).isZero();
+  }
+
+  private static RunResult runAsyncWindow64(ServerOptions options) throws Exception {
+    try (BenchmarkServer server = BenchmarkServer.start(options)) {
+      Collection<RunResult> results = new Runner(new OptionsBuilder()
+          .include("\\.AsyncCallBenchmark\\.")
+          .forks(0)
+          .warmupIterations(0)
+          .measurementIterations(1)
+          .measurementTime(TimeValue.milliseconds(300))
+          .threads(1)
+          .param("host", "127.0.0.1")
+          .param("port", Integer.toString(server.controlPort()))
+          .param("framework", "PETREL")
+          .param("payload", Payload.MESSAGE.name())
+          .param("window", "64")
+          .addProfiler(PetrelProfiler.class)
+          .shouldFailOnError(true)
+          .verbosity(VerboseMode.SILENT)
+          .build()).run();
+      assertThat(results).hasSize(1);
+      return results.iterator().next();
+    }
+  }
+
+  @Test
+  void theDefaultRunMeasuresTheFourPayloadsItAlwaysHas() {
+    assertThat(DEFAULT_PAYLOADS).containsExactly(Payload.MESSAGE, Payload.EMPTY, Payload.BYTES_4, Payload.BYTES_1K);
   }
 
   @Test

@@ -13,7 +13,7 @@ class ServerOptionsTest {
   void parsesEveryOptionAndWritesThemBack() {
     ServerOptions o = ServerOptions.parse("--port", "7100", "--bind", "127.0.0.1", "--worker-threads", "2",
         "--business-threads", "8", "--business-queue", "100", "--executor", "cached", "--io", "nio",
-        "--frameworks", "petrel+netty", "--exit-on-stdin-eof");
+        "--frameworks", "petrel+netty", "--exit-on-stdin-eof", "--max-calls-per-connection", "1000");
     assertThat(o.port()).isEqualTo(7100);
     assertThat(o.bind()).isEqualTo("127.0.0.1");
     assertThat(o.workerThreads()).isEqualTo(2);
@@ -23,6 +23,7 @@ class ServerOptionsTest {
     assertThat(o.io()).isEqualTo(IoMode.NIO);
     assertThat(o.frameworks()).isEqualTo(EnumSet.of(Framework.PETREL, Framework.NETTY));
     assertThat(o.exitOnStdinEof()).isTrue();
+    assertThat(o.maxCallsPerConnection()).isEqualTo(1000);
     assertThat(ServerOptions.parse(o.toArgs().toArray(new String[0]))).isEqualTo(o);
   }
 
@@ -32,6 +33,7 @@ class ServerOptionsTest {
     assertThat(o.port()).isEqualTo(7000);
     assertThat(o.frameworks()).containsExactlyInAnyOrder(Framework.values());
     assertThat(o.io()).isEqualTo(IoMode.AUTO);
+    assertThat(o.maxCallsPerConnection()).isEqualTo(65_536);
   }
 
   @Test
@@ -56,11 +58,22 @@ class ServerOptionsTest {
   }
 
   @Test
+  void aServerABenchmarkStartsUsesTheClientsIoUnlessItsArgumentsSetOne() {
+    assertThat(Target.ownServerOptions("", "nio").io()).isEqualTo(IoMode.NIO);
+    assertThat(Target.ownServerOptions("--business-queue 8192", "epoll").io()).isEqualTo(IoMode.EPOLL);
+    assertThat(Target.ownServerOptions("--business-queue 8192", "epoll").businessQueue()).isEqualTo(8192);
+    assertThat(Target.ownServerOptions("--io nio", "epoll").io()).isEqualTo(IoMode.NIO);
+    assertThat(Target.ownServerOptions("", "auto")).isEqualTo(ServerOptions.defaults());
+  }
+
+  @Test
   void rejectsBadOptionsNamingThem() {
     assertThatThrownBy(() -> ServerOptions.parse("--port", "-1")).hasMessageContaining("--port must be >= 0: -1");
     assertThatThrownBy(() -> ServerOptions.parse("--executor", "virtual"))
         .hasMessageContaining("--executor must be pool or cached: virtual");
     assertThatThrownBy(() -> ServerOptions.parse("--nope", "1")).hasMessageContaining("unknown option --nope");
     assertThatThrownBy(() -> ServerOptions.parse("--port")).hasMessageContaining("option --port needs a value");
+    assertThatThrownBy(() -> ServerOptions.parse("--max-calls-per-connection", "0"))
+        .hasMessageContaining("--max-calls-per-connection must be > 0: 0");
   }
 }

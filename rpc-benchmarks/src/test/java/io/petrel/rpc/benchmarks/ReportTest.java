@@ -1,0 +1,219 @@
+package io.petrel.rpc.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The report from JMH JSON written here the way JMH writes it: the MB/s column, the scale tables ("How cost
+ * grows with the work"), the failed and refused calls in their cells, the I/O and Java columns, ratios taken
+ * between rows of the same configuration, and the charts of a sweep.
+ */
+class ReportTest {
+  @TempDir
+  Path dir;
+
+  /** One JMH result: a Throughput run of {@code benchmark} with its secondary results as PetrelProfiler gives them. */
+  private static JsonObject result(String benchmark, int threads, String jdk, double tps, long failed, long refused,
+      Map<String, String> params) {
+    JsonObject o = new JsonObject();
+    o.addProperty("benchmark", "io.petrel.rpc.benchmarks." + benchmark + ".call");
+    o.addProperty("mode", "thrpt");
+    o.addProperty("threads", threads);
+    o.addProperty("jdkVersion", jdk);
+    JsonObject p = new JsonObject();
+    params.forEach(p::addProperty);
+    o.add("params", p);
+    JsonObject primary = new JsonObject();
+    primary.addProperty("score", tps);
+    primary.addProperty("scoreUnit", "ops/s");
+    o.add("primaryMetric", primary);
+    JsonObject secondary = new JsonObject();
+    Map<String, Double> figures = Map.of("rtt.avg", 100.0, "rtt.p50", 90.0, "rtt.p90", 150.0, "rtt.p99", 300.0,
+        "rtt.p999", 900.0, "server.cpu", 5.0, "client.cpu", 9.0, "calls.failed", (double) failed,
+        "calls.refused", (double) refused);
+    figures.forEach((name, v) -> {
+      JsonObject m = new JsonObject();
+      m.addProperty("score", v);
+      secondary.add(name, m);
+    });
+    o.add("secondaryMetrics", secondary);
+    return o;
+  }
+
+  private static JsonObject sync(Framework f, Payload payload, int threads, double tps) {
+    return result("SyncCallBenchmark", threads, "17.0.15", tps, 0, 0,
+        Map.of("framework", f.name(), "payload", payload.name(), "connections", "1", "io", "auto"));
+  }
+
+  private static List<ResultRow> rows(JsonObject... results) {
+    JsonArray a = new JsonArray();
+    for (JsonObject o : results) {
+      a.add(o);
+    }
+    return Report.parse(a);
+  }
+
+  @Test
+  void megabytesPerSecondArePayloadBytesBothWays() {
+    List<ResultRow> rows = rows(sync(Framework.PETREL, Payload.BYTES_1M, 16, 1000));
+    // 1000 calls/s x 2 x 1 MiB = 2,097,152,000 bytes/s.
+    assertThat(rows.get(0).megabytesPerSecond()).isEqualTo(2097.152);
+    assertThat(Report.markdown(rows, List.of()))
+        .contains("| TPS | MB/s | avg ms |")
+        .contains("| Petrel (business pool) | 16 callers | 1 | 1 | 1,000 | 2,097 | 0.100 |")
+        .contains("MB/s is the payload both ways");
+    assertThat(rows(sync(Framework.NETTY, Payload.MESSAGE, 16, 10_000)).get(0).megabytesPerSecond())
+        .isEqualTo(10_000 * (581 + 527) / 1e6);
+  }
+
+  @Test
+  void aPayloadSweepGivesCallsAndMegabytesPerSecondOfEachFramework() {
+    List<ResultRow> rows = rows(sync(Framework.PETREL, Payload.BYTES_1M, 16, 1000),
+        sync(Framework.NETTY, Payload.BYTES_1M, 16, 1500), sync(Framework.PETREL, Payload.BYTES_4, 16, 50_000),
+        sync(Framework.NETTY, Payload.BYTES_4, 16, 90_000));
+    String md = Report.markdown(rows, List.of());
+    assertThat(md).contains("### How cost grows with the work")
+        .contains("#### By payload: blocking callers, 16 callers, 1 connection, I/O auto, Java 17.0.15")
+        .contains("| payload | Petrel (business pool) | raw Netty echo |")
+        // calls/s, smallest body first
+        .containsSubsequence("| 4 B opaque | 50,000 | 90,000 |", "| 1 MiB opaque | 1,000 | 1,500 |",
+            "MB/s (payload bytes both ways per second):", "| 4 B opaque | 0.400 | 0.720 |",
+            "| 1 MiB opaque | 2,097 | 3,146 |");
+    assertThat(md).doesNotContain("#### By callers");
+  }
+
+  @Test
+  void failedAndRefusedCallsStayInTheirCells() {
+    List<ResultRow> rows = rows(sync(Framework.GRPC, Payload.MESSAGE, 1, 8_000),
+        sync(Framework.GRPC, Payload.MESSAGE, 5000, 15_000),
+        result("SyncCallBenchmark", 1, "17.0.15", 20_000, 0, 0, Map.of("framework", "PETREL", "payload", "MESSAGE")),
+        result("SyncCallBenchmark", 5000, "17.0.15", 250_000, 3, 1234,
+            Map.of("framework", "PETREL", "payload", "MESSAGE")));
+    String md = Report.markdown(rows, List.of());
+    assertThat(md).contains("#### By callers: blocking callers, BenchmarkMessage, 1 connection, I/O auto")
+        .contains("| callers | Petrel (business pool) | gRPC-java (default executor) |")
+        .contains("| 1 | 20,000 | 8,000 |")
+        .contains("| 5000 | 250,000 (3 failed, 1,234 refused) | 15,000 |");
+    // and in the full table's columns
+    assertThat(md).contains("| Petrel (business pool) | 5000 callers | 1 | 1 | 250,000 |").contains(" | 3 | 1234 |");
+  }
+
+  @Test
+  void pipelinedWindowsMakeATableOfTheirOwn() {
+    List<ResultRow> rows = rows(
+        result("AsyncCallBenchmark", 1, "17.0.15", 200_000, 0, 0, Map.of("framework", "PETREL", "window", "16")),
+        result("AsyncCallBenchmark", 1, "17.0.15", 100_000, 0, 9, Map.of("framework", "PETREL", "window", "5000")),
+        sync(Framework.PETREL, Payload.MESSAGE, 16, 70_000));
+    String md = Report.markdown(rows, List.of());
+    assertThat(md).contains("#### By window: pipelined async calls, BenchmarkMessage, 1 connection")
+        .contains("| window | Petrel (business pool) |")
+        .containsSubsequence("| 16 | 200,000 |", "| 5000 | 100,000 (0 failed, 9 refused) |");
+  }
+
+  @Test
+  void ioAndJavaColumnsAppearOnlyWhenARunVariesThem() {
+    List<ResultRow> one = rows(sync(Framework.PETREL, Payload.MESSAGE, 16, 1));
+    assertThat(Report.markdown(one, List.of())).doesNotContain("| I/O").doesNotContain("| Java |");
+
+    List<ResultRow> rows = rows(
+        result("SyncCallBenchmark", 16, "25.0.1", 110, 0, 0, Map.of("framework", "PETREL", "io", "epoll")),
+        result("SyncCallBenchmark", 16, "25.0.1", 90, 0, 0, Map.of("framework", "PETREL", "io", "nio")),
+        result("SyncCallBenchmark", 16, "17.0.15", 100, 0, 0, Map.of("framework", "PETREL", "io", "epoll")),
+        result("SyncCallBenchmark", 16, "17.0.15", 80, 0, 0, Map.of("framework", "PETREL", "io", "nio")));
+    String md = Report.markdown(rows, List.of());
+    assertThat(md).contains("| framework | load | conns | I/O | Java | runs | TPS |")
+        .contains("| Petrel (business pool) | 16 callers | 1 | nio | 25.0.1 | 1 | 90 |")
+        .contains("#### By I/O: blocking callers, BenchmarkMessage, 16 callers, 1 connection, Java 17.0.15")
+        .containsSubsequence("| epoll | 100 |", "| nio | 80 |")
+        .contains("#### By Java: blocking callers, BenchmarkMessage, 16 callers, 1 connection, I/O nio")
+        // Java 17 before 25 (by number), in the rows and the table
+        .containsSubsequence("| 17.0.15 | 80 |", "| 25.0.1 | 90 |");
+  }
+
+  @Test
+  void everyLineOfEveryTableHasAsManyCellsAsItsHeader() {
+    List<ResultRow> rows = rows(
+        result("SyncCallBenchmark", 16, "25.0.1", 110, 0, 0, Map.of("framework", "PETREL", "io", "epoll")),
+        result("SyncCallBenchmark", 16, "17.0.15", 80, 2, 0, Map.of("framework", "NETTY", "io", "nio")),
+        result("SyncCallBenchmark", 16, "17.0.15", 80, 0, 0, Map.of("framework", "PETREL", "connections", "8")),
+        sync(Framework.PETREL, Payload.BYTES_4, 1, 50_000), sync(Framework.GRPC, Payload.BYTES_1M, 1, 500));
+    for (String md : List.of(Report.markdown(rows, List.of()), Report.markdown(rows.subList(3, 5), List.of()))) {
+      int columns = -1;
+      int tables = 0;
+      for (String line : md.split("\n")) {
+        if (!line.startsWith("|")) {
+          columns = -1;
+          continue;
+        }
+        int cells = line.length() - line.replace("|", "").length() - 1;
+        if (columns < 0) {
+          columns = cells;
+          tables++;
+        }
+        assertThat(cells).as(line).isEqualTo(columns);
+      }
+      assertThat(tables).isGreaterThanOrEqualTo(3);
+    }
+  }
+
+  @Test
+  void javaVersionsSortByTheirNumbers() {
+    List<ResultRow> rows = rows(
+        result("SyncCallBenchmark", 1, "25", 1, 0, 0, Map.of()),
+        result("SyncCallBenchmark", 1, "9.0.4", 1, 0, 0, Map.of()),
+        result("SyncCallBenchmark", 1, "17.0.15", 1, 0, 0, Map.of()),
+        result("SyncCallBenchmark", 1, "21.0.2", 1, 0, 0, Map.of()));
+    assertThat(rows).extracting(ResultRow::jdk).containsExactly("9.0.4", "17.0.15", "21.0.2", "25");
+  }
+
+  @Test
+  void theIoLabelSaysWhenTheServerRanAnotherIo() {
+    JsonObject p = new JsonObject();
+    assertThat(Report.ioLabel(p)).isEqualTo("auto");
+    p.addProperty("io", "NIO");
+    assertThat(Report.ioLabel(p)).isEqualTo("nio");
+    p.addProperty("serverArgs", "--business-queue 8192 --io nio");
+    assertThat(Report.ioLabel(p)).isEqualTo("nio");
+    p.addProperty("serverArgs", "--io epoll");
+    assertThat(Report.ioLabel(p)).isEqualTo("client nio, server epoll");
+  }
+
+  @Test
+  void ratiosAreTakenBetweenRowsThatDifferInTheFrameworkOnly() {
+    List<ResultRow> rows = rows(
+        result("SyncCallBenchmark", 16, "17.0.15", 100, 0, 0, Map.of("framework", "PETREL", "connections", "1")),
+        result("SyncCallBenchmark", 16, "17.0.15", 200, 0, 0, Map.of("framework", "NETTY", "connections", "1")),
+        result("SyncCallBenchmark", 16, "17.0.15", 300, 0, 0, Map.of("framework", "PETREL", "connections", "8")),
+        result("SyncCallBenchmark", 16, "17.0.15", 200, 0, 0, Map.of("framework", "NETTY", "connections", "8")));
+    String ratios = Report.ratios(rows);
+    assertThat(ratios).contains("| payload | callers | conns | TPS Petrel / gRPC |")
+        .contains("|---|---:|---|---:|")
+        .contains("| BenchmarkMessage | 16 | 1 | - | - | 0.50 |")
+        .contains("| BenchmarkMessage | 16 | 8 | - | - | 1.50 |");
+    assertThat(Report.markdown(rows, List.of())).contains("#### By connections:")
+        .containsSubsequence("| 1 | 100 | 200 |", "| 8 | 300 | 200 |");
+  }
+
+  @Test
+  void aSweepsChartsAreDrawnOncePerVariant() throws Exception {
+    List<ResultRow> rows = rows(
+        result("SyncCallBenchmark", 16, "17.0.15", 100, 0, 0, Map.of("framework", "PETREL", "connections", "1")),
+        result("SyncCallBenchmark", 16, "17.0.15", 200, 0, 0, Map.of("framework", "NETTY", "connections", "1")),
+        result("SyncCallBenchmark", 16, "17.0.15", 300, 0, 0, Map.of("framework", "PETREL", "connections", "8")),
+        result("SyncCallBenchmark", 16, "17.0.15", 200, 0, 0, Map.of("framework", "NETTY", "connections", "8")),
+        sync(Framework.PETREL, Payload.BYTES_4, 16, 50_000), sync(Framework.PETREL, Payload.BYTES_64K, 16, 20_000),
+        sync(Framework.PETREL, Payload.BYTES_1M, 16, 1_000), sync(Framework.PETREL, Payload.EMPTY, 16, 60_000));
+    List<Path> charts = Charts.write(rows, dir);
+    assertThat(charts).extracting(c -> c.getFileName().toString()).contains("latency-message-16.png",
+        "latency-message-16-c8.png", "tps-connections-sync-message-16.png", "mbps-payload-sync-16.png");
+    charts.forEach(c -> assertThat(c).isNotEmptyFile());
+    assertThat(charts).doesNotHaveDuplicates();
+  }
+}
