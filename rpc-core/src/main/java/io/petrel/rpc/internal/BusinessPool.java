@@ -33,10 +33,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <ul>
  *   <li>a worker that ends a call takes the next one from the queue at once, and when the queue is empty it
- *       looks again for a little while (it is then "searching") before it parks: {@link #SPINS} polls, and, for
- *       one worker at a time, as long as calls have lately taken to come after a call ended, up to
- *       {@link #MAX_SPIN_NANOS} (yielding its core to other runnable threads as it looks). When calls come
- *       rarely that worker parks as soon as the others, so an idle pool uses no CPU;
+ *       looks again for a little while ({@link #SPINS} polls; it is then "searching") before it parks. Optionally
+ *       (off by default, see {@link #MAX_SPIN_NANOS}) one worker at a time looks longer, sized from how soon calls
+ *       have lately come;
  *   <li>a new call wakes a parked worker (or starts a thread) only if no worker is searching: a burst of calls
  *       read in one batch wakes one worker, not one per call;
  *   <li>a woken worker that finds a call while more wait, and no other worker searches, wakes the next one: the
@@ -62,14 +61,18 @@ public final class BusinessPool implements Executor {
   /** The system property that sets {@link #MAX_SPIN_NANOS}, in microseconds (0: no long search). */
   static final String MAX_SPIN_PROPERTY = "io.petrel.businessPool.maxSpinMicros";
   /**
-   * The longest the one leading searcher looks for its next call before it parks (default 50 us, system property
-   * {@value #MAX_SPIN_PROPERTY}): it looks about twice as long as the next call has lately taken to come after it
-   * began to look (a moving average of eight), and not at all beyond the {@link #SPINS} polls when that average is
-   * this long or longer. Long enough to cover the gap between the calls of a single caller on loopback, so that
-   * its next call finds a worker awake and the event loop wakes nobody.
+   * The longest the one leading searcher looks for its next call before it parks (system property
+   * {@value #MAX_SPIN_PROPERTY}, in microseconds; default 0: off, no worker looks past its {@link #SPINS} polls).
+   * When set, the leader looks about twice as long as the next call has lately taken to come after it began to
+   * look (a moving average of eight), yielding its core between polls, and not at all when that average is this
+   * long or longer. Off by default because on a 2-core machine shared by client and server 50 us made the round
+   * trip longer, not shorter, and cost more server CPU per call: the core the leader holds is the one the other
+   * threads of the call wait for (figures in docs/threading.md).
    */
   static final long MAX_SPIN_NANOS =
-      TimeUnit.MICROSECONDS.toNanos(Math.max(0, Long.getLong(MAX_SPIN_PROPERTY, 50)));
+      TimeUnit.MICROSECONDS.toNanos(Math.max(0, Long.getLong(MAX_SPIN_PROPERTY, 0)));
+  /** This pool's {@link #MAX_SPIN_NANOS}. */
+  private final long maxSpinNanos;
   /** A search longer than this counts as this long in the average (so that it comes down within a few calls). */
   private static final long MAX_SEARCH_SAMPLE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
   /** Above this many places the queue is a linked one (no array of that size allocated up front). */
@@ -117,6 +120,11 @@ public final class BusinessPool implements Executor {
   private volatile BiConsumer<String, Throwable> onError = (where, t) -> {};
 
   public BusinessPool(String name, int threads, int queueSize) {
+    this(name, threads, queueSize, MAX_SPIN_NANOS);
+  }
+
+  /** With the leader's longest search given (for tests; the server's pools take {@link #MAX_SPIN_NANOS}). */
+  BusinessPool(String name, int threads, int queueSize, long maxSpinNanos) {
     if (threads <= 0) {
       throw new IllegalArgumentException("threads must be > 0: " + threads);
     }
@@ -125,6 +133,7 @@ public final class BusinessPool implements Executor {
     }
     this.threads = threads;
     this.queueSize = queueSize;
+    this.maxSpinNanos = Math.max(0, maxSpinNanos);
     this.limit = (int) Math.min((long) threads + queueSize, COUNT_MASK);
     this.queue = limit <= MAX_ARRAY_QUEUE ? PlatformDependent.newFixedMpmcQueue(Math.max(2, limit))
         : new ConcurrentLinkedQueue<>();
@@ -435,7 +444,7 @@ public final class BusinessPool implements Executor {
     /**
      * Looks for a call in an empty queue: {@link #SPINS} polls; then, if no other worker leads the search and
      * calls have lately come soon after the leader began to look, polls on for about twice that long (at most
-     * {@link #MAX_SPIN_NANOS} from {@code searchStarted}), giving its core to any other runnable thread between
+     * {@link #maxSpinNanos} from {@code searchStarted}), giving its core to any other runnable thread between
      * polls. The leader's searches make the average, including the time it then spends parked until woken.
      */
     private @Nullable Runnable search(long searchStarted) {
@@ -446,16 +455,16 @@ public final class BusinessPool implements Executor {
         }
         Thread.onSpinWait();
       }
-      if (MAX_SPIN_NANOS == 0 || leading.get() != 0 || !leading.compareAndSet(0, 1)) {
+      if (maxSpinNanos == 0 || leading.get() != 0 || !leading.compareAndSet(0, 1)) {
         return null;
       }
       try {
         long average = searchNanos;
-        if (average >= MAX_SPIN_NANOS) {
+        if (average >= maxSpinNanos) {
           parkedLeaderSince = searchStarted; // calls come rarely: park now, and count the wait when woken
           return null;
         }
-        long deadline = searchStarted + Math.min(2 * average, MAX_SPIN_NANOS);
+        long deadline = searchStarted + Math.min(2 * average, maxSpinNanos);
         for (int i = 1; ; i++) {
           if ((task = queue.poll()) != null) {
             searchNanos = average + (System.nanoTime() - searchStarted - average) / 8;

@@ -62,15 +62,19 @@ class BusinessPoolTest {
 
   @Test
   void aCallAfterTheWorkersWentIdleWakesOne() throws Exception {
-    // One call at a time: every call finds the workers searching, or parked, or just parking.
-    BusinessPool pool = new BusinessPool("idle", 3, 8);
-    for (int i = 0; i < 20_000; i++) {
-      CountDownLatch ran = new CountDownLatch(1);
-      pool.execute(ran::countDown);
-      assertThat(ran.await(10, TimeUnit.SECONDS)).as("call %d ran", i).isTrue();
+    // One call at a time: every call finds the workers searching, or parked, or just parking; with a leading
+    // searcher too, whose search then stays long.
+    for (long maxSpin : new long[] {0, TimeUnit.MICROSECONDS.toNanos(50)}) {
+      BusinessPool pool = new BusinessPool("idle", 3, 8, maxSpin);
+      for (int i = 0; i < 20_000; i++) {
+        CountDownLatch ran = new CountDownLatch(1);
+        pool.execute(ran::countDown);
+        assertThat(ran.await(10, TimeUnit.SECONDS)).as("call %d ran", i).isTrue();
+      }
+      assertThat(pool.poolSize()).isBetween(1, 3);
+      pool.shutdown();
+      assertThat(awaitTermination(pool)).isTrue();
     }
-    assertThat(pool.poolSize()).isBetween(1, 3);
-    pool.shutdown();
   }
 
   @Test
@@ -285,8 +289,14 @@ class BusinessPoolTest {
 
   @Test
   void anIdlePoolParksEveryThread() throws Exception {
-    // What keeps an idle server at no CPU: after the last call, every worker ends its search and parks.
-    BusinessPool pool = new BusinessPool("quiet", 8, 1000);
+    // What keeps an idle server at no CPU: after the last call, every worker ends its search and parks, the
+    // leading searcher (when there is one) as well.
+    for (long maxSpin : new long[] {BusinessPool.MAX_SPIN_NANOS, TimeUnit.MICROSECONDS.toNanos(50)}) {
+      parksEveryThreadWhenIdle(new BusinessPool("quiet", 8, 1000, maxSpin));
+    }
+  }
+
+  private static void parksEveryThreadWhenIdle(BusinessPool pool) throws Exception {
     Set<Thread> workers = ConcurrentHashMap.newKeySet();
     for (int round = 0; round < 50; round++) { // calls close together, so that a worker leads a long search
       CountDownLatch done = new CountDownLatch(200);
