@@ -2,6 +2,8 @@ package io.petrel.rpc.internal;
 
 import io.netty.util.concurrent.DefaultThreadFactory;
 import io.netty.util.internal.PlatformDependent;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
@@ -11,6 +13,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
@@ -30,7 +33,9 @@ import org.jspecify.annotations.Nullable;
  *
  * <ul>
  *   <li>a worker that ends a call takes the next one from the queue at once, and when the queue is empty it
- *       looks again for a few microseconds (it is then "searching") before it parks;
+ *       looks again for a little while ({@link #SPINS} polls; it is then "searching") before it parks. Optionally
+ *       (off by default, see {@link #MAX_SPIN_NANOS}) one worker at a time looks longer, sized from how soon calls
+ *       have lately come;
  *   <li>a new call wakes a parked worker (or starts a thread) only if no worker is searching: a burst of calls
  *       read in one batch wakes one worker, not one per call;
  *   <li>a woken worker that finds a call while more wait, and no other worker searches, wakes the next one: the
@@ -40,41 +45,73 @@ import org.jspecify.annotations.Nullable;
  * <p>The one invariant that keeps a call from waiting while a worker sleeps: a searching worker, before it parks,
  * stops counting itself as searching and then looks at the queue again; a caller of {@link #execute} queues its
  * call and then reads the count. Whichever comes second sees the other.
+ *
+ * <p>Parked workers are found in a bitmap (one bit per thread, the lowest first: the same few threads stay warm,
+ * the others time out), as are the places of threads not started: waking one costs a few reads however many
+ * threads the pool has, not a walk over them.
  */
 public final class BusinessPool implements Executor {
   /** How long a thread without work lives. */
   static final long KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(60);
   /**
-   * Polls of an empty queue (each after a spin-wait hint, a few microseconds in all) before a worker parks: long
-   * enough to take the next call of a burst without a park and a wake-up, short enough not to take a core from
-   * the event loops when there is nothing to do.
+   * Polls of an empty queue (each after a spin-wait hint, a few microseconds in all) that every searching worker
+   * makes before it parks: enough to take the next call of a burst without a park and a wake-up.
    */
   static final int SPINS = 64;
+  /** The system property that sets {@link #MAX_SPIN_NANOS}, in microseconds (0: no long search). */
+  static final String MAX_SPIN_PROPERTY = "io.petrel.businessPool.maxSpinMicros";
+  /**
+   * The longest the one leading searcher looks for its next call before it parks (system property
+   * {@value #MAX_SPIN_PROPERTY}, in microseconds; default 0: off, no worker looks past its {@link #SPINS} polls).
+   * When set, the leader looks about twice as long as the next call has lately taken to come after it began to
+   * look (a moving average of eight), yielding its core between polls, and not at all when that average is this
+   * long or longer. Off by default because on a 2-core machine shared by client and server 50 us made the round
+   * trip longer, not shorter, and cost more server CPU per call: the core the leader holds is the one the other
+   * threads of the call wait for (figures in docs/threading.md).
+   */
+  static final long MAX_SPIN_NANOS =
+      TimeUnit.MICROSECONDS.toNanos(Math.max(0, Long.getLong(MAX_SPIN_PROPERTY, 0)));
+  /** This pool's {@link #MAX_SPIN_NANOS}. */
+  private final long maxSpinNanos;
+  /** A search longer than this counts as this long in the average (so that it comes down within a few calls). */
+  private static final long MAX_SEARCH_SAMPLE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
   /** Above this many places the queue is a linked one (no array of that size allocated up front). */
   private static final int MAX_ARRAY_QUEUE = 1 << 16;
 
-  /** {@link #ctl}: no new calls (shutdown). */
-  private static final int SHUTDOWN = 1 << 30;
+  // ctl: calls admitted and not yet ended (queued or running) in the low 31 bits; the calls of execute() between
+  // admission and their place in the queue in bits 32-51 (shutdownNow waits for them, so that every call
+  // admitted before it is in the queue it takes back); the state bits on top.
+  private static final long COUNT_MASK = (1L << 31) - 1;
+  private static final long OFFERING_ONE = 1L << 32;
+  private static final long OFFERING_MASK = ((1L << 20) - 1) << 32;
   /** {@link #ctl}: queued calls were taken away, running ones interrupted (shutdownNow). */
-  private static final int STOP = 1 << 29;
-  private static final int COUNT_MASK = STOP - 1;
+  private static final long STOP = 1L << 61;
+  /** {@link #ctl}: no new calls (shutdown). */
+  private static final long SHUTDOWN = 1L << 62;
 
-  // Worker states.
-  private static final int RUNNING = 0;
-  private static final int IDLE = 1;
-  private static final int SIGNALLED = 2;
-  private static final int EXITED = 3;
+  private static final VarHandle BITS = MethodHandles.arrayElementVarHandle(long[].class);
 
   private final int threads;
   private final int queueSize;
-  /** Calls admitted and not yet ended (queued or running), and the state bits. */
-  private final AtomicInteger ctl = new AtomicInteger();
+  /** Calls admitted and not yet ended, execute() calls under way, and the state bits (see above). */
+  private final AtomicLong ctl = new AtomicLong();
   /** threads + queueSize: calls admitted at most. */
   private final int limit;
   private final Queue<Runnable> queue;
   /** Workers that look for a call and will find one that is queued now, without a wake-up. */
   private final AtomicInteger searching = new AtomicInteger();
+  /** Workers in the long search (at most one). */
+  private final AtomicInteger leading = new AtomicInteger();
+  /**
+   * How long the leading searcher's recent searches took until a call came, in nanoseconds (a moving average of
+   * eight; updated without a lock by whichever worker leads: a lost update only delays the average).
+   */
+  private volatile long searchNanos = MAX_SEARCH_SAMPLE_NANOS;
   private final AtomicReferenceArray<@Nullable Worker> slots;
+  /** Bit i: the worker in slot i is parked (or parking) and may be woken by whoever clears the bit. */
+  private final long[] idle;
+  /** Bit i: slot i has no thread; whoever clears the bit starts one there. */
+  private final long[] free;
   private final AtomicInteger live = new AtomicInteger();
   private final AtomicInteger active = new AtomicInteger();
   private final LongAdder completed = new LongAdder();
@@ -83,6 +120,11 @@ public final class BusinessPool implements Executor {
   private volatile BiConsumer<String, Throwable> onError = (where, t) -> {};
 
   public BusinessPool(String name, int threads, int queueSize) {
+    this(name, threads, queueSize, MAX_SPIN_NANOS);
+  }
+
+  /** With the leader's longest search given (for tests; the server's pools take {@link #MAX_SPIN_NANOS}). */
+  BusinessPool(String name, int threads, int queueSize, long maxSpinNanos) {
     if (threads <= 0) {
       throw new IllegalArgumentException("threads must be > 0: " + threads);
     }
@@ -91,10 +133,18 @@ public final class BusinessPool implements Executor {
     }
     this.threads = threads;
     this.queueSize = queueSize;
+    this.maxSpinNanos = Math.max(0, maxSpinNanos);
     this.limit = (int) Math.min((long) threads + queueSize, COUNT_MASK);
     this.queue = limit <= MAX_ARRAY_QUEUE ? PlatformDependent.newFixedMpmcQueue(Math.max(2, limit))
         : new ConcurrentLinkedQueue<>();
     this.slots = new AtomicReferenceArray<>(threads);
+    int words = (threads + 63) >>> 6;
+    this.idle = new long[words];
+    this.free = new long[words];
+    for (int i = 0; i < threads; i++) {
+      free[i >>> 6] |= 1L << i;
+    }
+    VarHandle.releaseFence(); // the bitmaps are read by other threads with volatile reads only
     this.threadFactory = new DefaultThreadFactory(name + "-business", false);
   }
 
@@ -109,7 +159,7 @@ public final class BusinessPool implements Executor {
    */
   @Override
   public void execute(Runnable task) {
-    int c;
+    long c;
     do {
       c = ctl.get();
       if ((c & SHUTDOWN) != 0) {
@@ -118,8 +168,10 @@ public final class BusinessPool implements Executor {
       if ((c & COUNT_MASK) >= limit) {
         throw new RejectedExecutionException("the business pool is full");
       }
-    } while (!ctl.compareAndSet(c, c + 1));
-    if (!queue.offer(task)) { // cannot happen: the array has room for every call admitted
+    } while (!ctl.compareAndSet(c, c + 1 + OFFERING_ONE));
+    boolean queued = queue.offer(task); // false cannot happen: the array has room for every call admitted
+    ctl.getAndAdd(-OFFERING_ONE); // from here on a shutdownNow takes this call back if no worker has
+    if (!queued) {
       ended();
       throw new RejectedExecutionException("the business pool's queue is full");
     }
@@ -134,41 +186,68 @@ public final class BusinessPool implements Executor {
     if (searching.get() > 0) {
       return;
     }
-    for (int i = 0; i < threads; i++) { // the lowest first: the same few threads stay warm, the others time out
-      Worker w = slots.get(i);
-      if (w != null && w.state.get() == IDLE && w.state.compareAndSet(IDLE, SIGNALLED)) {
-        searching.incrementAndGet();
-        LockSupport.unpark(w.thread);
-        return;
+    int slot = claimLowest(idle);
+    if (slot >= 0) {
+      Worker w = slots.get(slot); // set before the thread started; it cannot end while its bit is set
+      searching.incrementAndGet();
+      if (w != null) {
+        w.signal();
       }
+      return;
     }
     if ((ctl.get() & STOP) != 0) {
       return;
     }
-    for (int i = 0; i < threads; i++) {
-      if (slots.get(i) == null) {
-        Worker w = new Worker(i);
-        if (slots.compareAndSet(i, null, w)) {
-          searching.incrementAndGet();
-          live.incrementAndGet();
-          try {
-            w.thread.start();
-          } catch (Throwable t) {
-            live.decrementAndGet();
-            searching.decrementAndGet();
-            slots.compareAndSet(i, w, null);
-            throw t;
-          }
-          return;
+    slot = claimLowest(free);
+    if (slot < 0) {
+      return; // every thread runs a call: each looks at the queue when its call ends
+    }
+    Worker w = new Worker(slot);
+    slots.set(slot, w);
+    searching.incrementAndGet();
+    live.incrementAndGet();
+    try {
+      w.thread.start();
+    } catch (Throwable t) {
+      live.decrementAndGet();
+      searching.decrementAndGet();
+      slots.set(slot, null);
+      setBit(free, slot);
+      throw t;
+    }
+  }
+
+  /** Clears the lowest set bit of {@code bits} and returns its index, or -1 if none is set. */
+  private static int claimLowest(long[] bits) {
+    for (int i = 0; i < bits.length; i++) {
+      long word = (long) BITS.getVolatile(bits, i);
+      while (word != 0) {
+        long bit = Long.lowestOneBit(word);
+        long before = (long) BITS.getAndBitwiseAnd(bits, i, ~bit);
+        if ((before & bit) != 0) {
+          return (i << 6) + Long.numberOfTrailingZeros(bit);
         }
+        word = before & ~bit; // another thread took that one
       }
     }
-    // Every thread runs a call: each looks at the queue when its call ends.
+    return -1;
+  }
+
+  /** Sets bit {@code index}; true if it was clear. */
+  private static boolean setBit(long[] bits, int index) {
+    long bit = 1L << index;
+    return ((long) BITS.getAndBitwiseOr(bits, index >>> 6, bit) & bit) == 0;
+  }
+
+  /** Clears bit {@code index}; true if it was set (the caller took it). */
+  private static boolean clearBit(long[] bits, int index) {
+    long bit = 1L << index;
+    return ((long) BITS.getAndBitwiseAnd(bits, index >>> 6, ~bit) & bit) != 0;
   }
 
   /** A call admitted has ended (run, or taken back): frees its place, and lets the workers go after a shutdown. */
   private void ended() {
-    int c = ctl.decrementAndGet();
+    long c = ctl.decrementAndGet();
     if ((c & SHUTDOWN) != 0 && (c & COUNT_MASK) == 0) {
       wakeAll();
     }
@@ -185,7 +264,7 @@ public final class BusinessPool implements Executor {
 
   /** Nothing more will be admitted, and nothing is left to run: the workers end. */
   private boolean finished() {
-    int c = ctl.get();
+    long c = ctl.get();
     return (c & SHUTDOWN) != 0 && (c & COUNT_MASK) == 0;
   }
 
@@ -197,10 +276,20 @@ public final class BusinessPool implements Executor {
 
   /**
    * No new calls; the calls still queued are taken away and returned (they never run), the running ones are
-   * interrupted, and the threads end.
+   * interrupted, and the threads end. A call admitted by an {@link #execute} that runs at the same time is
+   * either returned or, if a worker took it first, run with its thread interrupted.
    */
   public List<Runnable> shutdownNow() {
     ctl.getAndUpdate(c -> c | SHUTDOWN | STOP);
+    // A call admitted just before is on its way into the queue: wait for it (a few instructions away), so that
+    // the queue is taken whole below and nothing lands in it afterwards.
+    for (int i = 0; (ctl.get() & OFFERING_MASK) != 0; i++) {
+      if (i < 64) {
+        Thread.onSpinWait();
+      } else {
+        Thread.yield();
+      }
+    }
     List<Runnable> never = new ArrayList<>();
     Runnable r;
     while ((r = queue.poll()) != null) {
@@ -275,7 +364,10 @@ public final class BusinessPool implements Executor {
   private final class Worker implements Runnable {
     final int slot;
     final Thread thread;
-    final AtomicInteger state = new AtomicInteger(RUNNING);
+    /** Set by whoever cleared this worker's idle bit, before it unparks the thread. */
+    volatile boolean signalled;
+    /** When it was signalled: about when the call it is woken for came (System.nanoTime). */
+    volatile long signalledAt;
     /** Running a call (read by shutdownNow, to interrupt only calls). */
     volatile boolean inCall;
 
@@ -284,14 +376,21 @@ public final class BusinessPool implements Executor {
       this.thread = threadFactory.newThread(this);
     }
 
+    void signal() {
+      signalledAt = System.nanoTime();
+      signalled = true;
+      LockSupport.unpark(thread);
+    }
+
     @Override
     public void run() {
       try {
         work();
       } finally {
-        slots.compareAndSet(slot, this, null);
+        slots.set(slot, null);
+        setBit(free, slot);
         live.decrementAndGet();
-        // A call queued while this thread was ending may have found its slot still taken and started no thread.
+        // A call queued while this thread was ending may have found no idle thread and no free slot.
         if (!queue.isEmpty() && (ctl.get() & STOP) == 0) {
           signalWork();
         }
@@ -301,6 +400,7 @@ public final class BusinessPool implements Executor {
     /** Started or woken, a worker counts as searching (whoever started or woke it counted it). */
     private void work() {
       boolean isSearching = true;
+      long searchStarted = System.nanoTime();
       for (;;) {
         Runnable task = queue.poll();
         if (task == null) {
@@ -308,9 +408,7 @@ public final class BusinessPool implements Executor {
             isSearching = true;
             searching.incrementAndGet();
           }
-          for (int i = 0; i < SPINS && (task = queue.poll()) == null; i++) {
-            Thread.onSpinWait();
-          }
+          task = search(searchStarted);
         }
         if (task != null) {
           if (isSearching) {
@@ -320,14 +418,17 @@ public final class BusinessPool implements Executor {
               signalWork();
             }
           }
+          parkedLeaderSince = 0;
           runCall(task);
+          searchStarted = System.nanoTime();
           continue;
         }
-        // Nothing to do: park. State first, then stop searching, then look again (see the class comment).
-        state.set(IDLE);
+        // Nothing to do: park. Parked first, then stop searching, then look again (see the class comment).
+        signalled = false;
+        setBit(idle, slot);
         isSearching = false;
         searching.decrementAndGet();
-        if (!queue.isEmpty() && state.compareAndSet(IDLE, RUNNING)) {
+        if (!queue.isEmpty() && clearBit(idle, slot)) {
           isSearching = true;
           searching.incrementAndGet();
           continue;
@@ -336,29 +437,88 @@ public final class BusinessPool implements Executor {
           return;
         }
         isSearching = true; // counted by whoever signalled
+        searchStarted = System.nanoTime();
       }
     }
+
+    /**
+     * Looks for a call in an empty queue: {@link #SPINS} polls; then, if no other worker leads the search and
+     * calls have lately come soon after the leader began to look, polls on for about twice that long (at most
+     * {@link #maxSpinNanos} from {@code searchStarted}), giving its core to any other runnable thread between
+     * polls. The leader's searches make the average, including the time it then spends parked until woken.
+     */
+    private @Nullable Runnable search(long searchStarted) {
+      Runnable task;
+      for (int i = 0; i < SPINS; i++) {
+        if ((task = queue.poll()) != null) {
+          return task;
+        }
+        Thread.onSpinWait();
+      }
+      if (maxSpinNanos == 0 || leading.get() != 0 || !leading.compareAndSet(0, 1)) {
+        return null;
+      }
+      try {
+        long average = searchNanos;
+        if (average >= maxSpinNanos) {
+          parkedLeaderSince = searchStarted; // calls come rarely: park now, and count the wait when woken
+          return null;
+        }
+        long deadline = searchStarted + Math.min(2 * average, maxSpinNanos);
+        for (int i = 1; ; i++) {
+          if ((task = queue.poll()) != null) {
+            searchNanos = average + (System.nanoTime() - searchStarted - average) / 8;
+            return task;
+          }
+          if ((i & 15) != 0) {
+            Thread.onSpinWait();
+          } else if (System.nanoTime() - deadline >= 0) {
+            parkedLeaderSince = searchStarted;
+            return null;
+          } else {
+            Thread.yield();
+          }
+        }
+      } finally {
+        leading.set(0);
+      }
+    }
+
+    /** When this worker, parking as the leading searcher, began to look; 0 if it did not lead. */
+    private long parkedLeaderSince;
 
     /** Parks until signalled (true), or until the pool is finished or a minute passes idle (false: the thread ends). */
     private boolean awaitSignal() {
       long deadline = System.nanoTime() + KEEP_ALIVE_NANOS;
       for (;;) {
-        if (state.get() != IDLE) {
-          state.set(RUNNING);
+        if (signalled) {
+          long since = parkedLeaderSince;
+          if (since != 0) {
+            parkedLeaderSince = 0;
+            long average = searchNanos;
+            // Until the call came, not until this thread ran again: the wake-up is not part of the gap.
+            long waited = Math.min(signalledAt - since, MAX_SEARCH_SAMPLE_NANOS);
+            searchNanos = average + (waited - average) / 8;
+          }
           return true;
         }
         Thread.interrupted(); // an interrupt meant for a call that has ended; parking must not return at once
         long left = deadline - System.nanoTime();
-        if ((finished() || left <= 0) && state.compareAndSet(IDLE, EXITED)) {
-          return false;
+        if ((finished() || left <= 0) && clearBit(idle, slot)) {
+          return false; // nobody took this worker's bit, and nobody will: it ends
         }
-        LockSupport.parkNanos(this, left);
+        // Not ending, or a signaller took the bit and is about to unpark this thread.
+        LockSupport.parkNanos(this, left > 0 ? left : TimeUnit.MILLISECONDS.toNanos(1));
       }
     }
 
     private void runCall(Runnable task) {
       active.incrementAndGet();
       inCall = true;
+      if ((ctl.get() & STOP) != 0) {
+        // Taken from the queue as shutdownNow took the rest, which may have looked at inCall before it was set.
+        thread.interrupt();
+      }
       try {
         task.run();
       } catch (Throwable t) {

@@ -3,6 +3,7 @@ package io.petrel.rpc.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -61,15 +62,19 @@ class BusinessPoolTest {
 
   @Test
   void aCallAfterTheWorkersWentIdleWakesOne() throws Exception {
-    // One call at a time: every call finds the workers searching, or parked, or just parking.
-    BusinessPool pool = new BusinessPool("idle", 3, 8);
-    for (int i = 0; i < 20_000; i++) {
-      CountDownLatch ran = new CountDownLatch(1);
-      pool.execute(ran::countDown);
-      assertThat(ran.await(10, TimeUnit.SECONDS)).as("call %d ran", i).isTrue();
+    // One call at a time: every call finds the workers searching, or parked, or just parking; with a leading
+    // searcher too, whose search then stays long.
+    for (long maxSpin : new long[] {0, TimeUnit.MICROSECONDS.toNanos(50)}) {
+      BusinessPool pool = new BusinessPool("idle", 3, 8, maxSpin);
+      for (int i = 0; i < 20_000; i++) {
+        CountDownLatch ran = new CountDownLatch(1);
+        pool.execute(ran::countDown);
+        assertThat(ran.await(10, TimeUnit.SECONDS)).as("call %d ran", i).isTrue();
+      }
+      assertThat(pool.poolSize()).isBetween(1, 3);
+      pool.shutdown();
+      assertThat(awaitTermination(pool)).isTrue();
     }
-    assertThat(pool.poolSize()).isBetween(1, 3);
-    pool.shutdown();
   }
 
   @Test
@@ -77,12 +82,12 @@ class BusinessPoolTest {
     BusinessPool pool = new BusinessPool("full", 2, 3);
     CountDownLatch gate = new CountDownLatch(1);
     CountDownLatch started = new CountDownLatch(2);
-    AtomicInteger ran = new AtomicInteger();
+    CountDownLatch ran = new CountDownLatch(2);
     for (int i = 0; i < 2; i++) {
       pool.execute(() -> {
         started.countDown();
         await(gate);
-        ran.incrementAndGet();
+        ran.countDown();
       });
     }
     assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
@@ -102,7 +107,7 @@ class BusinessPoolTest {
     CountDownLatch again = new CountDownLatch(1);
     pool.execute(again::countDown); // places free again once calls end
     assertThat(again.await(10, TimeUnit.SECONDS)).isTrue();
-    assertThat(ran.get()).isEqualTo(2);
+    assertThat(ran.await(10, TimeUnit.SECONDS)).as("both gated calls ended").isTrue();
     pool.shutdown();
   }
 
@@ -184,6 +189,137 @@ class BusinessPoolTest {
   }
 
   @Test
+  void aCallAdmittedWhileShutdownNowRunsIsHandedBackNotLeftToRun() throws Exception {
+    // The one thread is held in a call that ignores interrupts, so no worker takes a queued call while shutdownNow
+    // runs: every call admitted before it returns must be in the list it returns, none run later or stranded.
+    for (int round = 0; round < 200; round++) {
+      BusinessPool pool = new BusinessPool("race", 1, 100_000);
+      CountDownLatch gate = new CountDownLatch(1);
+      CountDownLatch held = new CountDownLatch(1);
+      pool.execute(() -> {
+        held.countDown();
+        awaitUninterruptibly(gate);
+      });
+      assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+      Set<Runnable> admitted = ConcurrentHashMap.newKeySet();
+      Set<Runnable> ranLate = ConcurrentHashMap.newKeySet();
+      // More producers than cores: some are preempted between admitting their call and queueing it.
+      Thread[] producers = new Thread[4];
+      CountDownLatch producing = new CountDownLatch(producers.length);
+      for (int p = 0; p < producers.length; p++) {
+        producers[p] = new Thread(() -> {
+          producing.countDown();
+          for (;;) {
+            Runnable[] self = new Runnable[1];
+            self[0] = () -> ranLate.add(self[0]);
+            try {
+              pool.execute(self[0]);
+            } catch (RejectedExecutionException refused) {
+              if (pool.isShutdown()) {
+                return;
+              }
+              continue; // full
+            }
+            admitted.add(self[0]);
+          }
+        });
+        producers[p].start();
+      }
+      assertThat(producing.await(10, TimeUnit.SECONDS)).isTrue();
+      List<Runnable> never = pool.shutdownNow();
+      for (Thread t : producers) {
+        t.join(10_000);
+        assertThat(t.isAlive()).isFalse();
+      }
+      gate.countDown();
+      assertThat(awaitTermination(pool)).as("round %d: no admitted call is left in the queue", round).isTrue();
+      assertThat(ranLate).as("round %d: calls admitted before shutdownNow that ran after it", round).isEmpty();
+      assertThat(never).as("round %d", round).hasSameSizeAs(admitted);
+      assertThat(new HashSet<>(never)).as("round %d: the calls handed back", round).isEqualTo(admitted);
+    }
+  }
+
+  @Test
+  void withHundredsOfThreadsEveryCallRunsAndTheLowestParkedThreadsAreReused() throws Exception {
+    int threads = 512; // eight words of the bitmaps of parked threads and free places
+    BusinessPool pool = new BusinessPool("wide", threads, 1000);
+    try {
+      for (int wave = 0; wave < 2; wave++) { // the first starts every thread, the second wakes parked ones
+        CountDownLatch gate = new CountDownLatch(1);
+        CountDownLatch allRunning = new CountDownLatch(threads);
+        CountDownLatch done = new CountDownLatch(threads + 300);
+        Set<Thread> ran = ConcurrentHashMap.newKeySet();
+        for (int i = 0; i < threads; i++) {
+          pool.execute(() -> {
+            ran.add(Thread.currentThread());
+            allRunning.countDown();
+            await(gate);
+            done.countDown();
+          });
+        }
+        assertThat(allRunning.await(30, TimeUnit.SECONDS)).as("wave %d: all %d threads run a call", wave, threads)
+            .isTrue();
+        assertThat(pool.activeCount()).isEqualTo(threads);
+        for (int i = 0; i < 300; i++) {
+          pool.execute(done::countDown); // queued: every thread is busy
+        }
+        gate.countDown();
+        assertThat(done.await(30, TimeUnit.SECONDS)).as("wave %d: every queued call ran", wave).isTrue();
+        assertThat(ran).hasSize(threads);
+        assertThat(pool.poolSize()).isEqualTo(threads);
+      }
+      // One call at a time: the parked thread woken is the lowest one, so a few threads do all the work and the
+      // others stay parked (and end after the keep-alive).
+      Set<Thread> used = ConcurrentHashMap.newKeySet();
+      for (int i = 0; i < 2000; i++) {
+        CountDownLatch ran = new CountDownLatch(1);
+        pool.execute(() -> {
+          used.add(Thread.currentThread());
+          ran.countDown();
+        });
+        assertThat(ran.await(10, TimeUnit.SECONDS)).isTrue();
+      }
+      assertThat(used.size()).as("threads that ran 2000 calls made one after the other").isLessThanOrEqualTo(8);
+      assertThat(pool.poolSize()).isEqualTo(threads);
+    } finally {
+      pool.shutdown();
+      assertThat(awaitTermination(pool)).isTrue();
+    }
+  }
+
+  @Test
+  void anIdlePoolParksEveryThread() throws Exception {
+    // What keeps an idle server at no CPU: after the last call, every worker ends its search and parks, the
+    // leading searcher (when there is one) as well.
+    for (long maxSpin : new long[] {BusinessPool.MAX_SPIN_NANOS, TimeUnit.MICROSECONDS.toNanos(50)}) {
+      parksEveryThreadWhenIdle(new BusinessPool("quiet", 8, 1000, maxSpin));
+    }
+  }
+
+  private static void parksEveryThreadWhenIdle(BusinessPool pool) throws Exception {
+    Set<Thread> workers = ConcurrentHashMap.newKeySet();
+    for (int round = 0; round < 50; round++) { // calls close together, so that a worker leads a long search
+      CountDownLatch done = new CountDownLatch(200);
+      for (int i = 0; i < 200; i++) {
+        pool.execute(() -> {
+          workers.add(Thread.currentThread());
+          done.countDown();
+        });
+      }
+      assertThat(done.await(10, TimeUnit.SECONDS)).isTrue();
+    }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!workers.stream().allMatch(t -> t.getState() == Thread.State.TIMED_WAITING)
+        && System.nanoTime() < deadline) {
+      Thread.yield();
+    }
+    assertThat(workers).isNotEmpty().allSatisfy(t -> assertThat(t.getState()).as(t.getName())
+        .isEqualTo(Thread.State.TIMED_WAITING));
+    pool.shutdown();
+    assertThat(awaitTermination(pool)).isTrue();
+  }
+
+  @Test
   void anErrorThatEscapesACallIsReportedAndTheThreadGoesOn() throws Exception {
     BusinessPool pool = new BusinessPool("err", 1, 4);
     AtomicReference<String> where = new AtomicReference<>();
@@ -217,6 +353,34 @@ class BusinessPoolTest {
   void theSizesAreChecked() {
     assertThatThrownBy(() -> new BusinessPool("x", 0, 1)).hasMessage("threads must be > 0: 0");
     assertThatThrownBy(() -> new BusinessPool("x", 1, -1)).hasMessage("queueSize must be >= 0: -1");
+  }
+
+  private static boolean awaitTermination(BusinessPool pool) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!pool.isTerminated() && System.nanoTime() < deadline) {
+      Thread.yield();
+    }
+    return pool.isTerminated();
+  }
+
+  private static void awaitUninterruptibly(CountDownLatch gate) {
+    boolean interrupted = false;
+    try {
+      for (;;) {
+        try {
+          if (!gate.await(10, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("the test's gate was not opened");
+          }
+          return;
+        } catch (InterruptedException e) {
+          interrupted = true; // shutdownNow's: this call goes on until the test opens the gate
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
   }
 
   private static void await(CountDownLatch gate) {
