@@ -99,6 +99,9 @@ final class InProcessConnection {
     }
     if (dispatcher.isShutdown()) {
       body.release();
+      // The shutdown refuses calls before its GOAWAY reaches this connection (stopAccepting): go away first, so
+      // that the refused call, sent again, looks for another connection instead of coming back to this one.
+      goaway = true;
       refuse(call, oneway, dispatcher.shuttingDown());
       return;
     }
