@@ -192,6 +192,10 @@ class RefusalTest extends TransportFixture {
     }
     assertThat(full.runs).as("the full server ran none of them").isEmpty();
     long refused = attemptPorts.stream().filter(p -> p == fullServer.port()).count();
+    System.out.println("refusal: " + calls + " calls over a full server and a spare one; attempts " + attemptPorts.size()
+        + ", refused by the full server " + refused + "; runs on the full server " + full.runs.size()
+        + ", on the spare one " + spare.runs.values().stream().mapToInt(AtomicInteger::get).sum() + " ("
+        + spare.runs.size() + " calls)");
     assertThat(refused).as("attempts the full server refused").isPositive();
     assertThat(attemptPorts).as("each refused attempt followed by one on the other server")
         .hasSize(calls + (int) refused);
