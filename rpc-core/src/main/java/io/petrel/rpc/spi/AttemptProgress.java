@@ -11,7 +11,9 @@ public enum AttemptProgress {
   NOT_SENT,
   /**
    * The request was written, and the server refused it before any handler saw it: a GOAWAY whose last request
-   * id is below the request's, or a server that was shutting down when it arrived.
+   * id is below the request's, or an answer the server marked refused (docs/protocol.md, "Refusals"): it was
+   * shutting down (UNAVAILABLE), or one of its limits refused the call (RESOURCE_EXHAUSTED; sent again only to
+   * another endpoint). The status is the server's, as it came.
    */
   REFUSED,
   /** The request reached the server, which may have run it (a connection lost with the call in flight, an answer). */

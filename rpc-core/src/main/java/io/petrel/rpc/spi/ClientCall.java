@@ -69,7 +69,10 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
   private int resends;
   /** Attempts made again after one that may have run failed with UNAVAILABLE (idempotent methods only). */
   private int retries;
-  /** Why the previous attempt could not be sent, while the next one is being picked; else null. */
+  /**
+   * Why the previous attempt could not be sent, or was refused by a limit of its endpoint, while the next one is
+   * being picked; else null. Such a call goes only to another endpoint (see {@link #unsentCause}).
+   */
   private @Nullable Status unsent;
   /** The endpoint the core picked for the current (or last) attempt; null before the first pick. */
   private @Nullable ClientSubchannel picked;
@@ -181,9 +184,10 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
   }
 
   /**
-   * Why the call's previous attempt could not be sent (NOT_SENT), or null: such a call is sent again only to
-   * another endpoint (its own just failed to connect, and waited for that attempt), and fails with this status
-   * when the balancer has no other.
+   * Why the call's previous attempt could not be sent (NOT_SENT), or the status with which its endpoint refused
+   * it by a limit (REFUSED, not UNAVAILABLE), or null: such a call is sent again only to another endpoint (its
+   * own just failed to connect, and waited for that attempt; or just said it is full), and fails with this
+   * status when the balancer has no other.
    */
   public final @Nullable Status unsentCause() {
     return unsent;
@@ -317,9 +321,12 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
    * The current attempt ended without a response, with {@code status} (not OK), having got as far as
    * {@code progress}. The core decides: an UNAVAILABLE attempt whose request no handler saw (NOT_SENT, REFUSED)
    * is sent again, through the balancer, up to {@link #MAX_RESENDS} times (a fail-fast call that could not be
-   * sent is not); one that may have run (PROCESSED) is sent again only if its method is idempotent, up to the
-   * client's {@code maxRetries} and while its retry budget allows; always within the call's deadline. Otherwise
-   * the call fails with {@code status}. Any thread; call it holding no lock (another attempt starts here).
+   * sent is not); an attempt REFUSED with another status (a limit of the server: its pool, its calls per
+   * connection) is sent again the same way but only to another endpoint, since its own just said it is full,
+   * and with none the call fails with the server's status as it came; one that may have run (PROCESSED) is sent
+   * again only if its method is idempotent and it failed with UNAVAILABLE, up to the client's
+   * {@code maxRetries} and while its retry budget allows; always within the call's deadline. Otherwise the call
+   * fails with {@code status}. Any thread; call it holding no lock (another attempt starts here).
    */
   public final void onClose(Status status, AttemptProgress progress) {
     if (isFinished()) {
@@ -330,6 +337,8 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
       if (anotherAttempt(status, progress)) {
         return;
       }
+    } else if (progress == AttemptProgress.REFUSED && anotherAttempt(status, progress)) {
+      return; // refused by a limit, unread: another endpoint may have room
     }
     fail(status);
   }
@@ -344,10 +353,15 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
     if (d != null && d.isExpired()) {
       return false;
     }
+    // Refused by a limit: only another endpoint may take it, and a client without endpoints has no other.
+    boolean full = progress == AttemptProgress.REFUSED && status.code() != Status.Code.UNAVAILABLE;
+    if (full && picked == null) {
+      return false;
+    }
     if (progress != AttemptProgress.PROCESSED && resends < MAX_RESENDS
         && !(progress == AttemptProgress.NOT_SENT && options.isFailFast())) {
       resends++;
-    } else if (method.isIdempotent() && retries < runtime.maxRetries() && runtime.mayRetry()) {
+    } else if (!full && method.isIdempotent() && retries < runtime.maxRetries() && runtime.mayRetry()) {
       retries++;
     } else {
       return false;
@@ -358,7 +372,7 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
       s.callEnded(status, System.nanoTime() - startNanos);
     }
     onNextAttempt();
-    unsent = progress == AttemptProgress.NOT_SENT ? status : null;
+    unsent = progress == AttemptProgress.NOT_SENT || full ? status : null;
     if (!isFinished()) {
       startAttempt(req);
     }

@@ -149,6 +149,56 @@ class ClientAttemptsTest {
   }
 
   @Test
+  void anAttemptRefusedByALimitGoesOnlyToAnotherEndpointAndWithNoneFailsWithTheServersStatusUnchanged()
+      throws Exception {
+    Status full = Status.RESOURCE_EXHAUSTED.withDescription("server business pool is full: 1 threads busy");
+    CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
+    RecordingTransport.Call<?> first = take();
+    RecordingTransport.Sub refusing = first.subchannel;
+    first.onClose(full, AttemptProgress.REFUSED);
+    RecordingTransport.Call<?> second = take();
+    assertThat(second.subchannel).as("sent again, to the other endpoint").isNotSameAs(refusing);
+    assertThat(f).isNotDone();
+    answer(second, "answered elsewhere");
+    assertThat(new String(f.get(10, TimeUnit.SECONDS), UTF_8)).isEqualTo("answered elsewhere");
+    assertThat(((io.petrel.rpc.internal.ClientRuntime) client.runtime0()).retryBudget().milliTokens())
+        .as("a limit's refusal takes no retry token")
+        .isEqualTo(ClientConfig.DEFAULT_RETRY_BUDGET_TOKENS * 1000);
+
+    // Every endpoint full: re-sends are bounded, and the caller gets the last server's status as it came.
+    CompletableFuture<byte[]> bounded = client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8),
+        CallOptions.DEFAULT);
+    RecordingTransport.Sub previous = null;
+    for (int i = 0; i <= ClientCall.MAX_RESENDS; i++) {
+      RecordingTransport.Call<?> c = take();
+      assertThat(c.subchannel).as("attempt %d: never the endpoint that just refused it", i).isNotSameAs(previous);
+      previous = c.subchannel;
+      c.onClose(Status.RESOURCE_EXHAUSTED.withDescription("full " + i), AttemptProgress.REFUSED);
+    }
+    Status last = statusOf(bounded);
+    assertThat(last.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(last.description()).as("not an idempotent retry either").isEqualTo("full " + ClientCall.MAX_RESENDS);
+    assertThat(client.started).isEmpty();
+
+    // A handler's own RESOURCE_EXHAUSTED (an answer: the handler ran) is never sent again, even when idempotent.
+    CompletableFuture<byte[]> answered = client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8),
+        CallOptions.DEFAULT);
+    take().onStatus(Status.RESOURCE_EXHAUSTED.withDescription("the handler's quota"), "h:1");
+    assertThat(statusOf(answered).description()).isEqualTo("the handler's quota");
+    assertThat(client.started).isEmpty();
+
+    // One endpoint: the one that is full is the only one; the caller gets its status and message unchanged.
+    client.shutdownNow();
+    client = client(b -> b.target("127.0.0.1:1"));
+    CompletableFuture<byte[]> single = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
+    take().onClose(full, AttemptProgress.REFUSED);
+    Status got = statusOf(single);
+    assertThat(got.code()).isEqualTo(full.code());
+    assertThat(got.description()).isEqualTo(full.description());
+    assertThat(client.started).as("not sent again to the endpoint that said it is full").isEmpty();
+  }
+
+  @Test
   void anAttemptThatMayHaveRunIsNeverSentAgainUnlessTheMethodIsIdempotent() throws Exception {
     CompletableFuture<byte[]> plain = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
     take().onClose(unavailable("connection lost with the call in flight"), AttemptProgress.PROCESSED);

@@ -45,7 +45,8 @@ import org.junit.jupiter.api.Test;
  * server errors; unknown methods; deadlines (on time, the server's call cancelled) and cancellation; the limits
  * ({@code maxConcurrentCallsPerConnection}, {@code maxFrameSize} and {@code maxMetadataSize} on both sides,
  * {@code maxPendingCalls}); metadata both ways; interceptors on both sides; callback executors; client call
- * metrics; retries (idempotent calls retried on UNAVAILABLE within the retry budget, others run at most once);
+ * metrics; retries (idempotent calls retried on UNAVAILABLE within the retry budget, others run at most once;
+ * a call refused before it ran fails with the server's status as it came when there is no other endpoint);
  * graceful drain, the lifecycle listeners and the drain delay; and a closed server or client failing only its own calls.
  */
 public abstract class AbstractTransportTest {
@@ -436,6 +437,21 @@ public abstract class AbstractTransportTest {
     assertFails(() -> noRetries.unaryCall(ConformanceService.FLAKY_IDEMPOTENT, text("off:1")),
         Status.Code.UNAVAILABLE);
     assertThat(service.executionsOf("off")).isEqualTo(1);
+  }
+
+  @Test
+  public void aCallTheServerRefusedBeforeItRanFailsWithTheServersStatusAndMessageUnchanged() throws Exception {
+    // An executor that takes nothing: every call is refused before any handler sees it. The attempt ends REFUSED;
+    // with no other endpoint to send it to, the caller gets the server's refusal as it came.
+    RpcServer server = startServer(b -> b.executor(task -> {
+      throw new java.util.concurrent.RejectedExecutionException("this executor takes nothing");
+    }));
+    RpcClient client = client(server);
+    StatusException e = assertFails(() -> client.unaryCall(ConformanceService.FLAKY_IDEMPOTENT, text("refused:0")),
+        Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(e.status().description()).isEqualTo("the server's executor rejected the call (this executor takes"
+        + " nothing); give it more capacity");
+    assertThat(service.executionsOf("refused")).as("never ran").isZero();
   }
 
   @Test

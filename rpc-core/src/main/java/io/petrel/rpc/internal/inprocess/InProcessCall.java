@@ -85,19 +85,15 @@ final class InProcessCall<Resp> extends ClientCall<Resp> implements Runnable {
   }
 
   /**
-   * The server refused the request before any handler saw it (shutting down, over a limit, unknown method): an
-   * UNAVAILABLE refusal may be sent again (see {@link ClientCall#onClose}); any other is the call's answer.
+   * The server refused the request before any handler saw it (shutting down, over a limit): the attempt ends
+   * REFUSED with the server's status, and the core decides whether to send it again (see
+   * {@link ClientCall#onClose}).
    */
   void onRefused(Status status) {
     if (isFinished()) {
       return;
     }
-    if (status.code() == Status.Code.UNAVAILABLE) {
-      onClose(status, AttemptProgress.REFUSED);
-    } else {
-      onResponseMetadata(Metadata.EMPTY);
-      onStatus(status, client.target());
-    }
+    onClose(status, AttemptProgress.REFUSED);
   }
 
   /** Another attempt follows: the failed one's timer and server call are forgotten. */

@@ -99,7 +99,10 @@ final class InProcessConnection {
     }
     if (dispatcher.isShutdown()) {
       body.release();
-      reject(call, oneway, dispatcher.shuttingDown());
+      // The shutdown refuses calls before its GOAWAY reaches this connection (stopAccepting): go away first, so
+      // that the refused call, sent again, looks for another connection instead of coming back to this one.
+      goaway = true;
+      refuse(call, oneway, dispatcher.shuttingDown());
       return;
     }
     Status wrongType = ServerDispatcher.checkType(def, oneway);
@@ -111,7 +114,7 @@ final class InProcessConnection {
     int limit = config.maxConcurrentCallsPerConnection();
     if (!admit(limit)) {
       body.release();
-      reject(call, oneway, Status.RESOURCE_EXHAUSTED.withDescription("this connection already has " + limit
+      refuse(call, oneway, Status.RESOURCE_EXHAUSTED.withDescription("this connection already has " + limit
           + " calls in flight, the server's maxConcurrentCallsPerConnection (raise it with"
           + " RpcServer.builder().maxConcurrentCallsPerConnection, or spread calls over more connections)"));
       return;
@@ -143,7 +146,7 @@ final class InProcessConnection {
       freePlace(serverCall);
       ended();
       dispatcher.callEnded();
-      reject(call, oneway, refused);
+      refuse(call, oneway, refused); // the executor is full (or shut down): the call never ran
     }
   }
 
@@ -168,11 +171,24 @@ final class InProcessConnection {
     }
   }
 
+  /** Answers a request with an error status (a oneway is dropped): what it asks for cannot be served. */
   private void reject(InProcessCall<?> call, boolean oneway, Status status) {
     if (oneway) {
       log.debug("dropping oneway call from {}: {}", peer, status);
     } else {
-      call.onRefused(Frames.asReceived(status)); // no handler saw it
+      call.onError(Frames.asReceived(status), Metadata.EMPTY);
+    }
+  }
+
+  /**
+   * Refuses a request before any handler saw it, because of a limit or the server's shutdown, as the Netty server
+   * does with its REFUSED flag: the caller's attempt ends REFUSED (a oneway is dropped).
+   */
+  private void refuse(InProcessCall<?> call, boolean oneway, Status status) {
+    if (oneway) {
+      log.debug("dropping oneway call from {}: {}", peer, status);
+    } else {
+      call.onRefused(Frames.asReceived(status));
     }
   }
 

@@ -67,8 +67,9 @@ public final class InProcessServerTransport implements ServerTransport {
 
   /** A client connects: a new connection, or null when the server is shutting down. */
   @Nullable InProcessConnection connect(String clientName) {
-    if (draining || dispatcher == null) {
-      return null;
+    ServerDispatcher d = dispatcher;
+    if (draining || d == null || d.isShutdown()) {
+      return null; // (shutting down: its dispatcher refuses calls a moment before stopAccepting runs)
     }
     InProcessConnection c = new InProcessConnection(this,
         new InProcessAddress(name + "#" + connectionIds.incrementAndGet()), clientName);

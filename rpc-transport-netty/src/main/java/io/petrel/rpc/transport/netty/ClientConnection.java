@@ -571,6 +571,12 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       return;
     }
     ByteBuf body = frame.body();
+    if (frame.status != 0 && (frame.flags & FLAG_REFUSED) != 0) {
+      // Refused before any handler saw it (a limit, or a shutdown): the core may send it to another endpoint.
+      call.onClose(Status.fromCodeValue(frame.status).withDescription(body.toString(StandardCharsets.UTF_8)),
+          AttemptProgress.REFUSED);
+      return;
+    }
     call.onResponseMetadata(frame.metadata);
     if (frame.status != 0) {
       call.onStatus(Status.fromCodeValue(frame.status).withDescription(body.toString(StandardCharsets.UTF_8)),

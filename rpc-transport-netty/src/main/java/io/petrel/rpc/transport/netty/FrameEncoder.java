@@ -167,6 +167,19 @@ final class FrameEncoder {
   /** A response that carries a non-OK status; the body is the UTF-8 description. */
   static ByteBuf encodeError(ByteBufAllocator alloc, int requestId, Status status, Metadata metadata,
       int maxFrameSize) {
+    return encodeError(alloc, requestId, 0, status, metadata, maxFrameSize);
+  }
+
+  /**
+   * The answer to a request the server refused before any handler saw it (a limit, or its shutdown): an error
+   * response with {@link Protocol#FLAG_REFUSED}, so that the client may send the request to another server.
+   */
+  static ByteBuf encodeRefusal(ByteBufAllocator alloc, int requestId, Status status, int maxFrameSize) {
+    return encodeError(alloc, requestId, FLAG_REFUSED, status, Metadata.EMPTY, maxFrameSize);
+  }
+
+  private static ByteBuf encodeError(ByteBufAllocator alloc, int requestId, int flags, Status status,
+      Metadata metadata, int maxFrameSize) {
     String description = status.description() == null ? "" : status.description();
     int metaLen = metadataSize(metadata);
     if (HEADER_SIZE + metaLen > maxFrameSize) {
@@ -177,7 +190,7 @@ final class FrameEncoder {
     byte[] bytes = description.getBytes(StandardCharsets.UTF_8);
     int len = Math.min(bytes.length, Math.min(max, 64 * 1024)); // descriptions are for humans: cap them
     ByteBuf buf = alloc.buffer(HEADER_SIZE + metaLen + len);
-    writeHeader(buf, TYPE_RESPONSE, status.code().value(), requestId, 0, 0, metaLen, len);
+    writeHeader(buf, TYPE_RESPONSE, flags, status.code().value(), requestId, 0, 0, metaLen, len);
     if (metaLen > 0) {
       writeMetadata(buf, metadata);
     }
@@ -228,11 +241,16 @@ final class FrameEncoder {
 
   private static void writeHeader(ByteBuf buf, byte type, int status, int requestId, int methodId,
       long timeoutMillis, int metaLen, int bodyLen) {
+    writeHeader(buf, type, 0, status, requestId, methodId, timeoutMillis, metaLen, bodyLen);
+  }
+
+  private static void writeHeader(ByteBuf buf, byte type, int flags, int status, int requestId, int methodId,
+      long timeoutMillis, int metaLen, int bodyLen) {
     buf.writeInt(MIN_LENGTH + metaLen + bodyLen);
     buf.writeShort(MAGIC);
     buf.writeByte(VERSION);
     buf.writeByte(type);
-    buf.writeByte(0); // flags
+    buf.writeByte(flags);
     buf.writeByte(status);
     buf.writeShort(0); // reserved
     buf.writeInt(requestId);

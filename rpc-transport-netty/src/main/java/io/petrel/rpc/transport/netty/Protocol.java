@@ -9,7 +9,7 @@ package io.petrel.rpc.transport.netty;
  *  4     2    magic           0x5052 ("PR")
  *  6     1    version         1
  *  7     1    type            1 request, 2 response, 3 oneway, 4 ping, 5 pong, 6 goaway, 7 cancel, 8 settings
- *  8     1    flags           0 (reserved; receivers ignore unknown bits)
+ *  8     1    flags           0x04 REFUSED on an error response; 0x01, 0x02 reserved for streams; receivers ignore unknown bits
  *  9     1    status          status code of a response; 0 in every other frame
  * 10     2    reserved        0
  * 12     4    request id      chosen by the client, unique among its in-flight calls on the connection
@@ -56,6 +56,13 @@ final class Protocol {
   static final byte TYPE_SETTINGS = 8;
   /** The highest frame type this version knows; a receiver rejects higher ones. */
   static final byte MAX_TYPE = TYPE_SETTINGS;
+
+  /**
+   * Flag of a RESPONSE with a status other than 0: the server refused the request before any handler saw it (a
+   * limit, or its shutdown), so the client may send it to another server without running it twice
+   * (docs/protocol.md, "Refusals"). Receivers that do not know it read the status as before.
+   */
+  static final byte FLAG_REFUSED = 0x04;
 
   /** Bytes per SETTINGS entry: id (u16), value (u32). */
   static final int SETTINGS_ENTRY_SIZE = 6;

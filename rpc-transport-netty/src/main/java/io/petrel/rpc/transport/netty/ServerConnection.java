@@ -383,12 +383,12 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       // The shutdown refuses calls before its GOAWAY reaches this event loop: the GOAWAY goes first (unless it
       // went already), so that the client reads it before the refusal and sends this call elsewhere.
       sendGoaway(true);
-      reject(oneway, frame.requestId, dispatcher.shuttingDown());
+      refuse(oneway, frame.requestId, dispatcher.shuttingDown());
       return;
     }
     if (overSince.get() != 0) {
       frame.release();
-      reject(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription("call refused without running: the"
+      refuse(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription("call refused without running: the"
           + " client of this connection is not reading its responses, and they took its share of the server's"
           + " buffers (" + shareBytes + " bytes, RpcServer.builder().maxBufferedBytesPerConnection); read the"
           + " responses, or raise the limit"));
@@ -399,7 +399,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     int limit = server.config().maxConcurrentCallsPerConnection();
     if (calls.size() + onewaysRunning.get() >= limit) {
       frame.release();
-      reject(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription("this connection already has "
+      refuse(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription("this connection already has "
           + limit + " calls in flight, the server's maxConcurrentCallsPerConnection (raise it with"
           + " RpcServer.builder().maxConcurrentCallsPerConnection, or spread calls over more connections)"));
       return;
@@ -419,7 +419,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     int requestSize = frame.body().readableBytes();
     if (requestSize >= FrameDecoder.RESERVE_THRESHOLD && !budget.tryReserve(requestSize)) {
       frame.release();
-      reject(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription("request of " + requestSize
+      refuse(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription("request of " + requestSize
           + " bytes refused without running: the server already holds " + budget.max() + " bytes of requests"
           + " waiting for its business pool, unsent responses and partly received frames, its maxBufferedBytes"
           + " (retry later, or raise RpcServer.builder().maxBufferedBytes)"));
@@ -461,15 +461,29 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       call.discard();
       inFlight.decrementAndGet();
       dispatcher.callEnded();
-      reject(oneway, frame.requestId, refused);
+      refuse(oneway, frame.requestId, refused); // the executor is full (or shut down): the call never ran
     }
   }
 
+  /** Answers a request with an error status (a oneway is dropped): what it asks for cannot be served. */
   private void reject(boolean oneway, int requestId, Status status) {
     if (oneway) {
       log.debug("dropping oneway call from {}: {}", channel.remoteAddress(), status);
     } else {
       writeError(requestId, status);
+    }
+  }
+
+  /**
+   * Answers a request refused before any handler saw it, because of a limit or the server's shutdown, with the
+   * REFUSED flag (docs/protocol.md, "Refusals"): the client may send it to another server, where it runs once.
+   * Only for refusals that another server may not make; a oneway is dropped.
+   */
+  private void refuse(boolean oneway, int requestId, Status status) {
+    if (oneway) {
+      log.debug("dropping oneway call from {}: {}", channel.remoteAddress(), status);
+    } else {
+      send(FrameEncoder.encodeRefusal(channel.alloc(), requestId, status, server.config().maxFrameSize()));
     }
   }
 
@@ -480,7 +494,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
           + " its maxBufferedBytes (retry later, or raise RpcServer.builder().maxBufferedBytes)");
       server.limitLog().warn("maxBufferedBytes", status.description() + " from " + channel.remoteAddress());
       if (big.type() == TYPE_REQUEST) {
-        writeError(big.requestId(), status);
+        refuse(false, big.requestId(), status); // unread: the server's buffers were full, not the request too large
       }
       return;
     }

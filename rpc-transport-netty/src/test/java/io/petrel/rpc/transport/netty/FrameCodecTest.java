@@ -152,6 +152,31 @@ class FrameCodecTest {
   }
 
   @Test
+  void refusalLayoutMatchesTheSpecification() {
+    ByteBuf b = FrameEncoder.encodeRefusal(ALLOC, 9, io.petrel.rpc.Status.RESOURCE_EXHAUSTED.withDescription("full"),
+        1 << 20);
+    assertThat(io.netty.buffer.ByteBufUtil.hexDump(b)).isEqualTo("00000020" + "5052" + "01" + "02" + "04" + "08"
+        + "0000" + "00000009" + "00000000" + "00000000" + "00000000" + "00000004" + "66756c6c");
+    ByteBuf answer = FrameEncoder.encodeError(ALLOC, 10, io.petrel.rpc.Status.RESOURCE_EXHAUSTED.withDescription(
+        "quota"), 1 << 20);
+    EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1 << 20, 8192));
+    ch.writeInbound(b, answer);
+    Frame f = ch.readInbound();
+    Frame a = ch.readInbound();
+    try {
+      assertThat(f.flags).isEqualTo(Protocol.FLAG_REFUSED);
+      assertThat(f.status).isEqualTo(8);
+      assertThat(f.body().toString(java.nio.charset.StandardCharsets.UTF_8)).isEqualTo("full");
+      assertThat(a.flags).as("an error answer, as every older server sends it").isZero();
+      assertThat(a.status).isEqualTo(8);
+    } finally {
+      f.release();
+      a.release();
+    }
+    assertFalse(ch.finish());
+  }
+
+  @Test
   void oversizeFrameIsAnnouncedAndSkippedWithoutBuffering() throws Exception {
     EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1024, 8192));
     ByteBuf big = FrameEncoder.encodeMessage(ALLOC, Protocol.TYPE_REQUEST, 5, 1, 0, Metadata.EMPTY,

@@ -39,6 +39,7 @@ class GoawayTest extends TransportFixture {
       RawPeer.RawFrame refused = peer.read();
       assertThat(refused.requestId()).isEqualTo(6);
       assertThat(refused.status()).isEqualTo(Status.Code.UNAVAILABLE.value());
+      assertThat(refused.flags()).as("marked refused: no handler saw it").isEqualTo(Protocol.FLAG_REFUSED);
       service.gate.countDown();
       RawPeer.RawFrame answered = peer.read();
       assertThat(answered.requestId()).isEqualTo(5);

@@ -32,7 +32,7 @@ final class RawPeer implements AutoCloseable {
   private RawFrame settings;
 
   /** A frame as read off the wire. */
-  record RawFrame(int type, int status, int requestId, int methodId, byte[] body) {
+  record RawFrame(int type, int status, int requestId, int methodId, byte[] body, int flags) {
     String text() {
       return new String(body, StandardCharsets.UTF_8);
     }
@@ -177,6 +177,7 @@ final class RawPeer implements AutoCloseable {
     in.readFully(rest);
     ByteBuf b = Unpooled.wrappedBuffer(rest);
     int type = b.getByte(OFF_TYPE - 4);
+    int flags = b.getUnsignedByte(OFF_FLAGS - 4);
     int status = b.getUnsignedByte(OFF_STATUS - 4);
     int requestId = b.getInt(OFF_REQUEST_ID - 4);
     int methodId = b.getInt(OFF_METHOD_ID - 4);
@@ -184,7 +185,7 @@ final class RawPeer implements AutoCloseable {
     int bodyLen = b.getInt(OFF_BODY_LENGTH - 4);
     byte[] body = new byte[bodyLen];
     b.getBytes(MIN_LENGTH + metaLen, body);
-    return new RawFrame(type, status, requestId, methodId, body);
+    return new RawFrame(type, status, requestId, methodId, body, flags);
   }
 
   /**

@@ -1,0 +1,240 @@
+package io.petrel.rpc.transport.netty;
+
+import static io.petrel.rpc.testing.CallFailures.assertFails;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.StringValue;
+import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
+import io.petrel.rpc.marshal.ProtobufMarshaller;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A request the server refuses before any handler saw it, because of a limit, is answered with the REFUSED flag
+ * (docs/protocol.md, "Refusals"): the client sends it to another endpoint, where it runs once, without its caller
+ * seeing anything; with no other endpoint the caller gets the server's status and message as they came. A
+ * handler's own RESOURCE_EXHAUSTED is an answer: never sent again. Each server keeps a ledger of what it ran.
+ */
+class RefusalTest extends TransportFixture {
+  private static final String SERVICE = "refusal.Ledger";
+  /** Counted in the ledger, answered at once. */
+  private static final MethodDescriptor<StringValue, StringValue> RUN = method("run", false);
+  /** Holds a business thread until the test releases it. */
+  private static final MethodDescriptor<StringValue, StringValue> HOLD = method("hold", false);
+  /** Counted in the ledger, then fails with RESOURCE_EXHAUSTED, as a handler out of quota would. */
+  private static final MethodDescriptor<StringValue, StringValue> EXHAUSTED = method("exhausted", true);
+
+  private static MethodDescriptor<StringValue, StringValue> method(String name, boolean idempotent) {
+    return MethodDescriptor.<StringValue, StringValue>newBuilder().serviceName(SERVICE).methodName(name)
+        .idempotent(idempotent)
+        .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+        .responseMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+        .build();
+  }
+
+  /** One server's handlers and its ledger of executions, by request. */
+  private static final class Ledger {
+    final String name;
+    final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
+    final Semaphore holding = new Semaphore(0);
+    final CountDownLatch release = new CountDownLatch(1);
+
+    Ledger(String name) {
+      this.name = name;
+    }
+
+    ServiceDefinition definition() {
+      return ServiceDefinition.builder(SERVICE)
+          .unary(RUN, req -> {
+            ran(req);
+            return StringValue.of(name + " ran " + req.getValue());
+          })
+          .unary(HOLD, req -> {
+            holding.release();
+            if (!release.await(30, TimeUnit.SECONDS)) {
+              throw new IllegalStateException("the test never released " + req.getValue());
+            }
+            return req;
+          })
+          .unary(EXHAUSTED, req -> {
+            ran(req);
+            throw Status.RESOURCE_EXHAUSTED.withDescription("the handler's quota for " + req.getValue()
+                + " is used up").asException();
+          })
+          .build();
+    }
+
+    private void ran(StringValue req) {
+      runs.computeIfAbsent(req.getValue(), k -> new AtomicInteger()).incrementAndGet();
+    }
+
+    int runsOf(String request) {
+      AtomicInteger n = runs.get(request);
+      return n == null ? 0 : n.get();
+    }
+
+    /** Blocks the server's only business thread with a HOLD call made by {@code client}. */
+    CompletableFuture<StringValue> fill(RpcClient client) throws InterruptedException {
+      CompletableFuture<StringValue> held = client.unaryCallAsync(HOLD, StringValue.of("hold"), CallOptions.DEFAULT);
+      assertThat(holding.tryAcquire(10, TimeUnit.SECONDS)).as("%s: the HOLD call took the business thread", name)
+          .isTrue();
+      return held;
+    }
+  }
+
+  private final List<Ledger> ledgers = new ArrayList<>();
+
+  @AfterEach
+  void releaseHeldCalls() {
+    ledgers.forEach(l -> l.release.countDown());
+  }
+
+  /** A server with one business thread and no queue: while a HOLD call runs, every other call is refused. */
+  private RpcServer oneThreadServer(Ledger ledger) throws Exception {
+    ledgers.add(ledger);
+    return startServer(b -> b.addService(ledger.definition()).businessThreads(1).businessQueueSize(0));
+  }
+
+  private RpcServer server(Ledger ledger) throws Exception {
+    ledgers.add(ledger);
+    return startServer(b -> b.addService(ledger.definition()));
+  }
+
+  private RpcClient clientOf(RpcServer first, RpcServer second) {
+    // Round robin: every other call is picked for the first server first.
+    return client(1, b -> b.target("static://127.0.0.1:" + first.port() + ",127.0.0.1:" + second.port())
+        .loadBalancer("round_robin"));
+  }
+
+  @Test
+  void aRefusalByALimitCarriesTheRefusedFlagAndAHandlersErrorDoesNot() throws Exception {
+    Ledger ledger = new Ledger("one");
+    ledgers.add(ledger);
+    RpcServer server = startServer(b -> b.addService(ledger.definition()).businessThreads(1).businessQueueSize(0)
+        .maxConcurrentCallsPerConnection(1));
+    try (RawPeer first = new RawPeer(server.port()); RawPeer second = new RawPeer(server.port())) {
+      first.send(RawPeer.request(HOLD, 1, 0, StringValue.of("hold")));
+      assertThat(ledger.holding.tryAcquire(10, TimeUnit.SECONDS)).isTrue();
+
+      // A client that ignores the server's SETTINGS: over its calls per connection.
+      first.send(RawPeer.request(RUN, 2, 0, StringValue.of("over the connection's limit")));
+      RawPeer.RawFrame overConnection = first.read();
+      assertThat(overConnection.requestId()).isEqualTo(2);
+      assertThat(overConnection.status()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
+      assertThat(overConnection.flags()).isEqualTo(Protocol.FLAG_REFUSED);
+      assertThat(overConnection.text()).contains("this connection already has 1 calls in flight");
+
+      // Another connection: the business pool has no thread and no queue place for it.
+      second.send(RawPeer.request(RUN, 1, 0, StringValue.of("pool full")));
+      RawPeer.RawFrame poolFull = second.read();
+      assertThat(poolFull.requestId()).isEqualTo(1);
+      assertThat(poolFull.status()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
+      assertThat(poolFull.flags()).isEqualTo(Protocol.FLAG_REFUSED);
+      assertThat(poolFull.text()).startsWith("server business pool is full");
+
+      ledger.release.countDown();
+      RawPeer.RawFrame held = first.read();
+      assertThat(held.requestId()).isEqualTo(1);
+      assertThat(held.status()).isZero();
+      assertThat(held.flags()).as("an answer").isZero();
+
+      // The handler's own RESOURCE_EXHAUSTED, and a request no server of this kind can serve: not refusals.
+      second.send(RawPeer.request(EXHAUSTED, 2, 0, StringValue.of("q")));
+      RawPeer.RawFrame exhausted = second.read();
+      assertThat(exhausted.status()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
+      assertThat(exhausted.text()).isEqualTo("the handler's quota for q is used up");
+      assertThat(exhausted.flags()).as("the handler ran").isZero();
+      second.send(RawPeer.request(TestService.MISSING, 3, 0, StringValue.of("?")));
+      RawPeer.RawFrame unknown = second.read();
+      assertThat(unknown.status()).isEqualTo(Status.Code.UNIMPLEMENTED.value());
+      assertThat(unknown.flags()).isZero();
+    }
+    assertThat(ledger.runsOf("over the connection's limit") + ledger.runsOf("pool full")).as("refused: never ran")
+        .isZero();
+    assertThat(ledger.runsOf("q")).isEqualTo(1);
+  }
+
+  @Test
+  void callsRefusedByAFullServerRunOnceOnTheOtherWithoutTheCallerSeeingIt() throws Exception {
+    Ledger full = new Ledger("full");
+    Ledger spare = new Ledger("spare");
+    RpcServer fullServer = oneThreadServer(full);
+    RpcServer spareServer = server(spare);
+    CompletableFuture<StringValue> held = full.fill(client(fullServer.port()));
+    RpcClient client = clientOf(fullServer, spareServer);
+
+    int calls = 40;
+    List<Integer> attemptPorts = new CopyOnWriteArrayList<>();
+    List<CompletableFuture<StringValue>> futures = new ArrayList<>();
+    for (int i = 0; i < calls; i++) {
+      futures.add(client.unaryCallAsync(RUN, StringValue.of("call-" + i),
+          CallOptions.DEFAULT.withEndpointListener(e -> attemptPorts.add(e.port()))));
+    }
+    for (int i = 0; i < calls; i++) {
+      assertThat(futures.get(i).get(10, TimeUnit.SECONDS).getValue()).isEqualTo("spare ran call-" + i);
+      assertThat(spare.runsOf("call-" + i)).as("call-%d ran once", i).isEqualTo(1);
+    }
+    assertThat(full.runs).as("the full server ran none of them").isEmpty();
+    long refused = attemptPorts.stream().filter(p -> p == fullServer.port()).count();
+    System.out.println("refusal: " + calls + " calls over a full server and a spare one; attempts " + attemptPorts.size()
+        + ", refused by the full server " + refused + "; runs on the full server " + full.runs.size()
+        + ", on the spare one " + spare.runs.values().stream().mapToInt(AtomicInteger::get).sum() + " ("
+        + spare.runs.size() + " calls)");
+    assertThat(refused).as("attempts the full server refused").isPositive();
+    assertThat(attemptPorts).as("each refused attempt followed by one on the other server")
+        .hasSize(calls + (int) refused);
+    assertThat(held).isNotDone();
+    full.release.countDown();
+    assertThat(held.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("hold");
+    assertThat(client.pendingCalls()).isZero();
+  }
+
+  @Test
+  void withOneServerTheCallerGetsItsRefusalAsItCame() throws Exception {
+    Ledger full = new Ledger("full");
+    RpcServer server = oneThreadServer(full);
+    full.fill(client(server.port()));
+    String sent;
+    try (RawPeer peer = new RawPeer(server.port())) {
+      peer.send(RawPeer.request(RUN, 1, 0, StringValue.of("raw")));
+      RawPeer.RawFrame f = peer.read();
+      assertThat(f.flags()).isEqualTo(Protocol.FLAG_REFUSED);
+      sent = f.text();
+    }
+    RpcClient client = client(server.port());
+    StatusException e = assertFails(() -> client.unaryCall(RUN, StringValue.of("only")),
+        Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(e.status().description()).as("the server's message, unchanged").isEqualTo(sent);
+    assertThat(full.runs).isEmpty();
+  }
+
+  @Test
+  void aHandlersResourceExhaustedIsNotSentAgain() throws Exception {
+    Ledger a = new Ledger("a");
+    Ledger b = new Ledger("b");
+    RpcClient client = clientOf(server(a), server(b));
+    for (int i = 0; i < 4; i++) {
+      String id = "quota-" + i;
+      // Idempotent, and another server is there: still an answer, not a refusal.
+      assertFails(() -> client.unaryCall(EXHAUSTED, StringValue.of(id)), Status.Code.RESOURCE_EXHAUSTED,
+          "the handler's quota for " + id + " is used up");
+      assertThat(a.runsOf(id) + b.runsOf(id)).as("%s ran once, on one server", id).isEqualTo(1);
+    }
+  }
+}
