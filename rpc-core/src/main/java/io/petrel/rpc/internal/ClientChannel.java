@@ -8,9 +8,17 @@ import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
-import io.petrel.rpc.spi.ClientSubchannel;
 import io.petrel.rpc.spi.ClientTransport;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import java.util.function.Function;
@@ -19,14 +27,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The client users hold, whatever the transport: the core's {@link RpcClient} runs every call, and this channel
- * owns the endpoints ({@link ClientEndpoints}: the resolver, one subchannel per endpoint made by the transport,
- * the load balancer) and picks one per attempt before it hands the attempt to the {@link ClientTransport} the
- * builder made for it. Transports implement {@link ClientTransport}; none subclasses {@link RpcClient}.
+ * owns the endpoints ({@link ClientEndpoints}: the resolver, one {@link InternalSubchannel} per endpoint with its
+ * connections, their reconnect backoff and waiting calls, the load balancer), picks one per attempt, and hands
+ * the attempt to a connection of the {@link ClientTransport} the builder made for it. Transports implement
+ * {@link ClientTransport}; none subclasses {@link RpcClient}.
  */
 public final class ClientChannel extends RpcClient {
   private final ClientTransport transport;
   /** The endpoints and their subchannels; null for a transport without endpoints (in-process). */
-  private final @Nullable ClientEndpoints<ClientSubchannel> endpoints;
+  private final @Nullable ClientEndpoints<InternalSubchannel> endpoints;
+  private final ClientConfig config;
 
   /**
    * @param secure what {@link #isSecure()} says: TLS configured, or a transport whose calls never leave the
@@ -37,8 +47,12 @@ public final class ClientChannel extends RpcClient {
     super(config, secure);
     ClientTransport t = transport.apply(runtime());
     this.transport = t;
+    this.config = config;
     if (config.resolver() != null) {
-      ClientEndpoints<ClientSubchannel> e = new ClientEndpoints<>(config, t::newSubchannel,
+      java.util.concurrent.ScheduledExecutorService scheduler = t.scheduler();
+      String stopped = "client '" + config.name() + "' is shut down";
+      ClientEndpoints<InternalSubchannel> e = new ClientEndpoints<>(config,
+          endpoint -> new InternalSubchannel(endpoint, t, scheduler, config, () -> stopped),
           new RateLimitedLog(LoggerFactory.getLogger(ClientEndpoints.class)));
       this.endpoints = e;
       e.start(); // a static resolver answers at once, on this thread
@@ -53,23 +67,100 @@ public final class ClientChannel extends RpcClient {
   }
 
   /** The client's endpoints, or null for a transport without endpoints (tests, meters). */
-  public static @Nullable ClientEndpoints<ClientSubchannel> endpointsOf(RpcClient client) {
+  public static @Nullable ClientEndpoints<InternalSubchannel> endpointsOf(RpcClient client) {
     return ((ClientChannel) client).endpoints;
   }
 
+  /**
+   * Connects to every endpoint now and waits up to the connect timeout. Succeeds when at least one connection is
+   * made; otherwise throws UNAVAILABLE naming each failure. Either way the client stays usable: an endpoint that
+   * failed is in its backoff, as after any failed attempt, and later calls reach it once it is up. A client
+   * dropped after a failed {@code build().start()} holds no connection and, once its backoff has passed, no
+   * timer.
+   */
   @Override
   public RpcClient start() {
-    ClientEndpoints<ClientSubchannel> e = endpoints;
+    ClientEndpoints<InternalSubchannel> e = endpoints;
     if (e == null) {
       transport.connect(List.of());
       return this;
     }
-    List<ClientSubchannel> subs = e.subchannels();
+    List<InternalSubchannel> subs = e.subchannels();
     if (subs.isEmpty()) {
       throw e.noEndpoint("").asException();
     }
-    transport.connect(subs);
-    return this;
+    List<CompletableFuture<?>> attempts = new ArrayList<>();
+    List<String> owners = new ArrayList<>();
+    for (InternalSubchannel sub : subs) {
+      for (CompletableFuture<?> f : sub.connectNow()) {
+        attempts.add(f);
+        owners.add(sub.authority());
+      }
+    }
+    long waitMs = TimeUnit.NANOSECONDS.toMillis(config.connectTimeoutNanos()) + 1000;
+    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+    StatusException first = null;
+    List<String> failures = new ArrayList<>();
+    int ok = 0;
+    for (int i = 0; i < attempts.size(); i++) {
+      long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime()));
+      StatusException failure = null;
+      try {
+        attempts.get(i).get(left, TimeUnit.MILLISECONDS);
+        ok++;
+      } catch (TimeoutException t) {
+        failure = Status.UNAVAILABLE.withDescription("cannot connect to " + owners.get(i) + " within " + waitMs
+            + " ms").asException();
+      } catch (InterruptedException ie) {
+        Thread.currentThread().interrupt();
+        throw Status.CANCELLED.withDescription("interrupted while connecting to " + config.target())
+            .withCause(ie).asException();
+      } catch (ExecutionException ee) {
+        Throwable cause = ee.getCause();
+        failure = cause instanceof StatusException se ? new StatusException(se.status()) // described; our stack
+            : Status.UNAVAILABLE.withDescription("cannot connect to " + owners.get(i) + ": " + cause)
+                .withCause(cause != null ? cause : ee).asException();
+      }
+      if (failure != null) {
+        first = first == null ? failure : first;
+        failures.add(failure.status().description());
+      }
+    }
+    if (ok > 0) {
+      if (!failures.isEmpty()) {
+        LoggerFactory.getLogger(RpcClient.class).warn("client '{}' for {}: {} of {} connections failed at start,"
+            + " calls go to the others: {}", config.name(), config.target(), failures.size(), attempts.size(),
+            summarize(failures));
+      }
+      return this;
+    }
+    if (attempts.size() == 1 && first != null) {
+      throw first;
+    }
+    throw Status.UNAVAILABLE.withDescription("cannot connect to any endpoint of " + config.target() + ": "
+        + summarize(failures)).asException();
+  }
+
+  /**
+   * The distinct failures, each once with how often it happened ("3 x cannot connect to h:7000 ...; ..."), at most
+   * five of them: a client with thousands of connections must not write thousands of lines' worth into one.
+   */
+  public static String summarize(List<String> failures) {
+    Map<String, Integer> counts = new LinkedHashMap<>();
+    for (String f : failures) {
+      counts.merge(f, 1, Integer::sum);
+    }
+    StringBuilder sb = new StringBuilder();
+    int shown = 0;
+    for (Map.Entry<String, Integer> en : counts.entrySet()) {
+      if (shown == 5) {
+        sb.append("; and ").append(counts.size() - shown).append(" other failures");
+        break;
+      }
+      sb.append(shown == 0 ? "" : "; ").append(en.getValue() > 1 ? en.getValue() + " x " : "").append(en.getKey());
+      shown++;
+    }
+    return sb.toString();
   }
 
   @Override
@@ -82,24 +173,25 @@ public final class ClientChannel extends RpcClient {
   @Override
   protected <Req> void startCall(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request,
       CallOptions options) throws Exception {
-    ClientEndpoints<ClientSubchannel> e = endpoints;
+    ClientEndpoints<InternalSubchannel> e = endpoints;
     if (e == null) {
       transport.startCall(call, null, method, request, options);
       return;
     }
-    ClientSubchannel sub = e.pick(call, call.picked());
+    InternalSubchannel previous = (InternalSubchannel) call.picked();
+    InternalSubchannel sub = e.pick(call, previous);
     if (sub == null) {
       call.fail(e.noPick(call, "; " + method.fullName() + " not sent"));
       return;
     }
     call.picked(sub);
-    transport.startCall(call, sub, method, request, options);
+    sub.send(call, method, request, options);
   }
 
   /** Closes every subchannel (their calls in flight fail with UNAVAILABLE), then the transport. */
   @Override
   protected void terminate(Runnable done) {
-    ClientEndpoints<ClientSubchannel> e = endpoints;
+    ClientEndpoints<InternalSubchannel> e = endpoints;
     if (e == null) {
       transport.terminate(done);
       return;
@@ -119,7 +211,7 @@ public final class ClientChannel extends RpcClient {
 
   @Override
   public String toString() {
-    ClientEndpoints<ClientSubchannel> e = endpoints;
+    ClientEndpoints<InternalSubchannel> e = endpoints;
     return transport + (e == null ? "" : ", subchannels=" + e.subchannels());
   }
 }

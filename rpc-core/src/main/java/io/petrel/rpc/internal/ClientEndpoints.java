@@ -22,12 +22,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * A client's endpoints and the choice among them, the same whatever the transport: it listens to the
- * {@link NameResolver}, keeps one {@link ClientSubchannel} per endpoint (made by the transport, kept while the
- * endpoint stays, closed when it goes), tells the {@link LoadBalancer} of every change (endpoints, their
+ * {@link NameResolver}, keeps one {@link ClientSubchannel} per endpoint (an {@link InternalSubchannel}, kept while
+ * the endpoint stays, closed when it goes), tells the {@link LoadBalancer} of every change (endpoints, their
  * states, the end of each call), picks a subchannel per call, and asks the resolver to refresh when a
  * connection is lost. With one endpoint the pick is a field read: no balancer, no counting, no events.
  *
- * @param <S> the transport's subchannel type
+ * @param <S> the subchannel type
  */
 public final class ClientEndpoints<S extends ClientSubchannel> implements NameResolver.Listener,
     ClientSubchannel.Owner {
@@ -51,7 +51,7 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
   private boolean shutdown;
 
   /**
-   * @param factory makes the transport's subchannel for a new endpoint (under this object's lock; it must not
+   * @param factory makes the subchannel of a new endpoint (under this object's lock; it must not
    *     call back into it)
    */
   public ClientEndpoints(ClientConfig config, Function<Endpoint, S> factory, RateLimitedLog limitLog) {

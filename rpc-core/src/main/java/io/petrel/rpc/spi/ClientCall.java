@@ -170,12 +170,24 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
   private void startAttempt(Object req) {
     try {
       runtime.startAttempt(this, req);
-    } catch (FrameSizes.TooLarge e) {
-      fail(e.status.augmentDescription("not sent")); // over maxFrameSize or maxMetadataSize
-    } catch (io.petrel.rpc.StatusException e) {
-      fail(e.status());
     } catch (Throwable t) {
-      // The request's marshaller failed (the transport encodes before it hands the call on).
+      startFailed(t);
+    }
+  }
+
+  /**
+   * The core's: starting an attempt threw {@code t} (the transport encodes before it hands the attempt on): a
+   * {@link FrameSizes.TooLarge} fails the call with its RESOURCE_EXHAUSTED status and "not sent", a
+   * {@link io.petrel.rpc.StatusException} with its status, a marshaller's exception with INVALID_ARGUMENT or
+   * INTERNAL.
+   */
+  public final void startFailed(Throwable t) {
+    if (t instanceof FrameSizes.TooLarge e) {
+      fail(e.status.augmentDescription("not sent")); // over maxFrameSize or maxMetadataSize
+    } else if (t instanceof io.petrel.rpc.StatusException e) {
+      fail(e.status());
+    } else {
+      // The request's marshaller failed.
       Status.Code code = t instanceof IllegalArgumentException || t instanceof NullPointerException
           ? Status.Code.INVALID_ARGUMENT : Status.Code.INTERNAL;
       fail(code.toStatus().withDescription("cannot encode the request of " + method.fullName() + ": "

@@ -8,12 +8,12 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A transport's connections to one endpoint, as the core's client channel keeps them (made by
- * {@link ClientTransport#newSubchannel}): made when the
- * resolver names the endpoint, closed when it no longer does. The core counts the calls sent through it (when
- * the client has several endpoints), which is what a least-pending balancer compares; the transport says
- * whether it can take calls now ({@link #isAvailable()}), reports its connections' state
- * ({@link #stateChanged}), and owns its connections, reconnect backoff and health.
+ * The client's connections to one endpoint, as the core's client channel keeps them: made when the resolver
+ * names the endpoint, closed when it no longer does. Extended by the core only ({@code internal.InternalSubchannel},
+ * which owns the connections, their reconnect backoff and the calls waiting for them, over the transport's
+ * {@link Connection}s). The core counts the calls sent through it (when the client has several endpoints), which
+ * is what a least-pending balancer compares; it says whether it can take calls now ({@link #isAvailable()}) and
+ * reports its connections' state ({@link #stateChanged}).
  */
 public abstract class ClientSubchannel implements Subchannel {
   private volatile Endpoint endpoint;
@@ -85,7 +85,7 @@ public abstract class ClientSubchannel implements Subchannel {
   }
 
   /**
-   * For transports: the connections' state is now {@code next} ({@code cause}: why it is
+   * The connections' state is now {@code next} ({@code cause}: why it is
    * {@link ConnectivityState#BACKING_OFF}, else null). The core tells the balancer, and asks the resolver to
    * refresh when a connection was lost or an attempt failed. Nothing changes after {@code SHUTDOWN}. Call it
    * holding no lock of the transport's: the resolver may answer at once, on this thread.

@@ -11,6 +11,7 @@ import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
+import io.petrel.rpc.internal.InternalSubchannel;
 import io.petrel.rpc.marshal.Marshallers;
 import java.util.ArrayList;
 import java.util.List;
@@ -81,12 +82,12 @@ class ClientAttemptsTest {
   void aRefusedOrUnsentAttemptIsSentAgainElsewhereWithoutTheCallerSeeingIt() throws Exception {
     CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
     RecordingTransport.Call<?> first = take();
-    RecordingTransport.Sub firstEndpoint = first.subchannel;
+    InternalSubchannel firstEndpoint = first.subchannel;
     first.onClose(unavailable("GOAWAY above the last id"), AttemptProgress.REFUSED);
     RecordingTransport.Call<?> second = take();
     assertThat(second).as("the same logical call").isSameAs(first);
     assertThat(second.subchannel).as("picked again, another endpoint").isNotSameAs(firstEndpoint);
-    second.subchannel.available = false; // as a transport reports an endpoint it cannot reach
+    client.takeDown(second.subchannel); // its connection lost before answering: it backs off
     second.onClose(unavailable("cannot connect"), AttemptProgress.NOT_SENT);
     RecordingTransport.Call<?> third = take();
     assertThat(third.subchannel).as("never the endpoint it could not be sent to").isSameAs(firstEndpoint);
@@ -102,25 +103,32 @@ class ClientAttemptsTest {
   void withTheDefaultBalancerAnUnsentAttemptAlwaysGoesToAnotherEndpoint() throws Exception {
     // Least-pending draws two endpoints at random: with most of them unreachable it can offer the one the call
     // could not be sent to, twice. The call must still go elsewhere, to a reachable endpoint when there is one.
-    client.shutdownNow();
-    client = RecordingTransport.of(RpcClient.builder()
-        .target("static://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4,127.0.0.1:5")
-        .transport("recording").name("c").build());
-    for (int i = 0; i < 300; i++) {
-      CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
+    for (int i = 0; i < 100; i++) {
+      client.shutdownNow();
+      client = RecordingTransport.of(RpcClient.builder()
+          .target("static://127.0.0.1:1,127.0.0.1:2,127.0.0.1:3,127.0.0.1:4,127.0.0.1:5")
+          .transport("recording").name("c").build());
+      List<io.petrel.rpc.Endpoint> picks = new java.util.concurrent.CopyOnWriteArrayList<>();
+      CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8),
+          CallOptions.DEFAULT.withEndpointListener(picks::add));
       RecordingTransport.Call<?> first = take();
-      RecordingTransport.Sub unreachable = first.subchannel;
-      List<RecordingTransport.Sub> subs = client.endpoints.subchannels();
+      InternalSubchannel unreachable = first.subchannel;
+      List<InternalSubchannel> subs = client.endpoints.subchannels();
       assertThat(subs).hasSize(5);
-      // Four of five down (the one just tried among them), one up.
-      RecordingTransport.Sub up = subs.get(subs.get(0) == unreachable ? 1 : 0);
-      subs.forEach(sub -> sub.available = sub == up);
+      // Four of five down (the one just tried among them, its connection lost unanswered), one up: the down
+      // ones back off after their connect fails.
+      InternalSubchannel up = subs.get(subs.get(0) == unreachable ? 1 : 0);
+      subs.stream().filter(sub -> sub != up).forEach(client::takeDown);
+      client.rpc.start(); // connects each endpoint: only the one up succeeds
+      assertThat(subs).filteredOn(InternalSubchannel::isAvailable).containsExactly(up);
       first.onClose(unavailable("cannot connect"), AttemptProgress.NOT_SENT);
-      RecordingTransport.Call<?> second = take();
-      assertThat(second.subchannel).as("call %s: another endpoint", i).isNotSameAs(unreachable);
-      answer(second, "ok");
-      assertThat(f.get(10, TimeUnit.SECONDS)).isNotNull();
-      subs.forEach(sub -> sub.available = true);
+      assertThat(picks.get(1)).as("call %s: another endpoint", i).isNotEqualTo(unreachable.endpoint());
+      if (picks.get(1).equals(up.endpoint())) {
+        answer(take(), "ok");
+        assertThat(f.get(10, TimeUnit.SECONDS)).isNotNull();
+      } else {
+        f.cancel(false); // it waits for that endpoint's next attempt
+      }
     }
   }
 

@@ -10,6 +10,7 @@ import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
+import io.petrel.rpc.internal.InternalSubchannel;
 import io.petrel.rpc.marshal.Marshallers;
 import java.util.ArrayList;
 import java.util.List;
@@ -86,7 +87,7 @@ class ClientEndpointsTest {
   void callsAreCountedOnTheirEndpointUntilTheyEnd() throws Exception {
     RecordingTransport.Client c = client(RpcClient.builder().target("static://a:1,b:2").transport("recording")
         .loadBalancer("round_robin").build());
-    List<RecordingTransport.Sub> subs = c.endpoints.subchannels();
+    List<InternalSubchannel> subs = c.endpoints.subchannels();
     assertThat(subs).extracting(s -> s.endpoint().authority()).containsExactly("a:1", "b:2");
     List<CompletableFuture<byte[]>> calls = new ArrayList<>();
     for (int i = 0; i < 4; i++) {
@@ -147,13 +148,13 @@ class ClientEndpointsTest {
         .isEqualTo("no endpoint for manual://svc yet: registry down; test.Svc/echo not sent");
 
     resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1), Endpoint.of("b", 2)));
-    List<RecordingTransport.Sub> first = c.endpoints.subchannels();
+    List<InternalSubchannel> first = c.endpoints.subchannels();
     resolver.listener.onEndpoints(List.of(new Endpoint("b", 2, 5), Endpoint.of("c", 3)));
-    List<RecordingTransport.Sub> second = c.endpoints.subchannels();
+    List<InternalSubchannel> second = c.endpoints.subchannels();
     assertThat(second.get(0)).as("b kept").isSameAs(first.get(1));
     assertThat(second.get(0).endpoint().weight()).as("its new weight").isEqualTo(5);
-    assertThat(first.get(0).closed).as("a closed").isDone();
-    assertThat(second.get(0).closed).isNotDone();
+    assertThat(first.get(0).state()).as("a closed").isEqualTo(ConnectivityState.SHUTDOWN);
+    assertThat(second.get(0).state()).isNotEqualTo(ConnectivityState.SHUTDOWN);
     // An error keeps the endpoints it had.
     resolver.listener.onError(Status.UNAVAILABLE.withDescription("registry down"));
     assertThat(c.endpoints.subchannels()).isSameAs(second);
@@ -161,7 +162,7 @@ class ClientEndpointsTest {
     c.shutdownNow();
     assertThat(c.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
     assertThat(resolver.shutdown).isTrue();
-    assertThat(second).allSatisfy(s -> assertThat(s.closed).isDone());
+    assertThat(second).allSatisfy(s -> assertThat(s.state()).isEqualTo(ConnectivityState.SHUTDOWN));
     resolver.listener.onEndpoints(List.of(Endpoint.of("d", 4)));
     assertThat(c.endpoints.subchannels()).as("nothing made after shutdown").isSameAs(second);
   }
@@ -219,7 +220,10 @@ class ClientEndpointsTest {
     CompletableFuture<byte[]> ok = c.unaryCallAsync(ECHO, new byte[] {1},
         CallOptions.DEFAULT.withMetadata(md).withHashKey("user-7"));
     CompletableFuture<byte[]> failed = c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT);
-    assertThat(lb.events).containsExactly("pick test.Svc/echo acme user-7", "pick test.Svc/echo null null");
+    assertThat(lb.events).filteredOn(e -> e.startsWith("pick"))
+        .containsExactly("pick test.Svc/echo acme user-7", "pick test.Svc/echo null null");
+    assertThat(lb.events).as("the core reports the states of the connections it made").containsSubsequence(
+        "state a:1 CONNECTING", "state a:1 READY");
     answer(c.started.take());
     c.started.take().fail(Status.UNAVAILABLE.withDescription("gone"));
     assertThat(ok.get(10, TimeUnit.SECONDS)).isEqualTo("ok".getBytes(UTF_8));
@@ -227,15 +231,20 @@ class ClientEndpointsTest {
     assertThat(lb.events).endsWith("ended a:1 OK", "ended b:2 UNAVAILABLE");
     assertThat(lb.latencies).allSatisfy(n -> assertThat(n).isPositive());
 
-    RecordingTransport.Sub a = c.endpoints.subchannels().get(0);
-    assertThat(a.state()).as("before the transport says anything").isEqualTo(ConnectivityState.IDLE);
-    a.report(ConnectivityState.CONNECTING, null);
-    a.report(ConnectivityState.READY, null);
-    a.report(ConnectivityState.READY, null); // no change: not repeated
-    a.report(ConnectivityState.BACKING_OFF, Status.UNAVAILABLE.withDescription("refused"));
+    InternalSubchannel a = c.endpoints.subchannels().get(0);
+    assertThat(a.state()).as("its connection carried the first call").isEqualTo(ConnectivityState.READY);
+    c.connectionsTo(a).get(0).lose(true); // lost after the server had answered: idle until the next call
+    assertThat(a.state()).isEqualTo(ConnectivityState.IDLE);
+    c.refused.add("a:1");
+    lb.subs = List.of(a); // the next call goes to a, whose connect now fails
+    // With a hash key the call follows its balancer (to a) rather than going to b when a cannot be reached.
+    CompletableFuture<byte[]> refused = c.unaryCallAsync(ECHO, new byte[] {1},
+        CallOptions.DEFAULT.withHashKey("k"));
+    assertThat(statusOf(refused).description()).startsWith("cannot connect to a:1: refused by the test");
     assertThat(a.state()).isEqualTo(ConnectivityState.BACKING_OFF);
-    assertThat(a.stateCause().description()).isEqualTo("refused");
-    assertThat(lb.events).endsWith("state a:1 CONNECTING", "state a:1 READY", "state a:1 BACKING_OFF refused");
+    assertThat(a.stateCause().description()).isEqualTo("cannot connect to a:1: refused by the test");
+    assertThat(lb.events).containsSubsequence("state a:1 READY", "state a:1 IDLE", "state a:1 CONNECTING",
+        "state a:1 BACKING_OFF cannot connect to a:1: refused by the test");
   }
 
   @Test
@@ -246,7 +255,7 @@ class ClientEndpointsTest {
         .transport("recording").loadBalancer(lb).build());
     Endpoint a = new Endpoint("a", 1, 1, "eu-1", "2.0", java.util.Map.of("rack", "r7"));
     resolver.listener.onEndpoints(List.of(a, Endpoint.of("b", 2)));
-    RecordingTransport.Sub sub = c.endpoints.subchannels().get(0);
+    InternalSubchannel sub = c.endpoints.subchannels().get(0);
     assertThat(sub.endpoint().zone()).isEqualTo("eu-1");
     assertThat(sub.endpoint().version()).isEqualTo("2.0");
     assertThat(sub.endpoint().attribute("rack")).isEqualTo("r7");
@@ -263,7 +272,7 @@ class ClientEndpointsTest {
     RecordingTransport.Client c = client(RpcClient.builder().nameResolver("manual://svc", resolver)
         .transport("recording").build());
     resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1), Endpoint.of("b", 2)));
-    List<RecordingTransport.Sub> had = c.endpoints.subchannels();
+    List<InternalSubchannel> had = c.endpoints.subchannels();
 
     // An error says nothing about the endpoints: the client keeps them and its calls go on.
     resolver.listener.onError(Status.UNAVAILABLE.withDescription("registry unreachable"));
@@ -274,7 +283,9 @@ class ClientEndpointsTest {
     // An empty list is the registry saying there is none: the endpoints go, and calls fail saying so.
     resolver.listener.onEndpoints(List.of());
     assertThat(c.endpoints.subchannels()).isEmpty();
-    assertThat(had).allSatisfy(s -> assertThat(s.closed).isDone());
+    assertThat(had).allSatisfy(s -> assertThat(s.state()).isEqualTo(ConnectivityState.SHUTDOWN));
+    assertThat(c.connects).as("the connection that carried the call was drained").anySatisfy(
+        x -> assertThat(x.drained).contains("by its resolver"));
     assertThat(statusOf(c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT)).description())
         .isEqualTo("no endpoint for manual://svc: its resolver lists no endpoint; test.Svc/echo not sent");
 
@@ -289,18 +300,21 @@ class ClientEndpointsTest {
     RecordingTransport.Client c = client(RpcClient.builder().nameResolver("manual://svc", resolver)
         .transport("recording").build());
     resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1)));
-    RecordingTransport.Sub a = c.endpoints.subchannels().get(0);
-    a.report(ConnectivityState.CONNECTING, null);
-    a.report(ConnectivityState.READY, null);
+    InternalSubchannel a = c.endpoints.subchannels().get(0);
+    c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT);
+    c.started.take();
+    assertThat(a.state()).isEqualTo(ConnectivityState.READY);
     assertThat(resolver.refreshes).isZero();
-    a.report(ConnectivityState.IDLE, null); // the connection was lost
+    c.connectionsTo(a).get(0).lose(true); // the connection was lost
     assertThat(resolver.refreshes).isEqualTo(1);
-    a.report(ConnectivityState.CONNECTING, null);
-    a.report(ConnectivityState.BACKING_OFF, Status.UNAVAILABLE.withDescription("refused"));
-    assertThat(resolver.refreshes).isEqualTo(2);
+    c.refused.add("a:1");
+    assertThat(statusOf(c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT)).code())
+        .isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(a.state()).isEqualTo(ConnectivityState.BACKING_OFF);
+    assertThat(resolver.refreshes).as("the attempt failed").isEqualTo(2);
     c.shutdownNow();
     assertThat(c.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-    a.report(ConnectivityState.BACKING_OFF, Status.UNAVAILABLE.withDescription("after shutdown"));
-    assertThat(resolver.refreshes).as("not after shutdown").isEqualTo(2);
+    assertThat(a.state()).isEqualTo(ConnectivityState.SHUTDOWN);
+    assertThat(resolver.refreshes).as("not for the shutdown").isEqualTo(2);
   }
 }

@@ -43,7 +43,10 @@ public final class RecordingTransport implements TransportProvider {
   public static final class Call<Resp> extends ClientCall<Resp> {
     public final List<String> events = new CopyOnWriteArrayList<>();
     public @Nullable Object request;
-    public @Nullable Sub subchannel;
+    /** The endpoint the core picked for the attempt, null without endpoints. */
+    public io.petrel.rpc.internal.@Nullable InternalSubchannel subchannel;
+    /** The connection the core started the attempt on. */
+    public @Nullable Conn connection;
 
     Call(Client client, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
         @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
@@ -71,29 +74,59 @@ public final class RecordingTransport implements TransportProvider {
     }
   }
 
-  /** An endpoint's "connections": it records whether it was closed. */
-  public static final class Sub extends ClientSubchannel {
-    public volatile boolean available = true;
+  /**
+   * A connection as the recording transport made it: the test completes or fails its connect
+   * ({@link Client#manualConnects}), and plays what a real one would report (lost, GOAWAY).
+   */
+  public static final class Conn implements Connection {
+    public final io.petrel.rpc.Endpoint endpoint;
+    public final Connection.Listener listener;
+    public final java.util.concurrent.CompletableFuture<Connection> future = new java.util.concurrent.CompletableFuture<>();
+    /** When the core asked for it (nanoTime). */
+    public final long askedAt = System.nanoTime();
+    public volatile boolean usable = true;
+    /** Why it was drained, or null. */
+    public volatile @Nullable String drained;
     public final java.util.concurrent.CompletableFuture<Void> closed = new java.util.concurrent.CompletableFuture<>();
 
-    Sub(io.petrel.rpc.Endpoint endpoint) {
-      super(endpoint);
+    Conn(io.petrel.rpc.Endpoint endpoint, Connection.Listener listener) {
+      this.endpoint = endpoint;
+      this.listener = listener;
     }
 
-    @Override
-    public boolean isAvailable() {
-      return available;
+    /** The connect succeeded: the server answered at once. */
+    public void succeed() {
+      future.complete(this);
+      listener.answered();
     }
 
-    /** Plays the transport reporting its connections' state. */
-    public void report(ConnectivityState state, io.petrel.rpc.@Nullable Status cause) {
-      stateChanged(state, cause);
+    /** The connect failed with {@code why}. */
+    public void fail(String why) {
+      usable = false;
+      future.completeExceptionally(io.petrel.rpc.Status.UNAVAILABLE.withDescription(why).asException());
     }
 
-    @Override
-    public java.util.concurrent.CompletionStage<Void> close() {
+    /** The connection was lost ({@code answered}: after the server had said something). */
+    public void lose(boolean answered) {
+      usable = false;
+      listener.closed("lost by the test", answered);
       closed.complete(null);
-      return closed;
+    }
+
+    @Override
+    public boolean isUsable() {
+      return usable;
+    }
+
+    @Override
+    public void drain(String why) {
+      drained = why;
+      lose(true);
+    }
+
+    @Override
+    public void close() {
+      lose(true);
     }
   }
 
@@ -111,6 +144,20 @@ public final class RecordingTransport implements TransportProvider {
    */
   public static final class Client implements ClientTransport {
     public final BlockingQueue<Call<?>> started = new LinkedBlockingQueue<>();
+    /** Every connection the core asked for, in order. */
+    public final List<Conn> connects = new CopyOnWriteArrayList<>();
+    /** The same, for a test to wait on. */
+    public final BlockingQueue<Conn> asked = new LinkedBlockingQueue<>();
+    /** Connects of these authorities ("host:port") fail at once. */
+    public final java.util.Set<String> refused = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** When set, connects wait for the test ({@link Conn#succeed}, {@link Conn#fail}); else they succeed at once. */
+    public volatile boolean manualConnects;
+    private final java.util.concurrent.ScheduledExecutorService timers =
+        java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+          Thread t = new Thread(r, "recording-timers");
+          t.setDaemon(true);
+          return t;
+        });
     /** The core's endpoints of the client, seen as this transport's subchannels. */
     public final Endpoints endpoints = new Endpoints();
     public final ClientConfig config;
@@ -126,11 +173,9 @@ public final class RecordingTransport implements TransportProvider {
 
     /** The core's endpoints of this client, as the tests look at them. */
     public final class Endpoints {
-      @SuppressWarnings({"unchecked", "rawtypes"})
-      public List<Sub> subchannels() {
-        io.petrel.rpc.internal.ClientEndpoints<ClientSubchannel> e =
-            io.petrel.rpc.internal.ClientChannel.endpointsOf(rpc);
-        return e == null ? List.of() : (List) e.subchannels();
+      public List<io.petrel.rpc.internal.InternalSubchannel> subchannels() {
+        var e = io.petrel.rpc.internal.ClientChannel.endpointsOf(rpc);
+        return e == null ? List.of() : e.subchannels();
       }
 
       /** Plays the resolver. */
@@ -145,16 +190,39 @@ public final class RecordingTransport implements TransportProvider {
     }
 
     @Override
-    public ClientSubchannel newSubchannel(io.petrel.rpc.Endpoint endpoint) {
-      return new Sub(endpoint);
+    public java.util.concurrent.CompletableFuture<Connection> connect(io.petrel.rpc.Endpoint endpoint,
+        Connection.Listener listener) {
+      Conn c = new Conn(endpoint, listener);
+      connects.add(c);
+      asked.add(c);
+      if (refused.contains(endpoint.authority())) {
+        c.fail("refused by the test");
+      } else if (!manualConnects) {
+        c.succeed();
+      }
+      return c.future;
+    }
+
+    @Override
+    public java.util.concurrent.ScheduledExecutorService scheduler() {
+      return timers;
+    }
+
+    /** The open connections to {@code s}'s endpoint. */
+    public List<Conn> connectionsTo(Subchannel s) {
+      return connects.stream().filter(c -> c.endpoint.sameAddress(s.endpoint()) && c.usable && c.future.isDone()
+          && !c.future.isCompletedExceptionally()).toList();
+    }
+
+    /** Plays an endpoint that goes down: its connections are lost before answering, and connects to it fail. */
+    public void takeDown(Subchannel s) {
+      refused.add(s.endpoint().authority());
+      connectionsTo(s).forEach(c -> c.lose(false));
     }
 
     ClientCallRuntime runtime0() {
       return runtime;
     }
-
-    @Override
-    public void connect(List<ClientSubchannel> subchannels) {}
 
     @Override
     public <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
@@ -163,20 +231,22 @@ public final class RecordingTransport implements TransportProvider {
     }
 
     @Override
-    public <Req> void startCall(ClientCall<?> call, @Nullable ClientSubchannel subchannel,
-        MethodDescriptor<Req, ?> method, Req request, CallOptions options) {
+    public <Req> void startAttempt(ClientCall<?> call, Connection connection, MethodDescriptor<Req, ?> method,
+        Req request, CallOptions options) {
       if (request instanceof byte[] b && new String(b, java.nio.charset.StandardCharsets.UTF_8).equals("boom")) {
         throw new IllegalArgumentException("the marshaller refused it");
       }
       Call<?> c = (Call<?>) call;
       c.request = request;
-      c.subchannel = (Sub) subchannel;
+      c.subchannel = (io.petrel.rpc.internal.InternalSubchannel) call.picked();
+      c.connection = (Conn) connection;
       started.add(c);
     }
 
     @Override
     public void terminate(Runnable done) {
       terminations++;
+      timers.shutdownNow();
       done.run();
     }
 

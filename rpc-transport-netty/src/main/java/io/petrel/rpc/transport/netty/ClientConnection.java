@@ -34,11 +34,17 @@ import org.slf4j.LoggerFactory;
  * answers free their places. Until the server's first frame has arrived at most {@link #INITIAL_MAX_CALLS} call is
  * written; a server whose first frame is not SETTINGS (an older one) has no known limit, as before.
  */
-final class ClientConnection extends ChannelInboundHandlerAdapter implements WriteQueue.Sink {
+final class ClientConnection extends ChannelInboundHandlerAdapter implements WriteQueue.Sink,
+    io.petrel.rpc.spi.Connection {
   private static final Logger log = LoggerFactory.getLogger(ClientConnection.class);
 
   private final NettyRpcClient client;
-  private final ClientSlot slot;
+  /** The core's side of this connection: told when the server first answers, sends GOAWAY, or the channel closes. */
+  private final Listener listener;
+  /** The endpoint's "host:port", for messages. */
+  private final String authority;
+  /** The host the client connects to, as its resolver gave it (TLS messages). */
+  private final String host;
   private final Channel channel;
   private final WriteQueue writeQueue;
   private final CallTable<PendingCall<?>> inFlight = new CallTable<>();
@@ -99,9 +105,11 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   /** Event loop only: why the connection failed, when it was TLS (e.g. the server refused the client's certificate). */
   private @Nullable String closeReason;
 
-  ClientConnection(NettyRpcClient client, ClientSlot slot, Channel channel) {
+  ClientConnection(NettyRpcClient client, Listener listener, String authority, String host, Channel channel) {
     this.client = client;
-    this.slot = slot;
+    this.listener = listener;
+    this.authority = authority;
+    this.host = host;
     this.channel = channel;
     this.writeQueue = new WriteQueue(channel, this);
   }
@@ -111,8 +119,15 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   }
 
   /** True while new calls may be sent here. */
-  boolean isUsable() {
+  @Override
+  public boolean isUsable() {
     return !goaway && !closed && channel.isActive();
+  }
+
+  /** Closes now: calls in flight fail with UNAVAILABLE, waiting ones are sent again elsewhere. Any thread. */
+  @Override
+  public void close() {
+    channel.close();
   }
 
   void send(PendingCall<?> call) {
@@ -139,8 +154,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       return;
     }
     if (goaway || closed || !channel.isActive()) {
-      // Not sent: the slot finds it another connection (or fails it if there is none to be had).
-      client.route(call, slot);
+      unsent(call); // not written: the core sends it on another connection
       return;
     }
     if (call.frame().readableBytes() > peerMaxFrameSize || checkPeerMetadata && overPeerMetadata(call)) {
@@ -214,8 +228,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   }
 
   /**
-   * Event loop: this connection takes no more calls (closed, or GOAWAY): its unsent calls are routed again, to
-   * another connection of the slot or a new one (or fail if the slot has none to offer).
+   * Event loop: this connection takes no more calls (closed, or GOAWAY): its unsent calls end REFUSED, and the core
+   * sends each again on another connection (of this endpoint or another) without its caller seeing it.
    */
   private void rerouteWaiting() {
     PendingCall<?> call;
@@ -224,9 +238,16 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       if (call.isFinished()) {
         call.releaseFrame();
       } else {
-        client.route(call, slot);
+        unsent(call);
       }
     }
+  }
+
+  /** Event loop: a call handed here and never written, because the connection went away first. */
+  private void unsent(PendingCall<?> call) {
+    call.releaseFrame();
+    call.onClose(Status.UNAVAILABLE.withDescription("connection to " + authority + " went away before "
+        + call.method().fullName() + " was written" + reasonSuffix()), AttemptProgress.REFUSED);
   }
 
   @Override
@@ -256,7 +277,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
           call.onSent();
         } else {
           call.fail(Status.UNAVAILABLE.withDescription("oneway " + call.method().fullName() + " to "
-              + slot.authority() + " could not be written: " + f.cause()).withCause(f.cause()));
+              + authority + " could not be written: " + f.cause()).withCause(f.cause()));
         }
       });
       return;
@@ -367,17 +388,18 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         return;
       }
     }
-    log.debug("closing connection to {} after GOAWAY: no call left on it", slot.authority());
+    log.debug("closing connection to {} after GOAWAY: no call left on it", authority);
     closed = true;
     channel.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(
         io.netty.channel.ChannelFutureListener.CLOSE);
   }
 
   /**
-   * Any thread: the endpoint is gone (its slot no longer holds this connection): as after a GOAWAY, no new call
+   * Any thread: the endpoint is gone (the core no longer sends here): as after a GOAWAY, no new call
    * is written here, calls waiting here go elsewhere, and the connection closes once its last call has ended.
    */
-  void drain(String why) {
+  @Override
+  public void drain(String why) {
     try {
       channel.eventLoop().execute(() -> {
         if (goaway || closed) {
@@ -385,7 +407,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         }
         goaway = true;
         log.debug("draining connection to {}: {}; {} calls in flight finish here, {} not sent go elsewhere",
-            slot.authority(), why, inFlight.size(), waiting.size());
+            authority, why, inFlight.size(), waiting.size());
         rerouteWaiting();
         closeIfDrained();
       });
@@ -410,14 +432,14 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     }
     if (evt instanceof IdleStateEvent) {
       if (pingOutstanding) {
-        client.limitLog().warn("keepalive " + slot.authority(), "closing connection to " + slot.authority()
+        client.limitLog().warn("keepalive " + authority, "closing connection to " + authority
             + ": silent for two keepalive periods, a PING went unanswered; " + inFlight.size() + " calls in flight"
             + " fail with UNAVAILABLE, reconnecting");
         closed = true; // no new calls here while it closes
         if (closeReason == null) {
           closeReason = "no answer to keepalive PING";
         }
-        failAll("connection to " + slot.authority() + " closed: no answer to keepalive PING");
+        failAll("connection to " + authority + " closed: no answer to keepalive PING");
         ctx.close();
       } else {
         pingOutstanding = true;
@@ -434,7 +456,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     boolean first = !answered;
     if (first) {
       answered = true;
-      slot.onAnswered();
+      listener.answered();
       // No limit unless the frame is the server's SETTINGS (an older server sends none: as before).
       peerMaxCalls = Integer.MAX_VALUE;
     }
@@ -452,7 +474,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       Status s = Status.RESOURCE_EXHAUSTED.withDescription("response of " + big.frameSize() + " bytes exceeds the"
           + " client's max" + ("frame".equals(big.what()) ? "FrameSize " : "MetadataSize ") + big.limit()
           + " (raise RpcClient.builder().max" + ("frame".equals(big.what()) ? "FrameSize" : "MetadataSize") + ")");
-      client.limitLog().warn("oversize response " + slot.authority(), s.description() + " from " + slot.authority()
+      client.limitLog().warn("oversize response " + authority, s.description() + " from " + authority
           + ": skipped");
       if (call != null) {
         call.fail(s);
@@ -482,9 +504,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         goaway = true;
         boolean refusing = frame.status == Status.Code.UNAVAILABLE.value();
         log.debug("server {} sent GOAWAY{}; {} calls still in flight on this connection, {} not sent yet go"
-            + " elsewhere", slot.authority(), refusing ? " after request " + Integer.toUnsignedString(
+            + " elsewhere", authority, refusing ? " after request " + Integer.toUnsignedString(
             frame.requestId) : "", inFlight.size(), waiting.size());
-        slot.onGoaway(this);
+        listener.goaway();
         if (refusing) {
           resendRefused(frame.requestId);
         }
@@ -521,7 +543,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       if (c.abandoned || c.isFinished()) {
         continue; // ended here already (deadline, cancel): nothing to send
       }
-      c.onClose(Status.UNAVAILABLE.withDescription("server " + slot.authority() + " refused "
+      c.onClose(Status.UNAVAILABLE.withDescription("server " + authority + " refused "
           + c.method().fullName() + " unread (GOAWAY: it is shutting down)"), AttemptProgress.REFUSED);
     }
   }
@@ -550,7 +572,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     }
     checkPeerMetadata = peerMaxMetadataSize < client.maxMetadataSize();
     log.debug("server {} allows {} calls in flight per connection, frames of {} bytes, metadata of {} bytes",
-        slot.authority(), peerMaxCalls, peerMaxFrameSize, peerMaxMetadataSize);
+        authority, peerMaxCalls, peerMaxFrameSize, peerMaxMetadataSize);
     if (!waiting.isEmpty()) {
       releaseWaiting();
     }
@@ -580,7 +602,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     call.onResponseMetadata(frame.metadata);
     if (frame.status != 0) {
       call.onStatus(Status.fromCodeValue(frame.status).withDescription(body.toString(StandardCharsets.UTF_8)),
-          slot.authority());
+          authority);
       return;
     }
     call.onMessage(body, true, wakeChain); // a unary response: one message that ends the call with OK
@@ -697,11 +719,14 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
     closed = true;
-    // The slot first: a caller that retries when its call fails below must find the slot reconnecting (or
+    if (client.metrics() != null) {
+      client.metrics().connectionsClosed.increment();
+    }
+    // The core first: a caller that retries when its call fails below must find the endpoint reconnecting (or
     // backing off), not this dead connection's place still empty of any plan.
-    slot.onClosed(this);
+    listener.closed(closeReason, answered);
     rerouteWaiting(); // never sent: another connection may take them
-    failAll("connection to " + slot.authority() + " closed" + reasonSuffix());
+    failAll("connection to " + authority + " closed" + reasonSuffix());
     wakeChain.kick();
     super.channelInactive(ctx);
   }
@@ -754,17 +779,17 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     if (TlsErrors.isTls(cause)) {
       // E.g. TLS 1.3: the handshake is done for the client before the server has checked its certificate.
       if (closeReason == null) {
-        closeReason = "TLS: " + TlsErrors.describe(cause, true, slot.host(), slot.hasOwnCertificate(),
+        closeReason = "TLS: " + TlsErrors.describe(cause, true, host, client.hasOwnCertificate(),
             TlsErrors.sentCertificate(ctx.pipeline()));
       }
-      log.debug("connection to {} failed: {}", slot.authority(), closeReason, cause);
+      log.debug("connection to {} failed: {}", authority, closeReason, cause);
       channel.close();
       return;
     }
-    ConnectionErrors.close(client.limitLog(), channel, cause, "to " + slot.authority());
+    ConnectionErrors.close(client.limitLog(), channel, cause, "to " + authority);
   }
 
   private void protocolViolation(String what) {
-    ConnectionErrors.protocolViolation(client.limitLog(), channel, what, "to " + slot.authority());
+    ConnectionErrors.protocolViolation(client.limitLog(), channel, what, "to " + authority);
   }
 }

@@ -1,32 +1,42 @@
 package io.petrel.rpc.transport.netty;
 
-import io.petrel.rpc.spi.FrameSizes;
 import static io.petrel.rpc.transport.netty.Protocol.TYPE_ONEWAY;
 import static io.petrel.rpc.transport.netty.Protocol.TYPE_REQUEST;
 
 import io.micrometer.core.instrument.Tags;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
+import io.netty.bootstrap.Bootstrap;
+import io.netty.channel.Channel;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelInitializer;
+import io.netty.channel.ChannelOption;
+import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
+import io.netty.channel.WriteBufferWaterMark;
+import io.netty.handler.ssl.SslHandler;
+import io.netty.handler.timeout.IdleStateHandler;
+import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
+import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.StatusException;
 import io.petrel.rpc.spi.ClientCallRuntime;
 import io.petrel.rpc.spi.RateLimitedLog;
-import io.petrel.rpc.spi.AttemptProgress;
 import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
-import io.petrel.rpc.spi.ClientSubchannel;
 import io.petrel.rpc.spi.ClientTransport;
+import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -34,13 +44,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Netty client transport: it makes a {@link NettySubchannel} (one endpoint's connections) for each endpoint
- * the core's channel asks for, and sends each attempt the core picked a subchannel for; requests are encoded on
- * the caller's thread and sent through per-connection write queues. Event loops are the JVM's shared ones unless {@code ioThreads} is
- * set.
+ * The Netty client transport: it opens a connection ({@link ClientConnection}: TCP, TLS handshake, keepalive, on
+ * one event loop) when the core asks for one, and starts each attempt on the connection the core chose; requests
+ * are encoded on the caller's thread and sent through per-connection write queues. Reconnecting, backoff, the
+ * calls waiting for a connection and the endpoints' state are the core's. Event loops are the JVM's shared ones
+ * unless {@code ioThreads} is set.
  */
 final class NettyRpcClient implements ClientTransport {
   private static final Logger log = LoggerFactory.getLogger(NettyRpcClient.class);
+  private static final AttributeKey<SslHandler> TLS_HANDLER = AttributeKey.valueOf("petrel-client-tls");
 
   private final ClientConfig config;
   private final String target;
@@ -51,8 +63,12 @@ final class NettyRpcClient implements ClientTransport {
   /** The client made {@link #group} and shuts it down when it terminates. */
   private final boolean ownGroup;
   private final String loopsDescribed;
-  /** The subchannels the core asked for and has not closed yet, in the order made (meters, tests). */
-  private final List<NettySubchannel> subchannels = new java.util.concurrent.CopyOnWriteArrayList<>();
+  /** Every channel opened and not yet closed, connect attempts included: closed when the client terminates. */
+  private final java.util.Set<Channel> channels = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  /** The connections made and not yet closed, in the order made (meters, tests). */
+  private final List<ClientConnection> connections = new java.util.concurrent.CopyOnWriteArrayList<>();
+  /** The options of every connection; cloned per connect with its event loop and handler. */
+  private final Bootstrap bootstrap;
   /** Requests are encoded on the callers' threads: see {@link IoSupport#CALLER_ALLOCATOR}. */
   private final ByteBufAllocator alloc = IoSupport.CALLER_ALLOCATOR;
   private final @Nullable TransportMetrics metrics;
@@ -112,30 +128,141 @@ final class NettyRpcClient implements ClientTransport {
     if (metrics != null) {
       metrics.gauge("rpc.client.connections", this, c -> {
         int n = 0;
-        for (NettySubchannel s : c.subchannels) {
-          n += s.connected();
+        for (ClientConnection cc : c.connections) {
+          n += cc.isUsable() ? 1 : 0;
         }
         return n;
       });
       metrics.eventLoops(group);
     }
+    this.bootstrap = new Bootstrap()
+        .channel(io.socketChannel)
+        .option(ChannelOption.ALLOCATOR, IoSupport.ALLOCATOR)
+        .option(ChannelOption.TCP_NODELAY, true)
+        .option(ChannelOption.SO_KEEPALIVE, true)
+        .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) TimeUnit.NANOSECONDS.toMillis(
+            config.connectTimeoutNanos()))
+        .option(ChannelOption.WRITE_BUFFER_WATER_MARK,
+            new WriteBufferWaterMark(config.option(NettyOptions.WRITE_BUFFER_WATER_MARK).low(),
+                config.option(NettyOptions.WRITE_BUFFER_WATER_MARK).high()));
     log.debug("Petrel client '{}' for {} (io {}, {} connections per endpoint, {}, load balancer {}, {})",
         config.name(), target, io.name, config.connectionsPerEndpoint(), loopsDescribed,
         config.loadBalancer() == null ? "least_pending" : config.loadBalancer().name(),
         tls == null ? "plaintext" : tls.describe());
   }
 
-  /** One endpoint's connections, for the core, which keeps it while its resolver lists the endpoint. */
+  /**
+   * Opens one connection to {@code endpoint} on the next event loop: usable once TCP is connected and, with TLS,
+   * the handshake is done. All of the connection's calls and timers then run on that loop.
+   */
   @Override
-  public NettySubchannel newSubchannel(io.petrel.rpc.Endpoint endpoint) {
-    NettySubchannel s = new NettySubchannel(this, endpoint, group, io, config);
-    subchannels.add(s);
-    return s;
+  public CompletableFuture<io.petrel.rpc.spi.Connection> connect(Endpoint endpoint,
+      io.petrel.rpc.spi.Connection.Listener listener) {
+    CompletableFuture<io.petrel.rpc.spi.Connection> result = new CompletableFuture<>();
+    EventLoop loop = group.next();
+    if (loop.isShuttingDown()) {
+      result.completeExceptionally(Status.UNAVAILABLE.withDescription(whyStopped()).asException());
+      return result;
+    }
+    String authority = endpoint.authority();
+    ChannelFuture cf;
+    try {
+      cf = bootstrap.clone(loop).handler(new ChannelInitializer<Channel>() {
+        @Override
+        protected void initChannel(Channel ch) {
+          TlsSource t = tls;
+          if (t != null) {
+            // The target host is the SNI name and the name the server's certificate must match.
+            SslHandler ssl = t.context().newHandler(ch.alloc(), endpoint.host(), endpoint.port());
+            ssl.setHandshakeTimeout(config.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
+            ch.pipeline().addLast("petrel-tls", ssl);
+            ch.attr(TLS_HANDLER).set(ssl);
+          }
+          TransportMetrics m = metrics;
+          if (m != null) {
+            ch.pipeline().addLast("petrel-bytes-in", m.bytesIn());
+          }
+          if (config.keepAliveTimeNanos() > 0) {
+            ch.pipeline().addLast("petrel-keepalive",
+                new IdleStateHandler(config.keepAliveTimeNanos(), 0, 0, TimeUnit.NANOSECONDS));
+          }
+          ch.pipeline().addLast("petrel-frame-decoder",
+              new FrameDecoder(config.maxFrameSize(), config.maxMetadataSize()));
+          ch.pipeline().addLast("petrel-client", new ClientConnection(NettyRpcClient.this, listener, authority,
+              endpoint.host(), ch));
+        }
+      }).connect(InetSocketAddress.createUnresolved(endpoint.host(), endpoint.port())); // resolved at each connect
+    } catch (RuntimeException e) {
+      result.completeExceptionally(Status.UNAVAILABLE.withDescription(whyStopped()).withCause(e).asException());
+      return result;
+    }
+    Channel ch = cf.channel();
+    channels.add(ch);
+    ch.closeFuture().addListener(f -> channels.remove(ch));
+    result.whenComplete((c, t) -> {
+      if (result.isCancelled()) {
+        ch.close(); // the core gave the attempt up (its slot closed)
+      }
+    });
+    cf.addListener(f -> {
+      if (!f.isSuccess()) {
+        result.completeExceptionally(f.cause());
+        return;
+      }
+      TransportMetrics m = metrics;
+      if (m != null) {
+        m.connectionsOpened.increment(); // a TCP connection, closed once (channelInactive) either way
+      }
+      // From the attribute, not the pipeline: a peer that closes at once (a plaintext server) may have emptied the
+      // pipeline before this listener runs, and that is a failed handshake, not a connection that just closed.
+      SslHandler ssl = ch.attr(TLS_HANDLER).get();
+      if (ssl == null) {
+        connected(result, ch);
+        return;
+      }
+      // Usable once the TLS handshake is done; if it fails, say why (untrusted, expired, host name...).
+      ssl.handshakeFuture().addListener(h -> {
+        if (h.isSuccess()) {
+          connected(result, ch);
+        } else {
+          String why = "TLS handshake failed: " + TlsErrors.describe(h.cause(), true, endpoint.host(),
+              hasOwnCertificate(), TlsErrors.sentCertificate(ssl));
+          result.completeExceptionally(Status.UNAVAILABLE.withDescription(why).withCause(h.cause()).asException());
+          ch.close();
+        }
+      });
+    });
+    return result;
   }
 
-  /** A subchannel closed (drained, or the client terminates): no longer counted. */
-  void closed(NettySubchannel s) {
-    subchannels.remove(s);
+  /** The connect (and handshake) of {@code ch} succeeded: its connection is the attempt's result. */
+  private void connected(CompletableFuture<io.petrel.rpc.spi.Connection> result, Channel ch) {
+    ClientConnection conn = ch.pipeline().get(ClientConnection.class);
+    if (conn == null || !ch.isActive()) {
+      // Closed between connect (or handshake) and now, e.g. by a TLS alert: a failed attempt.
+      String reason = conn != null ? conn.closeReason() : null;
+      result.completeExceptionally(Status.UNAVAILABLE.withDescription(reason != null ? reason
+          : "the connection closed as soon as it opened").asException());
+      ch.close();
+      return;
+    }
+    connections.add(conn);
+    ch.closeFuture().addListener(f -> connections.remove(conn));
+    log.debug("connected to {} from {}", ch.remoteAddress(), ch.localAddress());
+    if (!result.complete(conn)) {
+      ch.close(); // given up meanwhile
+    }
+  }
+
+  /** The core's timers for this client's endpoints run on its event loops. */
+  @Override
+  public ScheduledExecutorService scheduler() {
+    return group;
+  }
+
+  /** Whether the client has a TLS certificate to show a server that asks for one. */
+  boolean hasOwnCertificate() {
+    return config.tls() != null && config.tls().hasOwnCertificate();
   }
 
   /** The TLS contexts of new connections, or null for plaintext. */
@@ -193,87 +320,6 @@ final class NettyRpcClient implements ClientTransport {
     return metrics;
   }
 
-  /**
-   * Connects to every endpoint now and waits up to the connect timeout. Succeeds when at least one endpoint is
-   * reachable; otherwise throws UNAVAILABLE naming each failure. Either way the client stays usable: an
-   * endpoint that failed is in its backoff, as after any failed attempt, and later calls reach it once it is up.
-   * A client dropped after a failed {@code build().start()} holds no connection and, once its backoff has
-   * passed, no timer; its share of the event loops is released when it is garbage collected.
-   */
-  @Override
-  public void connect(List<ClientSubchannel> endpoints) {
-    List<NettySubchannel> subs = new ArrayList<>();
-    for (ClientSubchannel s : endpoints) {
-      subs.add((NettySubchannel) s);
-    }
-    List<Future<ClientConnection>> attempts = new ArrayList<>();
-    List<NettySubchannel> owners = new ArrayList<>();
-    for (NettySubchannel sub : subs) {
-      for (ClientSlot s : sub.slots()) {
-        attempts.add(s.acquire(null, false));
-        owners.add(sub);
-      }
-    }
-    long waitMs = TimeUnit.NANOSECONDS.toMillis(config.connectTimeoutNanos()) + 1000;
-    long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
-    StatusException first = null;
-    List<String> failures = new ArrayList<>();
-    int ok = 0;
-    for (int i = 0; i < attempts.size(); i++) {
-      Future<ClientConnection> f = attempts.get(i);
-      long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime()));
-      StatusException failure = null;
-      if (!f.awaitUninterruptibly(left)) {
-        failure = Status.UNAVAILABLE.withDescription("cannot connect to " + owners.get(i).authority() + " within "
-            + waitMs + " ms").asException();
-      } else if (!f.isSuccess()) {
-        failure = f.cause() instanceof StatusException se ? new StatusException(se.status()) // described; our stack
-            : Status.UNAVAILABLE.withDescription("cannot connect to " + owners.get(i).authority() + ": "
-                + f.cause()).withCause(f.cause()).asException();
-      } else {
-        ok++;
-      }
-      if (failure != null) {
-        first = first == null ? failure : first;
-        failures.add(failure.status().description());
-      }
-    }
-    if (ok > 0) {
-      if (!failures.isEmpty()) {
-        log.warn("client '{}' for {}: {} of {} connections failed at start, calls go to the others: {}",
-            config.name(), target, failures.size(), attempts.size(), summarize(failures));
-      }
-      return;
-    }
-    if (attempts.size() == 1) {
-      throw first;
-    }
-    throw Status.UNAVAILABLE.withDescription("cannot connect to any endpoint of " + target + ": "
-        + summarize(failures)).asException();
-  }
-
-  /**
-   * The distinct failures, each once with how often it happened ("3 x cannot connect to h:7000 ...; ..."), at most
-   * five of them: a client with thousands of connections must not write thousands of lines' worth into one.
-   */
-  static String summarize(List<String> failures) {
-    java.util.Map<String, Integer> counts = new java.util.LinkedHashMap<>();
-    for (String f : failures) {
-      counts.merge(f, 1, Integer::sum);
-    }
-    StringBuilder sb = new StringBuilder();
-    int shown = 0;
-    for (java.util.Map.Entry<String, Integer> e : counts.entrySet()) {
-      if (shown == 5) {
-        sb.append("; and ").append(counts.size() - shown).append(" other failures");
-        break;
-      }
-      sb.append(shown == 0 ? "" : "; ").append(e.getValue() > 1 ? e.getValue() + " x " : "").append(e.getKey());
-      shown++;
-    }
-    return sb.toString();
-  }
-
   /** The core's runtime of this client, for its calls. */
   ClientCallRuntime callRuntime() {
     return runtime;
@@ -285,83 +331,51 @@ final class NettyRpcClient implements ClientTransport {
     return new PendingCall<>(this, method, deadline, responseMetadata, executor);
   }
 
-  /** Encodes the request on the caller's thread and hands the call to a connection of the endpoint picked. */
+  /** Encodes the request on the caller's thread and hands the attempt to the connection the core chose. */
   @Override
-  public <Req> void startCall(ClientCall<?> c, @Nullable ClientSubchannel subchannel,
+  public <Req> void startAttempt(ClientCall<?> c, io.petrel.rpc.spi.Connection connection,
       MethodDescriptor<Req, ?> method, Req request, CallOptions options) throws Exception {
     PendingCall<?> call = (PendingCall<?>) c;
-    NettySubchannel sub = (NettySubchannel) java.util.Objects.requireNonNull(subchannel, "subchannel");
     ByteBuf frame = FrameEncoder.encodeMessage(alloc, call.isOneway() ? TYPE_ONEWAY : TYPE_REQUEST, 0, method.id(),
         0, options.metadata(), method.requestMarshaller(), request, config.maxFrameSize(), config.maxMetadataSize(),
         "RpcClient.builder()"); // over a limit: FrameSizes.TooLarge, which the core turns into the call's status
     call.frame = frame;
-    call.failFast = options.isFailFast();
     call.requestSize(frame.getInt(Protocol.OFF_BODY_LENGTH));
-    route(call, sub.nextSlot());
+    ((ClientConnection) connection).send(call);
   }
 
-  /**
-   * Hands an encoded, unsent call to a usable connection of {@code slot}, or waits for one connection attempt
-   * (bounded by the call's deadline): the one under way, or, while the slot backs off after a failed attempt,
-   * the next one when that comes before the call's deadline; otherwise, or when the call is fail-fast, the
-   * attempt ends NOT_SENT at once (no connection attempt per call: see ClientSlot), and the core may send the
-   * call again on another endpoint. Also used for a call whose connection closed or received GOAWAY before the
-   * call could be written (in its write queue, or held back waiting for the server to take more calls): it was
-   * not sent, so sending it on another connection of the slot is safe.
-   */
-  @SuppressWarnings("unchecked")
-  void route(PendingCall<?> call, ClientSlot slot) {
-    ClientConnection c = slot.current();
-    if (c != null) {
-      c.send(call);
-      return;
-    }
-    Future<ClientConnection> attempt = slot.acquire(call.deadline(), !call.failFast);
-    if (attempt.isDone()) {
-      onConnection(call, slot, attempt, false);
-      return;
-    }
-    if (!call.armTimer(slot.loop())) {
-      return; // the client's event loop is gone: the call has failed with UNAVAILABLE
-    }
-    attempt.addListener(f -> onConnection(call, slot, (Future<ClientConnection>) f, true));
-  }
-
-  /** The attempt the call was routed to has ended ({@code waited}: the call waited for it). */
-  private void onConnection(PendingCall<?> call, ClientSlot slot, Future<ClientConnection> f, boolean waited) {
-    if (f.isSuccess()) {
-      f.getNow().send(call);
-      return;
-    }
-    if (call.isFinished()) {
-      call.releaseFrame(); // its deadline passed (or it was cancelled) while it waited
-      return;
-    }
-    call.releaseFrame();
-    Throwable cause = f.cause();
-    Status failure = cause instanceof StatusException se ? se.status()
-        : Status.UNAVAILABLE.withDescription("cannot connect to " + slot.authority() + ": " + cause).withCause(cause);
-    if (waited) {
-      // The attempt it waited for failed (a call waits for one attempt at most): say when the next one is due.
-      String next = slot.nextAttemptDescribed();
-      if (next != null) {
-        failure = failure.withDescription(failure.description() + next);
+  /** The first connection made and still usable, or null (tests). */
+  @Nullable ClientConnection connection() {
+    for (ClientConnection c : connections) {
+      if (c.isUsable()) {
+        return c;
       }
     }
-    call.onClose(failure, AttemptProgress.NOT_SENT); // the core may send it again, to another endpoint
-
-  }
-
-  /** The {@code i}-th connection slot of the first endpoint (tests). */
-  ClientSlot slot(int i) {
-    return subchannels.get(0).slots()[i];
+    return null;
   }
 
   /**
-   * The core has closed every subchannel: releases the event loops (or this client's share of them).
+   * The core has closed every connection it kept: closes what is left (connect attempts under way, whose TLS
+   * handshake may hold buffers), then releases the event loops (or this client's share of them).
    */
   @Override
   public void terminate(Runnable done) {
+    List<Channel> open = new ArrayList<>(channels);
+    if (open.isEmpty()) {
+      release(done);
+      return;
+    }
+    java.util.concurrent.atomic.AtomicInteger left = new java.util.concurrent.atomic.AtomicInteger(open.size());
+    for (Channel ch : open) {
+      ch.close().addListener(f -> {
+        if (left.decrementAndGet() == 0) {
+          release(done);
+        }
+      });
+    }
+  }
+
+  private void release(Runnable done) {
     Future<?> stopped = loopRelease.release();
     if (stopped == null) {
       done.run(); // the caller's event loops: never shut down here
@@ -404,7 +418,7 @@ final class NettyRpcClient implements ClientTransport {
 
   @Override
   public String toString() {
-    return "NettyRpcClient{" + target + ", pending=" + runtime.pendingCalls() + ", subchannels=" + subchannels
+    return "NettyRpcClient{" + target + ", pending=" + runtime.pendingCalls() + ", connections=" + connections
         + "}";
   }
 }

@@ -29,8 +29,6 @@ final class PendingCall<Resp> extends ClientCall<Resp> implements Runnable {
    */
   @Nullable ClientConnection connection;
   int requestId;
-  /** Fail at once, rather than wait for the next attempt, while the endpoint backs off (CallOptions). */
-  boolean failFast;
   @Nullable ScheduledFuture<?> timer;
   /**
    * Event loop only: the call ended locally (deadline, cancel) while in flight on a connection whose server

@@ -145,7 +145,7 @@ class ClientChannelTest extends TransportFixture {
     CompletableFuture<StringValue> inFlight = c.unaryCallAsync(TestService.ECHO, StringValue.of("held"),
         CallOptions.DEFAULT);
     assertThat(arrivals.poll(10, TimeUnit.SECONDS)).isEqualTo("a");
-    ClientConnection toA = transportOf(c).slot(0).current();
+    ClientConnection toA = transportOf(c).connection();
     assertThat(toA).isNotNull();
 
     resolver.listener.onEndpoints(List.of(Endpoint.of("127.0.0.1", sb.port())));
@@ -174,7 +174,7 @@ class ClientChannelTest extends TransportFixture {
       CompletableFuture<StringValue> hung = c.unaryCallAsync(TestService.ECHO, StringValue.of("hung"),
           CallOptions.DEFAULT.withTimeout(java.time.Duration.ofMillis(300)));
       assertThat(arrivals.poll(10, TimeUnit.SECONDS)).isEqualTo("a");
-      ClientConnection toA = transportOf(c).slot(0).current();
+      ClientConnection toA = transportOf(c).connection();
       resolver.listener.onEndpoints(List.of(Endpoint.of("127.0.0.1", sb.port())));
       assertFails(hung, Status.Code.DEADLINE_EXCEEDED, "deadline exceeded after");
       assertThat(toA.channel().closeFuture().await(10, TimeUnit.SECONDS))
@@ -273,9 +273,9 @@ class ClientChannelTest extends TransportFixture {
   @Test
   void failuresAtStartAreSummarizedOncePerCause() {
     // A client of 10,000 connections once logged 7,085 copies of one failure in a single WARN line.
-    assertThat(NettyRpcClient.summarize(List.of("a", "a", "b", "c", "d", "e", "f", "g")))
+    assertThat(io.petrel.rpc.internal.ClientChannel.summarize(List.of("a", "a", "b", "c", "d", "e", "f", "g")))
         .isEqualTo("2 x a; b; c; d; e; and 2 other failures");
-    assertThat(NettyRpcClient.summarize(List.of("cannot connect to h:1"))).isEqualTo("cannot connect to h:1");
+    assertThat(io.petrel.rpc.internal.ClientChannel.summarize(List.of("cannot connect to h:1"))).isEqualTo("cannot connect to h:1");
   }
 
   @Test

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 class NettyOptionsTest extends TransportFixture {
 
   private static Channel channelOf(RpcClient client) {
-    ClientConnection c = transportOf(client).slot(0).current();
+    ClientConnection c = transportOf(client).connection();
     assertThat(c).as("connected").isNotNull();
     return c.channel();
   }

@@ -39,7 +39,7 @@ class PeerCallLimitTest extends TransportFixture {
   private static final long WAIT_SECONDS = 20;
 
   private static ClientConnection connection(RpcClient client) {
-    ClientConnection c = transportOf(client).slot(0).current();
+    ClientConnection c = transportOf(client).connection();
     assertThat(c).as("the client's connection").isNotNull();
     return c;
   }

@@ -1,0 +1,595 @@
+package io.petrel.rpc.internal;
+
+import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.Deadline;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
+import io.petrel.rpc.spi.AttemptProgress;
+import io.petrel.rpc.spi.ClientCall;
+import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.ClientTransport;
+import io.petrel.rpc.spi.Connection;
+import io.petrel.rpc.spi.ConnectivityState;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One of an endpoint's connections, kept across failures, the same for every transport (grpc-java's
+ * {@code InternalSubchannel} and {@code DelayedClientTransport} together, for one connection). A call that finds
+ * no usable connection starts a connect attempt at once (one attempt at a time) and waits for it, unless the last
+ * attempt failed: then the slot backs off (exponential, with jitter), and a call made meanwhile waits for the
+ * next attempt, which the slot makes by itself when the backoff ends, if the call's deadline comes later (else,
+ * or when the call is {@link CallOptions#withFailFast fail-fast}, its attempt ends {@link AttemptProgress#NOT_SENT}
+ * at once naming the cause). A call waits for one connect attempt at most: if that fails, so does its attempt
+ * (NOT_SENT; the core may send it to another endpoint). With nobody waiting the slot makes no attempt of its own,
+ * so a client nobody calls holds no timer and no connection. The transport only opens the connection
+ * ({@link ClientTransport#connect}) and says when it stops being usable ({@link Connection.Listener}).
+ *
+ * <p>The per-call path reads one volatile field ({@link #current()}) and takes no lock; everything else (connect
+ * attempts, backoff, waiting calls) is under this object's lock, never held while calling the transport or a
+ * call.
+ */
+final class ConnectionSlot {
+  private static final Logger log = LoggerFactory.getLogger(ConnectionSlot.class);
+
+  private final InternalSubchannel owner;
+  private final ClientTransport transport;
+  private final ScheduledExecutorService scheduler;
+  private final ClientConfig config;
+  /** The connection new attempts go to while it is usable; the per-call fast path reads it. */
+  private volatile @Nullable Connection connection;
+  /** True while a reconnect waits out its backoff after a failed attempt; read lock-free by the balancer. */
+  private volatile boolean backingOff;
+  /** Why the slot was closed, for calls that still reach it; null: the client was shut down. */
+  private volatile @Nullable String closedWhy;
+  // Guarded by this.
+  /** The link of {@link #connection}, which hears what happens to it. */
+  private @Nullable Link connectionLink;
+  /** The connect attempt under way, or null. */
+  private @Nullable Link connecting;
+  private long backoffNanos;
+  private @Nullable ScheduledFuture<?> reconnectTimer;
+  /** When {@link #reconnectTimer} fires (nanoTime). */
+  private long nextAttemptAt;
+  /**
+   * Why the last attempt failed, while the slot backs off after it; null otherwise. Calls made meanwhile fail at
+   * once naming it (unless they wait for the next attempt), instead of each starting an attempt of its own.
+   */
+  private @Nullable String lastFailure;
+  /** Calls waiting for the attempt under way or the next one, in the order they came. */
+  private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
+  private boolean closed;
+
+  ConnectionSlot(InternalSubchannel owner, ClientTransport transport, ScheduledExecutorService scheduler,
+      ClientConfig config) {
+    this.owner = owner;
+    this.transport = transport;
+    this.scheduler = scheduler;
+    this.config = config;
+    this.backoffNanos = config.reconnectInitialBackoffNanos();
+  }
+
+  /** The usable connection, or null. Lock-free: the per-call fast path. */
+  @Nullable Connection current() {
+    Connection c = connection;
+    return c != null && c.isUsable() ? c : null;
+  }
+
+  /** True while a reconnect waits out its backoff after a failed attempt (calls here would wait or fail). */
+  boolean isBackingOff() {
+    return backingOff;
+  }
+
+  /**
+   * Sends an attempt of {@code call} on a usable connection, or makes it wait for one (see the class comment),
+   * or ends it NOT_SENT. What {@link ClientTransport#startAttempt} throws on this thread (a marshaller's failure)
+   * is thrown from here.
+   */
+  <Req> void send(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request, CallOptions options)
+      throws Exception {
+    Connection c = current();
+    if (c != null) {
+      transport.startAttempt(call, c, method, request, options);
+      return;
+    }
+    Waiter w = new Waiter(call, method, request, options);
+    Link start = null;
+    Status failure = null;
+    synchronized (this) {
+      c = current();
+      if (c == null) {
+        if (closed) {
+          failure = shutDown();
+        } else if (connecting != null) {
+          enqueue(w); // an attempt is under way: wait for it
+        } else if (connection != null) {
+          // Closed a moment ago, and the transport has not yet said why: whether to reconnect at once or back off
+          // depends on that, so no attempt is started from here; the listener's closed (or goaway) starts it.
+          if (options.isFailFast()) {
+            failure = Status.UNAVAILABLE.withDescription("the connection to " + owner.authority()
+                + " has just closed; retry");
+          } else {
+            enqueue(w);
+          }
+        } else if (reconnectTimer != null && lastFailure != null) {
+          Deadline d = call.deadline();
+          boolean inTime = d == null || nextAttemptAt - d.nanoTime() < 0;
+          if (!options.isFailFast() && inTime) {
+            enqueue(w);
+          } else {
+            long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextAttemptAt - System.nanoTime()));
+            failure = Status.UNAVAILABLE.withDescription("cannot connect to " + owner.authority() + ": "
+                + lastFailure + "; next attempt in " + left + " ms"
+                + (options.isFailFast() ? "" : ", after the call's deadline")
+                + " (RpcClient.builder().reconnectBackoff)");
+          }
+        } else {
+          enqueue(w);
+          start = startConnect();
+        }
+      }
+    }
+    if (c != null) {
+      transport.startAttempt(call, c, method, request, options);
+    } else if (failure != null) {
+      call.onClose(failure, AttemptProgress.NOT_SENT); // the core may send it to another endpoint
+    } else if (start != null) {
+      launch(start);
+    }
+  }
+
+  // Holding the lock: the call waits for the attempt under way or the next one, by its deadline at the latest.
+  private void enqueue(Waiter w) {
+    waiters.add(w);
+    Deadline d = w.call.deadline();
+    if (d == null) {
+      return;
+    }
+    try {
+      w.timer = scheduler.schedule(() -> expired(w), Math.max(0, d.remainingNanos()), TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      // The transport's threads are stopping: the client is shutting down; the close that follows ends the call.
+    }
+  }
+
+  /** A waiting call's deadline passed before a connection could take it. */
+  private void expired(Waiter w) {
+    boolean removed;
+    synchronized (this) {
+      removed = waiters.remove(w);
+    }
+    if (removed) {
+      w.call.deadlineExceeded(" (the request was not sent yet)");
+    }
+  }
+
+  /**
+   * For {@code RpcClient.start()}: a usable connection, or the attempt to make one (the one under way, or one
+   * started now); while the slot backs off after a failed attempt, a future failed with UNAVAILABLE saying why
+   * and when the next attempt is due.
+   */
+  CompletableFuture<Connection> connectNow() {
+    Link start;
+    synchronized (this) {
+      Connection c = current();
+      if (c != null) {
+        return CompletableFuture.completedFuture(c);
+      }
+      if (closed) {
+        return CompletableFuture.failedFuture(shutDown().asException());
+      }
+      if (connecting != null) {
+        return connecting.result;
+      }
+      if (connection != null) {
+        return CompletableFuture.failedFuture(Status.UNAVAILABLE.withDescription("the connection to "
+            + owner.authority() + " has just closed; retry").asException());
+      }
+      if (reconnectTimer != null && lastFailure != null) {
+        long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextAttemptAt - System.nanoTime()));
+        return CompletableFuture.failedFuture(Status.UNAVAILABLE.withDescription("cannot connect to "
+            + owner.authority() + ": " + lastFailure + "; next attempt in " + left
+            + " ms (RpcClient.builder().reconnectBackoff)").asException());
+      }
+      start = startConnect();
+    }
+    launch(start);
+    return start.result;
+  }
+
+  /** The state of this connection, for the endpoint's {@link ConnectivityState}. */
+  synchronized ConnectivityState state() {
+    if (closed) {
+      return ConnectivityState.SHUTDOWN;
+    }
+    if (current() != null) {
+      return ConnectivityState.READY;
+    }
+    if (connecting != null) {
+      return ConnectivityState.CONNECTING;
+    }
+    return backingOff ? ConnectivityState.BACKING_OFF : ConnectivityState.IDLE;
+  }
+
+  /** Why the last attempt failed, while backing off; else null. */
+  synchronized @Nullable String failure() {
+    return backingOff ? lastFailure : null;
+  }
+
+  /** "; next attempt in N ms (...)" while the slot backs off after a failed attempt, else "". */
+  private synchronized String nextAttemptDescribed() {
+    if (reconnectTimer == null || lastFailure == null) {
+      return "";
+    }
+    long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextAttemptAt - System.nanoTime()));
+    return "; next attempt in " + left + " ms (RpcClient.builder().reconnectBackoff)";
+  }
+
+  private Status shutDown() {
+    String why = closedWhy;
+    return Status.UNAVAILABLE.withDescription(why != null ? why : owner.whyStopped());
+  }
+
+  // Holding the lock: a new attempt; the caller launches it once it has let go of the lock.
+  private Link startConnect() {
+    if (reconnectTimer != null) {
+      reconnectTimer.cancel(false);
+      reconnectTimer = null;
+      backoffChanged();
+    }
+    Link a = new Link();
+    connecting = a;
+    return a;
+  }
+
+  /** Asks the transport for the connection of attempt {@code a} (holding no lock). */
+  private void launch(Link a) {
+    owner.slotChanged(); // CONNECTING, before the transport may already have answered
+    CompletableFuture<Connection> f;
+    try {
+      f = transport.connect(owner.endpoint(), a);
+    } catch (RuntimeException e) {
+      f = CompletableFuture.failedFuture(e);
+    }
+    boolean giveUp;
+    synchronized (this) {
+      a.future = f;
+      giveUp = closed;
+    }
+    if (giveUp) {
+      f.cancel(false);
+    }
+    f.whenComplete((c, t) -> connected(a, c, t));
+  }
+
+  /** Ends connect attempt {@code a}: with the new connection, or with {@code error}. */
+  private void connected(Link a, @Nullable Connection c, @Nullable Throwable error) {
+    Connection usable = null;
+    Connection toClose = null;
+    Status failure = null;
+    List<Waiter> ready;
+    synchronized (this) {
+      if (connecting == a) {
+        connecting = null;
+      }
+      String why = null;
+      Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;
+      if (cause == null && c != null) {
+        if (closed) {
+          toClose = c;
+        } else if (!c.isUsable()) {
+          // Closed between connect (or handshake) and now, e.g. by a TLS alert: a failed attempt.
+          why = a.closeReason != null ? a.closeReason : "the connection closed as soon as it opened";
+        } else {
+          usable = c;
+          a.connection = c;
+          connection = c;
+          connectionLink = a;
+          lastFailure = null;
+        }
+      } else if (!(cause instanceof CancellationException) && !closed) {
+        String described = cause instanceof StatusException se ? se.status().description() : null;
+        why = described != null ? described : String.valueOf(cause != null ? cause : "no connection");
+      }
+      if (why != null) {
+        Throwable statusCause = cause instanceof StatusException se ? se.getCause() : cause;
+        failure = Status.UNAVAILABLE.withDescription("cannot connect to " + owner.authority() + ": " + why);
+        if (statusCause != null) {
+          failure = failure.withCause(statusCause);
+        }
+        lastFailure = why;
+        scheduleReconnect();
+      }
+      backoffChanged();
+      ready = usable != null || failure != null ? takeWaiters() : List.of();
+    }
+    owner.slotChanged();
+    if (toClose != null) {
+      toClose.close();
+    }
+    if (usable != null) {
+      log.debug("connected to {}", owner.authority());
+      a.result.complete(usable);
+      for (Waiter w : ready) {
+        w.send(usable);
+      }
+      return;
+    }
+    Status s = failure != null ? failure : shutDown();
+    log.debug("cannot connect to {}: {}", owner.authority(), s.description());
+    a.result.completeExceptionally(s.asException());
+    if (failure != null && !ready.isEmpty()) {
+      // The attempt they waited for failed (a call waits for one attempt at most): say when the next is due.
+      Status told = failure.withDescription(failure.description() + nextAttemptDescribed());
+      for (Waiter w : ready) {
+        w.fail(told);
+      }
+    }
+  }
+
+  // Holding the lock: the waiting calls, each without its deadline timer, that have not ended meanwhile.
+  private List<Waiter> takeWaiters() {
+    if (waiters.isEmpty()) {
+      return List.of();
+    }
+    List<Waiter> taken = new ArrayList<>(waiters.size());
+    Waiter w;
+    while ((w = waiters.poll()) != null) {
+      ScheduledFuture<?> t = w.timer;
+      if (t != null) {
+        t.cancel(false);
+      }
+      if (!w.call.isFinished()) {
+        taken.add(w);
+      }
+    }
+    return taken;
+  }
+
+  // Holding the lock, after reconnectTimer or lastFailure changed.
+  private void backoffChanged() {
+    backingOff = reconnectTimer != null && lastFailure != null;
+  }
+
+  // Holding the lock.
+  private void scheduleReconnect() {
+    if (closed || reconnectTimer != null || connecting != null) {
+      return;
+    }
+    long jittered = (long) (backoffNanos * (0.8 + 0.4 * ThreadLocalRandom.current().nextDouble()));
+    backoffNanos = Math.min(backoffNanos * 2, config.reconnectMaxBackoffNanos());
+    try {
+      nextAttemptAt = System.nanoTime() + jittered;
+      reconnectTimer = scheduler.schedule(this::backoffEnded, jittered, TimeUnit.NANOSECONDS);
+      backoffChanged();
+    } catch (RejectedExecutionException e) {
+      // The transport's threads are gone (the client is shutting down, or the caller stopped the threads it gave
+      // it): no timer; the next call's attempt fails at once saying why.
+    }
+  }
+
+  /** The backoff is over: the next attempt, only for calls waiting (with none, the next call starts it). */
+  private void backoffEnded() {
+    Link start = null;
+    synchronized (this) {
+      reconnectTimer = null;
+      backoffChanged();
+      waiters.removeIf(w -> w.call.isFinished());
+      if (!closed && current() == null && connecting == null && !waiters.isEmpty()) {
+        start = startConnect();
+      }
+    }
+    if (start != null) {
+      launch(start);
+    } else {
+      owner.slotChanged();
+    }
+  }
+
+  // Holding the lock: calls wait for a connection and nothing plans one (no attempt, no backoff): start it now.
+  private @Nullable Link connectForWaiters() {
+    waiters.removeIf(w -> w.call.isFinished());
+    if (!waiters.isEmpty() && connecting == null && reconnectTimer == null && current() == null) {
+      return startConnect();
+    }
+    return null;
+  }
+
+  /** The connection of {@code a} received its first frame: the server is really there, so backoff starts over. */
+  private synchronized void answered(Link a) {
+    backoffNanos = config.reconnectInitialBackoffNanos();
+  }
+
+  /** The server of {@code a}'s connection takes no new call there: new calls go to a new connection. */
+  private void goaway(Link a) {
+    Link start = null;
+    synchronized (this) {
+      if (a.connection != null && connectionLink == a) {
+        connection = null;
+        connectionLink = null;
+        if (!closed) {
+          start = connectForWaiters();
+        }
+      }
+    }
+    if (start != null) {
+      launch(start);
+    } else {
+      owner.slotChanged();
+    }
+  }
+
+  /** {@code a}'s connection (or connect attempt) closed. */
+  private void closed(Link a, @Nullable String reason, boolean answered) {
+    Link start = null;
+    synchronized (this) {
+      if (a.connection == null) {
+        a.closeReason = reason; // the attempt's own channel: connected() says why it failed
+      } else if (connectionLink == a) {
+        connection = null;
+        connectionLink = null;
+        if (!closed) {
+          if (!answered) {
+            // Accepted, then closed before the server said anything: as good as a failed attempt.
+            lastFailure = reason != null ? reason : "the connection was closed before the server answered anything";
+            log.debug("connection to {} closed before the server answered; next attempt after the backoff",
+                owner.authority());
+            scheduleReconnect();
+            backoffChanged();
+          } else {
+            log.debug("connection to {} lost; the next call reconnects", owner.authority());
+            start = connectForWaiters();
+          }
+        }
+      }
+    }
+    a.closed.complete(null);
+    if (start != null) {
+      launch(start);
+    } else {
+      owner.slotChanged();
+    }
+  }
+
+  /**
+   * The endpoint left the resolver's list: no reconnect, nothing new sent here; the connection's calls in flight
+   * finish and it closes after the last (the transport's {@link Connection#drain}). Calls waiting for a
+   * connection end NOT_SENT, so the core sends them to another endpoint. Completes when the connection closed.
+   */
+  CompletableFuture<Void> drain(String why) {
+    Connection c;
+    Link link;
+    synchronized (this) {
+      closedWhy = why;
+      c = closed ? null : connection;
+      link = closed ? null : connectionLink;
+      connection = null;
+      connectionLink = null;
+    }
+    CompletableFuture<Void> closing = close(); // no reconnect, no attempt left; the connection is no longer ours
+    if (c == null || link == null) {
+      return closing;
+    }
+    c.drain(why);
+    return link.closed;
+  }
+
+  /** Stops reconnecting and closes the connection (its calls in flight fail with UNAVAILABLE). */
+  CompletableFuture<Void> close() {
+    Connection c;
+    Link link;
+    Link attempt;
+    List<Waiter> waiting;
+    synchronized (this) {
+      closed = true;
+      if (reconnectTimer != null) {
+        reconnectTimer.cancel(false);
+        reconnectTimer = null;
+      }
+      c = connection;
+      link = connectionLink;
+      connection = null;
+      connectionLink = null;
+      attempt = connecting;
+      connecting = null;
+      waiting = takeWaiters();
+      backoffChanged();
+    }
+    owner.slotChanged();
+    if (attempt != null) {
+      CompletableFuture<Connection> f = attempt.future;
+      if (f != null) {
+        f.cancel(false); // the transport closes what it opened; its terminate waits for that
+      }
+      attempt.result.completeExceptionally(shutDown().asException());
+    }
+    Status s = shutDown();
+    for (Waiter w : waiting) {
+      w.fail(s); // not sent: the core sends it to another endpoint unless the client is going away
+    }
+    if (c == null || link == null) {
+      return CompletableFuture.completedFuture(null);
+    }
+    c.close();
+    return link.closed;
+  }
+
+  /**
+   * One connect attempt and, once it succeeded, its connection: what the transport tells the core about it
+   * arrives here.
+   */
+  private final class Link implements Connection.Listener {
+    /** Completed when the attempt ends (for {@code RpcClient.start()}). */
+    final CompletableFuture<Connection> result = new CompletableFuture<>();
+    /** Completed when the connection (or the attempt's channel) has closed. */
+    final CompletableFuture<Void> closed = new CompletableFuture<>();
+    // Guarded by the slot's lock.
+    @Nullable CompletableFuture<Connection> future;
+    @Nullable Connection connection;
+    @Nullable String closeReason;
+
+    @Override
+    public void answered() {
+      ConnectionSlot.this.answered(this);
+    }
+
+    @Override
+    public void goaway() {
+      ConnectionSlot.this.goaway(this);
+    }
+
+    @Override
+    public void closed(@Nullable String reason, boolean answered) {
+      ConnectionSlot.this.closed(this, reason, answered);
+    }
+  }
+
+  /** A call waiting for a connection, with what its attempt needs to be sent. */
+  private final class Waiter {
+    final ClientCall<?> call;
+    final MethodDescriptor<Object, ?> method;
+    final Object request;
+    final CallOptions options;
+    @Nullable ScheduledFuture<?> timer;
+
+    @SuppressWarnings("unchecked")
+    Waiter(ClientCall<?> call, MethodDescriptor<?, ?> method, Object request, CallOptions options) {
+      this.call = call;
+      this.method = (MethodDescriptor<Object, ?>) method;
+      this.request = request;
+      this.options = options;
+    }
+
+    void send(Connection c) {
+      try {
+        transport.startAttempt(call, c, method, request, options);
+      } catch (Throwable t) {
+        call.startFailed(t);
+      }
+    }
+
+    void fail(Status s) {
+      call.onClose(s, AttemptProgress.NOT_SENT);
+    }
+  }
+
+  @Override
+  public synchronized String toString() {
+    return "ConnectionSlot{connection=" + connection + ", connecting=" + (connecting != null) + ", reconnectTimer="
+        + reconnectTimer + ", waiting=" + waiters.size() + ", lastFailure=" + lastFailure + ", closed=" + closed
+        + "}";
+  }
+}

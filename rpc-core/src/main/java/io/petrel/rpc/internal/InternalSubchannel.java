@@ -1,0 +1,156 @@
+package io.petrel.rpc.internal;
+
+import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.Endpoint;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.spi.ClientCall;
+import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.ClientSubchannel;
+import io.petrel.rpc.spi.ClientTransport;
+import io.petrel.rpc.spi.ConnectivityState;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.Supplier;
+
+/**
+ * The core's connections to one endpoint: {@code connectionsPerEndpoint} {@link ConnectionSlot}s, each with its
+ * own reconnect backoff and waiting calls, over whatever transport the client has. It computes the endpoint's
+ * {@link ConnectivityState} (the best of its slots') for the load balancer and hands each attempt to a slot,
+ * round robin.
+ */
+public final class InternalSubchannel extends ClientSubchannel {
+  private final String authority;
+  private final ConnectionSlot[] slots;
+  private final Supplier<String> whyStopped;
+  private final String target;
+  private int roundRobin;
+
+  /**
+   * @param whyStopped what a call that reaches a closed slot is told when the endpoint was not removed (the client
+   *     is shut down)
+   */
+  InternalSubchannel(Endpoint endpoint, ClientTransport transport, ScheduledExecutorService scheduler,
+      ClientConfig config, Supplier<String> whyStopped) {
+    super(endpoint);
+    this.authority = endpoint.authority();
+    this.whyStopped = whyStopped;
+    this.target = config.target();
+    this.slots = new ConnectionSlot[config.connectionsPerEndpoint()];
+    for (int i = 0; i < slots.length; i++) {
+      slots[i] = new ConnectionSlot(this, transport, scheduler, config);
+    }
+  }
+
+  /** "host:port", for messages. */
+  String authority() {
+    return authority;
+  }
+
+  String whyStopped() {
+    return whyStopped.get();
+  }
+
+  @Override
+  public boolean isAvailable() {
+    for (ConnectionSlot s : slots) {
+      if (!s.isBackingOff()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** The slot for the next attempt: round robin over the endpoint's connections. */
+  private ConnectionSlot nextSlot() {
+    if (slots.length == 1) {
+      return slots[0];
+    }
+    int i = roundRobin++; // racy on purpose: any spread is fine, no contention
+    return slots[Math.floorMod(i, slots.length)];
+  }
+
+  /** Sends an attempt of {@code call} over one of the endpoint's connections (see {@link ConnectionSlot#send}). */
+  <Req> void send(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request, CallOptions options)
+      throws Exception {
+    nextSlot().send(call, method, request, options);
+  }
+
+  /** For {@code RpcClient.start()}: each slot's connection, or its attempt to make one. */
+  CompletableFuture<?>[] connectNow() {
+    CompletableFuture<?>[] attempts = new CompletableFuture<?>[slots.length];
+    for (int i = 0; i < slots.length; i++) {
+      attempts[i] = slots[i].connectNow();
+    }
+    return attempts;
+  }
+
+  /**
+   * A slot's state may have changed: reports the endpoint's (the best of its slots') to the core. Called holding
+   * no slot lock. Two slots changing at once may report out of order; each caller checks after reporting and
+   * reports again until what it reported is what it sees, so the last report is the current state.
+   */
+  void slotChanged() {
+    for (int i = 0; i < 4; i++) {
+      ConnectivityState best = ConnectivityState.SHUTDOWN;
+      String failure = null;
+      for (ConnectionSlot s : slots) {
+        ConnectivityState st = s.state();
+        if (rank(st) > rank(best)) {
+          best = st;
+        }
+        if (st == ConnectivityState.BACKING_OFF && failure == null) {
+          failure = s.failure();
+        }
+      }
+      String why = best == ConnectivityState.BACKING_OFF && failure != null ? "cannot connect to " + authority
+          + ": " + failure : null;
+      Status now = stateCause();
+      if (best == state() && Objects.equals(why, now == null ? null : now.description())) {
+        return;
+      }
+      stateChanged(best, why == null ? null : Status.UNAVAILABLE.withDescription(why));
+      if (best == ConnectivityState.SHUTDOWN) {
+        return;
+      }
+    }
+  }
+
+  private static int rank(ConnectivityState s) {
+    return switch (s) {
+      case READY -> 4;
+      case CONNECTING -> 3;
+      case IDLE -> 2;
+      case BACKING_OFF -> 1;
+      case SHUTDOWN -> 0;
+    };
+  }
+
+  /** Closes every connection (their calls in flight fail with UNAVAILABLE); completes when all are closed. */
+  @Override
+  public CompletableFuture<Void> close() {
+    CompletableFuture<?>[] each = new CompletableFuture<?>[slots.length];
+    for (int i = 0; i < slots.length; i++) {
+      each[i] = slots[i].close();
+    }
+    return CompletableFuture.allOf(each);
+  }
+
+  /** The endpoint is gone: each connection closes once its calls have ended (see ConnectionSlot#drain). */
+  @Override
+  public CompletableFuture<Void> drain() {
+    String why = authority + " was removed from " + target + " by its resolver";
+    CompletableFuture<?>[] each = new CompletableFuture<?>[slots.length];
+    for (int i = 0; i < slots.length; i++) {
+      each[i] = slots[i].drain(why);
+    }
+    return CompletableFuture.allOf(each);
+  }
+
+  @Override
+  public String toString() {
+    return "Subchannel{" + endpoint() + ", pending=" + pendingCalls() + ", slots=" + java.util.Arrays.toString(slots)
+        + "}";
+  }
+}
