@@ -162,7 +162,7 @@ class ClientAttemptsTest {
     Status full = Status.RESOURCE_EXHAUSTED.withDescription("server business pool is full: 1 threads busy");
     CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
     RecordingTransport.Call<?> first = take();
-    RecordingTransport.Sub refusing = first.subchannel;
+    InternalSubchannel refusing = first.subchannel;
     first.onClose(full, AttemptProgress.REFUSED);
     RecordingTransport.Call<?> second = take();
     assertThat(second.subchannel).as("sent again, to the other endpoint").isNotSameAs(refusing);
@@ -176,7 +176,7 @@ class ClientAttemptsTest {
     // Every endpoint full: re-sends are bounded, and the caller gets the last server's status as it came.
     CompletableFuture<byte[]> bounded = client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8),
         CallOptions.DEFAULT);
-    RecordingTransport.Sub previous = null;
+    InternalSubchannel previous = null;
     for (int i = 0; i <= ClientCall.MAX_RESENDS; i++) {
       RecordingTransport.Call<?> c = take();
       assertThat(c.subchannel).as("attempt %d: never the endpoint that just refused it", i).isNotSameAs(previous);
