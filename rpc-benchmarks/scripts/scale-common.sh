@@ -12,7 +12,8 @@
 #   -x ARG        one more argument for the jar (JMH's), repeatable: -x -p -x "serverArgs=--business-queue 8192"
 #   -l SECONDS    the longest the whole script may run; past it every process it started is stopped
 #                 (default twice the estimate plus 120 s)
-# Environment: JAVA (the java of the jar's main JVM, default java on the PATH; scale-java.sh sets its own),
+# Environment: JAVA (the java of the jar's main JVM and of the report, default java on the PATH; scale-java.sh
+#              runs the trials on each JDK it is given and the report on JAVA),
 # JAVA_OPTS (options of that JVM, e.g. -Djmh.ignoreLock=true).
 
 JAR=rpc-benchmarks/target/benchmarks.jar

@@ -387,7 +387,7 @@ final class ConnectionSlot {
     synchronized (this) {
       reconnectTimer = null;
       backoffChanged();
-      waiters.removeIf(w -> w.call.isFinished());
+      waiters.removeIf(Waiter::dropIfFinished);
       if (!closed && current() == null && connecting == null && !waiters.isEmpty()) {
         start = startConnect();
       }
@@ -401,7 +401,7 @@ final class ConnectionSlot {
 
   // Holding the lock: calls wait for a connection and nothing plans one (no attempt, no backoff): start it now.
   private @Nullable Link connectForWaiters() {
-    waiters.removeIf(w -> w.call.isFinished());
+    waiters.removeIf(Waiter::dropIfFinished);
     if (!waiters.isEmpty() && connecting == null && reconnectTimer == null && current() == null) {
       return startConnect();
     }
@@ -583,6 +583,22 @@ final class ConnectionSlot {
 
     void fail(Status s) {
       call.onClose(s, AttemptProgress.NOT_SENT);
+    }
+
+    /**
+     * True if the call already ended (cancelled, or its deadline passed): it leaves the queue, and its deadline
+     * timer is cancelled so that it no longer holds the call and its request until the deadline.
+     */
+    boolean dropIfFinished() {
+      if (!call.isFinished()) {
+        return false;
+      }
+      ScheduledFuture<?> t = timer;
+      if (t != null) {
+        t.cancel(false);
+        timer = null;
+      }
+      return true;
     }
   }
 

@@ -335,7 +335,8 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
    * is sent again, through the balancer, up to {@link #MAX_RESENDS} times (a fail-fast call that could not be
    * sent is not); an attempt REFUSED with another status (a limit of the server: its pool, its calls per
    * connection) is sent again the same way but only to another endpoint, since its own just said it is full,
-   * and with none the call fails with the server's status as it came; one that may have run (PROCESSED) is sent
+   * and only while the retry budget allows (such a refusal takes a token, as a failure does), and with none the
+   * call fails with the server's status as it came; one that may have run (PROCESSED) is sent
    * again only if its method is idempotent and it failed with UNAVAILABLE, up to the client's
    * {@code maxRetries} and while its retry budget allows; always within the call's deadline. Otherwise the call
    * fails with {@code status}. Any thread; call it holding no lock (another attempt starts here).
@@ -349,8 +350,13 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
       if (anotherAttempt(status, progress)) {
         return;
       }
-    } else if (progress == AttemptProgress.REFUSED && anotherAttempt(status, progress)) {
-      return; // refused by a limit, unread: another endpoint may have room
+    } else if (progress == AttemptProgress.REFUSED) {
+      // Refused by a limit, unread: another endpoint may have room. It takes a retry token like a failure, so
+      // that a fleet refusing everything (overloaded) does not get every call up to 1 + MAX_RESENDS times.
+      runtime.attemptFailed();
+      if (anotherAttempt(status, progress)) {
+        return;
+      }
     }
     fail(status);
   }
@@ -367,7 +373,7 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
     }
     // Refused by a limit: only another endpoint may take it, and a client without endpoints has no other.
     boolean full = progress == AttemptProgress.REFUSED && status.code() != Status.Code.UNAVAILABLE;
-    if (full && picked == null) {
+    if (full && (picked == null || !runtime.mayRetry())) {
       return false;
     }
     if (progress != AttemptProgress.PROCESSED && resends < MAX_RESENDS

@@ -461,6 +461,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       call.discard();
       inFlight.decrementAndGet();
       dispatcher.callEnded();
+      if (dispatcher.isShutdown()) {
+        sendGoaway(true); // shut down meanwhile: as above, the GOAWAY goes before the refusal
+      }
       refuse(oneway, frame.requestId, refused); // the executor is full (or shut down): the call never ran
     }
   }
