@@ -51,6 +51,18 @@ import org.jspecify.annotations.Nullable;
  * threads the pool has, not a walk over them.
  */
 public final class BusinessPool implements Executor {
+  /**
+   * A worker whose recent calls ran shorter than this on average (a moving average of eight) does not wake another
+   * worker for the calls queued behind the one it takes: it will come to them itself before a wake-up would have
+   * helped. Slower calls wake the next worker at once, as a burst of blocking calls needs.
+   */
+  static final long FAST_CALL_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
+  /**
+   * How often the watch looks at the queue while calls are admitted: a call that stays at the head of the queue
+   * for a whole period while no worker searches (the worker expected to take it is held up by a call that turned
+   * out slow) makes the pool wake workers for queued calls at once again, until the queue is empty.
+   */
+  static final long WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
   /** How long a thread without work lives. */
   static final long KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(60);
   /**
@@ -71,6 +83,8 @@ public final class BusinessPool implements Executor {
    */
   static final long MAX_SPIN_NANOS =
       TimeUnit.MICROSECONDS.toNanos(Math.max(0, Long.getLong(MAX_SPIN_PROPERTY, 0)));
+  /** This pool's {@link #FAST_CALL_NANOS}. */
+  private final long fastCallNanos;
   /** This pool's {@link #MAX_SPIN_NANOS}. */
   private final long maxSpinNanos;
   /** A search longer than this counts as this long in the average (so that it comes down within a few calls). */
@@ -116,6 +130,19 @@ public final class BusinessPool implements Executor {
   private final AtomicInteger active = new AtomicInteger();
   private final LongAdder completed = new LongAdder();
   private final ThreadFactory threadFactory;
+  private final ThreadFactory watchFactory;
+  /**
+   * Set by the watch when a queued call waited a whole period with no worker searching; cleared when the queue is
+   * seen empty. While set, every worker that takes a call with more queued wakes the next one, whatever its calls
+   * cost.
+   */
+  private volatile boolean stalled;
+  /** The watch thread (started with the first worker), parked without a timeout while no call is admitted. */
+  private volatile @Nullable Thread watch;
+  /** The watch is parked until a call is admitted; whoever clears it unparks the watch. */
+  private final AtomicInteger watchIdle = new AtomicInteger();
+  /** Times the watch found a queued call held up and woke a worker for it (written by the watch only). */
+  private final AtomicLong watchWakeups = new AtomicLong();
   /** Told of an error that escaped a call (see ServerDispatcher.fatal); set by the server. */
   private volatile BiConsumer<String, Throwable> onError = (where, t) -> {};
 
@@ -123,8 +150,12 @@ public final class BusinessPool implements Executor {
     this(name, threads, queueSize, MAX_SPIN_NANOS);
   }
 
-  /** With the leader's longest search given (for tests; the server's pools take {@link #MAX_SPIN_NANOS}). */
   BusinessPool(String name, int threads, int queueSize, long maxSpinNanos) {
+    this(name, threads, queueSize, maxSpinNanos, FAST_CALL_NANOS);
+  }
+
+  /** With the leader's longest search given (for tests; the server's pools take {@link #MAX_SPIN_NANOS}). */
+  BusinessPool(String name, int threads, int queueSize, long maxSpinNanos, long fastCallNanos) {
     if (threads <= 0) {
       throw new IllegalArgumentException("threads must be > 0: " + threads);
     }
@@ -134,6 +165,7 @@ public final class BusinessPool implements Executor {
     this.threads = threads;
     this.queueSize = queueSize;
     this.maxSpinNanos = Math.max(0, maxSpinNanos);
+    this.fastCallNanos = fastCallNanos;
     this.limit = (int) Math.min((long) threads + queueSize, COUNT_MASK);
     this.queue = limit <= MAX_ARRAY_QUEUE ? PlatformDependent.newFixedMpmcQueue(Math.max(2, limit))
         : new ConcurrentLinkedQueue<>();
@@ -146,6 +178,7 @@ public final class BusinessPool implements Executor {
     }
     VarHandle.releaseFence(); // the bitmaps are read by other threads with volatile reads only
     this.threadFactory = new DefaultThreadFactory(name + "-business", false);
+    this.watchFactory = new DefaultThreadFactory(name + "-pool-watch", true);
   }
 
   /** Where an error that escapes a call goes: the server's fatal-error handling. */
@@ -176,6 +209,12 @@ public final class BusinessPool implements Executor {
       throw new RejectedExecutionException("the business pool's queue is full");
     }
     signalWork();
+    if (watchIdle.get() != 0 && watchIdle.compareAndSet(1, 0)) {
+      Thread w = watch;
+      if (w != null) {
+        LockSupport.unpark(w);
+      }
+    }
   }
 
   /**
@@ -202,6 +241,9 @@ public final class BusinessPool implements Executor {
     if (slot < 0) {
       return; // every thread runs a call: each looks at the queue when its call ends
     }
+    if (watch == null) {
+      startWatch();
+    }
     Worker w = new Worker(slot);
     slots.set(slot, w);
     searching.incrementAndGet();
@@ -214,6 +256,49 @@ public final class BusinessPool implements Executor {
       slots.set(slot, null);
       setBit(free, slot);
       throw t;
+    }
+  }
+
+  private synchronized void startWatch() {
+    if (watch != null) {
+      return;
+    }
+    Thread t = watchFactory.newThread(this::watchQueue);
+    watch = t;
+    t.start();
+  }
+
+  /**
+   * The watch: while calls are admitted, every {@link #WATCH_NANOS} it looks at the head of the queue; the same
+   * call there twice, with no worker searching, means the workers that skipped waking others for it are held up
+   * (see {@link #FAST_CALL_NANOS}): it marks the pool {@link #stalled} and wakes a worker, which wakes the next
+   * for the rest of the queue. With no call admitted it parks until one is (an idle pool uses no CPU); it ends
+   * when the pool is finished.
+   */
+  private void watchQueue() {
+    Object lastHead = null;
+    while (!finished()) {
+      if ((ctl.get() & COUNT_MASK) == 0) {
+        watchIdle.set(1);
+        if ((ctl.get() & COUNT_MASK) == 0 && !finished()) { // a call admitted meanwhile cleared watchIdle or
+          LockSupport.park(this);                             // finds it set and unparks this thread
+        }
+        watchIdle.set(0);
+        lastHead = null;
+        continue;
+      }
+      LockSupport.parkNanos(this, WATCH_NANOS);
+      Object head = queue.peek();
+      if (head == null) {
+        if (stalled) {
+          stalled = false;
+        }
+      } else if (head == lastHead && searching.get() == 0 && (ctl.get() & STOP) == 0) {
+        stalled = true;
+        watchWakeups.incrementAndGet();
+        signalWork();
+      }
+      lastHead = head;
     }
   }
 
@@ -254,6 +339,10 @@ public final class BusinessPool implements Executor {
   }
 
   private void wakeAll() {
+    Thread t = watch;
+    if (t != null) {
+      LockSupport.unpark(t);
+    }
     for (int i = 0; i < threads; i++) {
       Worker w = slots.get(i);
       if (w != null) {
@@ -348,6 +437,19 @@ public final class BusinessPool implements Executor {
     return completed.sum();
   }
 
+  /**
+   * Times a queued call was held up behind a call that turned out slow, with no worker looking, until the watch
+   * woke one for it (see {@link #FAST_CALL_NANOS}).
+   */
+  public long watchWakeups() {
+    return watchWakeups.get();
+  }
+
+  /** The watch thread, or null before the first worker started (for tests). */
+  @Nullable Thread watchThread() {
+    return watch;
+  }
+
   /** What to tell a caller whose call did not fit. */
   public String fullMessage() {
     return "server business pool is full: " + threads + " threads busy and " + Math.min(queueSize, queue.size())
@@ -370,6 +472,11 @@ public final class BusinessPool implements Executor {
     volatile long signalledAt;
     /** Running a call (read by shutdownNow, to interrupt only calls). */
     volatile boolean inCall;
+    /**
+     * How long this worker's recent calls ran (a moving average of eight, nanoseconds); starts slow, so that a new
+     * worker wakes others as before until it has seen quick calls. Only this worker's thread touches it.
+     */
+    private long recentCallNanos = 2 * Math.min(fastCallNanos, Long.MAX_VALUE / 2);
 
     Worker(int slot) {
       this.slot = slot;
@@ -413,8 +520,10 @@ public final class BusinessPool implements Executor {
         if (task != null) {
           if (isSearching) {
             isSearching = false;
-            // The last searcher found a call: if more wait, the next worker is woken by this one.
-            if (searching.decrementAndGet() == 0 && !queue.isEmpty()) {
+            // The last searcher found a call: if more wait, the next worker is woken by this one, unless this
+            // worker's calls are quick (it takes the next itself soon; the watch steps in if this one is not).
+            if (searching.decrementAndGet() == 0 && !queue.isEmpty()
+                && (recentCallNanos >= fastCallNanos || stalled)) {
               signalWork();
             }
           }
@@ -424,6 +533,9 @@ public final class BusinessPool implements Executor {
           continue;
         }
         // Nothing to do: park. Parked first, then stop searching, then look again (see the class comment).
+        if (stalled) {
+          stalled = false; // the queue was empty: whatever held it up is over
+        }
         signalled = false;
         setBit(idle, slot);
         isSearching = false;
@@ -519,6 +631,7 @@ public final class BusinessPool implements Executor {
         // Taken from the queue as shutdownNow took the rest, which may have looked at inCall before it was set.
         thread.interrupt();
       }
+      long started = System.nanoTime();
       try {
         task.run();
       } catch (Throwable t) {
@@ -532,6 +645,7 @@ public final class BusinessPool implements Executor {
           }
         }
       } finally {
+        recentCallNanos += (Math.min(System.nanoTime() - started, WATCH_NANOS) - recentCallNanos) / 8;
         inCall = false;
         if ((ctl.get() & STOP) == 0) {
           Thread.interrupted(); // an interrupt from the handler's own code does not reach the next call

@@ -288,6 +288,42 @@ class BusinessPoolTest {
   }
 
   @Test
+  void aCallQueuedBehindAQuickWorkersCallThatTurnsOutSlowIsTakenByAnotherThread() throws Exception {
+    // A worker whose calls are quick does not wake another for the call queued behind the one it takes; when
+    // that call blocks, the watch finds the queued call held up and wakes a thread for it, though nothing else
+    // arrives that would. (Here every call counts as quick, so only the watch can wake the second thread.)
+    long watchWakeups = 0;
+    for (int round = 0; round < 5; round++) {
+      BusinessPool pool = new BusinessPool("watched", 2, 10, 0, Long.MAX_VALUE);
+      CountDownLatch gate = new CountDownLatch(1);
+      try {
+        CountDownLatch slowRunning = new CountDownLatch(1);
+        CountDownLatch behindRan = new CountDownLatch(1);
+        pool.execute(() -> {
+          slowRunning.countDown();
+          awaitUninterruptibly(gate);
+        });
+        pool.execute(behindRan::countDown);
+        assertThat(slowRunning.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(behindRan.await(10, TimeUnit.SECONDS)).as("round %d: the call queued behind the slow one ran",
+            round).isTrue();
+        assertThat(gate.getCount()).as("while the slow one still runs").isEqualTo(1);
+        // (Rarely, the first call is taken before the second is queued, and the second wakes a thread itself.)
+        watchWakeups += pool.watchWakeups();
+      } finally {
+        gate.countDown();
+        pool.shutdown();
+        assertThat(awaitTermination(pool)).isTrue();
+      }
+      Thread watch = pool.watchThread();
+      assertThat(watch).isNotNull();
+      watch.join(TimeUnit.SECONDS.toMillis(10));
+      assertThat(watch.isAlive()).as("the watch ends with the pool").isFalse();
+    }
+    assertThat(watchWakeups).as("threads the watch woke for held-up calls, in 5 rounds").isPositive();
+  }
+
+  @Test
   void anIdlePoolParksEveryThread() throws Exception {
     // What keeps an idle server at no CPU: after the last call, every worker ends its search and parks, the
     // leading searcher (when there is one) as well.
@@ -315,6 +351,12 @@ class BusinessPoolTest {
     }
     assertThat(workers).isNotEmpty().allSatisfy(t -> assertThat(t.getState()).as(t.getName())
         .isEqualTo(Thread.State.TIMED_WAITING));
+    Thread watch = pool.watchThread();
+    assertThat(watch).isNotNull();
+    while (watch.getState() != Thread.State.WAITING && System.nanoTime() < deadline) {
+      Thread.yield();
+    }
+    assertThat(watch.getState()).as("the watch of an idle pool parks without a timeout").isEqualTo(Thread.State.WAITING);
     pool.shutdown();
     assertThat(awaitTermination(pool)).isTrue();
   }
