@@ -52,9 +52,11 @@ import org.jspecify.annotations.Nullable;
  */
 public final class BusinessPool implements Executor {
   /**
-   * A worker whose recent calls ran shorter than this on average (a moving average of eight) does not wake another
-   * worker for the calls queued behind the one it takes: it will come to them itself before a wake-up would have
-   * helped. Slower calls wake the next worker at once, as a burst of blocking calls needs.
+   * A worker that takes a call with more queued behind it wakes the next worker unless it would itself come to
+   * the last of them within this long, going by how long its recent calls ran (a moving average of eight): queued
+   * calls x that average below this, and it leaves them to itself. Slower calls, or more of them, wake the next
+   * worker at once, as a burst of blocking calls (or a long burst of quick ones on a machine with cores to spare)
+   * needs.
    */
   static final long FAST_CALL_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
   /**
@@ -521,9 +523,11 @@ public final class BusinessPool implements Executor {
           if (isSearching) {
             isSearching = false;
             // The last searcher found a call: if more wait, the next worker is woken by this one, unless this
-            // worker's calls are quick (it takes the next itself soon; the watch steps in if this one is not).
-            if (searching.decrementAndGet() == 0 && !queue.isEmpty()
-                && (recentCallNanos >= fastCallNanos || stalled)) {
+            // worker's calls are quick enough to do the queued ones itself soon (the watch steps in if this call
+            // turns out slow).
+            int queued;
+            if (searching.decrementAndGet() == 0 && (queued = queue.size()) > 0
+                && (recentCallNanos >= fastCallNanos / queued || stalled)) {
               signalWork();
             }
           }
