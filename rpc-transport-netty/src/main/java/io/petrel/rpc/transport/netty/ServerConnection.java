@@ -1014,6 +1014,12 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     if (readSinceTick) {
       readSinceTick = false;
       lastRead = now;
+    } else if (!channel.config().isAutoRead()) {
+      // This server stopped reading the connection itself (its requests wait for the business pool, or the peer
+      // does not read its responses, which unwritableTimeout judges): the peer's silence, and a PING it cannot
+      // get answered, say nothing of the peer.
+      lastRead = now;
+      pingOutstanding = false;
     }
     if (activeSinceTick) {
       activeSinceTick = false;
