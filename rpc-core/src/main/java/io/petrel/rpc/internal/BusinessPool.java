@@ -64,7 +64,9 @@ public final class BusinessPool implements Executor {
    * for a whole period while no worker searches (the worker expected to take it is held up by a call that turned
    * out slow) makes the pool wake workers for queued calls at once again, until the queue is empty.
    */
-  static final long WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+  static final long WATCH_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+  /** Looks in a row that found no call admitted, after which the watch parks until one is. */
+  private static final int WATCH_IDLE_TICKS = 8;
   /** How long a thread without work lives. */
   static final long KEEP_ALIVE_NANOS = TimeUnit.SECONDS.toNanos(60);
   /**
@@ -279,13 +281,19 @@ public final class BusinessPool implements Executor {
    */
   private void watchQueue() {
     Object lastHead = null;
+    int quietTicks = 0;
     while (!finished()) {
-      if ((ctl.get() & COUNT_MASK) == 0) {
+      if ((ctl.get() & COUNT_MASK) != 0) {
+        quietTicks = 0;
+      } else if (++quietTicks >= WATCH_IDLE_TICKS) {
+        // No call admitted at the last few looks: park until one is (not at every gap between calls, which
+        // under load would cost a wake-up of this thread per gap).
         watchIdle.set(1);
         if ((ctl.get() & COUNT_MASK) == 0 && !finished()) { // a call admitted meanwhile cleared watchIdle or
           LockSupport.park(this);                             // finds it set and unparks this thread
         }
         watchIdle.set(0);
+        quietTicks = 0;
         lastHead = null;
         continue;
       }
