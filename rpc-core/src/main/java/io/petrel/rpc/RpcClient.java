@@ -1,9 +1,9 @@
 package io.petrel.rpc;
 
+import io.petrel.rpc.internal.ClientCall;
 import io.petrel.rpc.internal.ClientChain;
 import io.petrel.rpc.internal.ClientRuntime;
-import io.petrel.rpc.spi.ThreadlessExecutor;
-import io.petrel.rpc.spi.ClientCall;
+import io.petrel.rpc.internal.ThreadlessExecutor;
 import io.petrel.rpc.spi.ClientConfig;
 import java.util.List;
 import java.util.Objects;
@@ -129,7 +129,7 @@ public abstract class RpcClient implements AutoCloseable {
   private <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
       CallOptions options, @Nullable Deadline deadline, @Nullable Consumer<Metadata> responseMetadata) {
     Executor executor = options.executor() != null ? options.executor() : runtime.callbackExecutor();
-    ClientCall<Resp> call = newCall(method, deadline, responseMetadata, executor);
+    ClientCall<Resp> call = new ClientCall<>(runtime, method, deadline, responseMetadata, executor);
     // Counted from here; every path below ends the call exactly once, which uncounts it.
     int n = runtime.callStarted();
     if (runtime.isShutdown()) {
@@ -154,28 +154,16 @@ public abstract class RpcClient implements AutoCloseable {
     return call;
   }
 
-  /** One attempt of {@code call}: the transport encodes, picks an endpoint and sends. */
-  @SuppressWarnings({"unchecked", "rawtypes"})
-  private void startAttempt(ClientCall<?> call, Object request) throws Exception {
-    startCall(call, (MethodDescriptor) call.method(), request, call.options());
-  }
-
   /**
-   * A new call of {@code method}, not yet counted or sent (the transport's). It must pass {@link #runtime()} and
-   * the other arguments to {@link ClientCall}'s constructor and do nothing else that could fail.
+   * One attempt of {@code call}, with the request and options it keeps: pick an endpoint and a connection, and
+   * start a stream of the transport there (see {@link ClientCall#startStream}), or hold the call until a
+   * connection takes it. The call has been counted and checked (client running, within maxPendingCalls, deadline
+   * not passed). Throws what encoding the request throws: a marshaller's exception fails the call with
+   * INVALID_ARGUMENT or INTERNAL, a {@link StatusException} with its status, a
+   * {@link io.petrel.rpc.spi.FrameSizes.TooLarge} with its RESOURCE_EXHAUSTED status and "not sent"; once the
+   * request is handed on, the transport ends the attempt (by its deadline at the latest) and nothing is thrown.
    */
-  protected abstract <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
-      @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor);
-
-  /**
-   * Encode the request and send it, or hold it until it can be sent. The call has been counted
-   * and checked (client running, within maxPendingCalls, deadline not passed). A marshaller's exception thrown
-   * from here fails the call with INVALID_ARGUMENT or INTERNAL, a {@link StatusException} with its status, a
-   * {@link io.petrel.rpc.spi.FrameSizes.TooLarge} with its RESOURCE_EXHAUSTED status and "not sent"; once
-   * the request is handed on, the transport ends the call (by its deadline at the latest) and throws nothing.
-   */
-  protected abstract <Req> void startCall(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request,
-      CallOptions options) throws Exception;
+  protected abstract void startAttempt(ClientCall<?> call) throws Exception;
 
   /**
    * The client terminates (shut down with no call pending, or {@link #shutdownNow()}): close

@@ -1,12 +1,7 @@
 package io.petrel.rpc.internal;
 
 import io.petrel.rpc.spi.RateLimitedLog;
-import io.petrel.rpc.CallOptions;
-import io.petrel.rpc.Deadline;
-import io.petrel.rpc.Metadata;
-import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.RpcClient;
-import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.ClientTransport;
 import io.petrel.rpc.Status;
@@ -19,8 +14,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.Executor;
-import java.util.function.Consumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.LoggerFactory;
@@ -66,6 +59,11 @@ public final class ClientChannel extends RpcClient {
     return ((ClientChannel) client).transport;
   }
 
+  /** The runtime of the client's calls (tests: the retry budget). */
+  public static ClientRuntime runtimeOf(RpcClient client) {
+    return ((ClientChannel) client).runtime();
+  }
+
   /** The client's endpoints, or null for a transport without endpoints (tests, meters). */
   public static @Nullable ClientEndpoints<InternalSubchannel> endpointsOf(RpcClient client) {
     return ((ClientChannel) client).endpoints;
@@ -82,7 +80,7 @@ public final class ClientChannel extends RpcClient {
   public RpcClient start() {
     ClientEndpoints<InternalSubchannel> e = endpoints;
     if (e == null) {
-      transport.connect(List.of());
+      transport.start();
       return this;
     }
     List<InternalSubchannel> subs = e.subchannels();
@@ -163,29 +161,22 @@ public final class ClientChannel extends RpcClient {
     return sb.toString();
   }
 
-  @Override
-  protected <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
-      @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
-    return transport.newCall(method, deadline, responseMetadata, executor);
-  }
-
   /** Picks the endpoint of this attempt (another than a failed attempt's when there is one) and sends it there. */
   @Override
-  protected <Req> void startCall(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request,
-      CallOptions options) throws Exception {
+  protected void startAttempt(ClientCall<?> call) throws Exception {
     ClientEndpoints<InternalSubchannel> e = endpoints;
     if (e == null) {
-      transport.startCall(call, null, method, request, options);
+      call.startStream(transport, null);
       return;
     }
     InternalSubchannel previous = (InternalSubchannel) call.picked();
     InternalSubchannel sub = e.pick(call, previous);
     if (sub == null) {
-      call.fail(e.noPick(call, "; " + method.fullName() + " not sent"));
+      call.fail(e.noPick(call, "; " + call.method().fullName() + " not sent"));
       return;
     }
     call.picked(sub);
-    sub.send(call, method, request, options);
+    sub.send(call);
   }
 
   /** Closes every subchannel (their calls in flight fail with UNAVAILABLE), then the transport. */
