@@ -16,7 +16,7 @@ import io.petrel.rpc.spi.ClientStreamListener;
 import io.petrel.rpc.spi.ClientTransport;
 import io.petrel.rpc.spi.Connection;
 import io.petrel.rpc.spi.FrameSizes;
-import io.petrel.rpc.spi.LoadBalancer;
+import io.petrel.rpc.LoadBalancer;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;

@@ -2,8 +2,8 @@ package io.petrel.rpc.internal;
 
 import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.spi.ConnectivityState;
-import io.petrel.rpc.spi.Subchannel;
+import io.petrel.rpc.ConnectivityState;
+import io.petrel.rpc.Subchannel;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;

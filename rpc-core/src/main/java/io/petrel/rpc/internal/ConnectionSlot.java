@@ -9,7 +9,7 @@ import io.petrel.rpc.spi.AttemptProgress;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.ClientTransport;
 import io.petrel.rpc.spi.Connection;
-import io.petrel.rpc.spi.ConnectivityState;
+import io.petrel.rpc.ConnectivityState;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;

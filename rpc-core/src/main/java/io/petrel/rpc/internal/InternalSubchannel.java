@@ -4,7 +4,7 @@ import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.ClientTransport;
-import io.petrel.rpc.spi.ConnectivityState;
+import io.petrel.rpc.ConnectivityState;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;

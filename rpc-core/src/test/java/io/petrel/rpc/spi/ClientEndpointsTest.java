@@ -1,5 +1,9 @@
 package io.petrel.rpc.spi;
 
+import io.petrel.rpc.ConnectivityState;
+import io.petrel.rpc.Subchannel;
+import io.petrel.rpc.NameResolver;
+import io.petrel.rpc.LoadBalancer;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,5 +1,6 @@
 package io.petrel.rpc.spi;
 
+import io.petrel.rpc.ConnectivityState;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,5 +1,6 @@
 package io.petrel.rpc.spi;
 
+import io.petrel.rpc.Subchannel;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Metadata;

@@ -4,11 +4,11 @@ import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.internal.ClientRuntime;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.ClientStream;
 import io.petrel.rpc.spi.ClientStreamListener;
 import io.petrel.rpc.spi.ClientTransport;
+import io.petrel.rpc.spi.ClientTransportContext;
 import io.petrel.rpc.spi.Connection;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import org.jspecify.annotations.Nullable;
@@ -36,8 +36,8 @@ public final class InProcessClient implements ClientTransport {
   private static final Logger log = LoggerFactory.getLogger(InProcessClient.class);
 
   private final ClientConfig config;
-  /** The core client's runtime: its calls are made with it. */
-  private final ClientRuntime runtime;
+  /** What the core says of the client this transport serves. */
+  private final ClientTransportContext runtime;
   private final String serverName;
   private final String target;
   /** Set (under this) when the client terminates: no new connection after that. */
@@ -65,7 +65,7 @@ public final class InProcessClient implements ClientTransport {
   }
 
   /** Made by {@link io.petrel.rpc.RpcClientBuilder#build()} for {@code inProcess(serverName)}. */
-  public InProcessClient(String serverName, ClientConfig config, ClientRuntime runtime) {
+  public InProcessClient(String serverName, ClientConfig config, ClientTransportContext runtime) {
     this.runtime = runtime;
     this.config = config;
     this.serverName = serverName;
