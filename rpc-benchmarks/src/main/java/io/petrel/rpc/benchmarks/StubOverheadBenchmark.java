@@ -102,7 +102,7 @@ public class StubOverheadBenchmark {
       ClientCall<Object> call = (ClientCall<Object>) listener;
       return new ClientStream() {
         @Override
-        public int sendMessage(Object message) {
+        public int sendMessage(@Nullable Object message) {
           return 0;
         }
 

@@ -177,7 +177,7 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
    * the call with INVALID_ARGUMENT or INTERNAL, a {@link FrameSizes.TooLarge} with its RESOURCE_EXHAUSTED status
    * and "not sent", a {@link io.petrel.rpc.StatusException} with its status.
    */
-  public void start(Object request) {
+  public void start(@Nullable Object request) {
     this.request = request;
     startAttempt();
   }
@@ -197,7 +197,7 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
    * nothing.
    */
   public void startStream(ClientTransport transport, @Nullable Connection connection) throws Exception {
-    Object req = Objects.requireNonNull(request, "a call's request is kept from its start");
+    Object req = request; // null for a method whose request is null (no parameters)
     ClientStream s = transport.newStream(connection, method, options, deadline, this);
     stream = s; // volatile, then the look at finished: see the field
     if (isFinished()) {

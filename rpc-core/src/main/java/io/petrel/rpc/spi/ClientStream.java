@@ -14,14 +14,15 @@ import org.jspecify.annotations.Nullable;
 public interface ClientStream {
 
   /**
-   * Encodes {@code message} (of the stream's method's request type) on the calling thread and sends it, or keeps
+   * Encodes {@code message} (of the stream's method's request type; null where its marshaller takes null, e.g. a
+   * method without parameters) on the calling thread and sends it, or keeps
    * it until the stream can. Throws what encoding throws: a marshaller's exception (the core fails the call with
    * INVALID_ARGUMENT or INTERNAL), a {@link FrameSizes.TooLarge} (RESOURCE_EXHAUSTED, "not sent"), a
    * {@link io.petrel.rpc.StatusException} (its status); nothing once the message is handed on.
    *
    * @return the encoded message's size in bytes (the call's request-size meter)
    */
-  int sendMessage(Object message) throws Exception;
+  int sendMessage(@Nullable Object message) throws Exception;
 
   /**
    * No more request messages. A transport that carries a whole request in one frame (unary and oneway calls on

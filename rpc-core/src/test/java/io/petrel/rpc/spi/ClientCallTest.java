@@ -123,6 +123,17 @@ class ClientCallTest {
   }
 
   @Test
+  void aNullRequestReachesTheStreamAsItsOneMessage() throws Exception {
+    // A method without parameters sends null: its marshaller, not the call, decides what that is.
+    CompletableFuture<byte[]> f = client.unaryCallAsync(ECHO, null, CallOptions.DEFAULT);
+    RecordingTransport.Call call = take();
+    assertThat(call.request).isNull();
+    assertThat(call.events).containsExactly("halfClose");
+    deliver(call, "none", true);
+    assertThat(new String(f.get(10, TimeUnit.SECONDS), UTF_8)).isEqualTo("none");
+  }
+
+  @Test
   void anOkStatusWithoutAMessageFailsWithInternalAndUnimplementedNamesMethodAndPeer() throws Exception {
     CompletableFuture<byte[]> f = client.unaryCallAsync(ECHO, bytes("hi"), CallOptions.DEFAULT);
     take().onStatus(Status.OK);

@@ -61,7 +61,7 @@ public final class RecordingTransport implements TransportProvider {
     }
 
     @Override
-    public int sendMessage(Object message) {
+    public int sendMessage(@Nullable Object message) {
       if (message instanceof byte[] b && new String(b, java.nio.charset.StandardCharsets.UTF_8).equals("boom")) {
         throw new IllegalArgumentException("the marshaller refused it");
       }

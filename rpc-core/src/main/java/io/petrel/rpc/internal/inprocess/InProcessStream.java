@@ -76,8 +76,9 @@ final class InProcessStream extends AtomicBoolean implements ClientStream, Runna
   // ---- the core's side ----
 
   @Override
-  @SuppressWarnings("unchecked")
-  public int sendMessage(Object message) throws Exception {
+  // A request may be null (a method without parameters): its marshaller decides, as it does for every value.
+  @SuppressWarnings({"unchecked", "NullAway"})
+  public int sendMessage(@Nullable Object message) throws Exception {
     // Over a limit: FrameSizes.TooLarge, which the core turns into the call's status.
     int len = Frames.checkMetadata(metadata, client.maxMetadataSize(), "RpcClient.builder()");
     ByteBuf b = Frames.encode("request", ((MethodDescriptor<Object, ?>) method).requestMarshaller(), message, len,

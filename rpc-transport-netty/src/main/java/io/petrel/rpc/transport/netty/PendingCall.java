@@ -100,8 +100,9 @@ final class PendingCall implements ClientStream, Runnable {
 
   /** Encodes the request on the caller's thread, into one heap buffer of the exact size. */
   @Override
-  @SuppressWarnings("unchecked")
-  public int sendMessage(Object message) throws Exception {
+  // A request may be null (a method without parameters): its marshaller decides, as it does for every value.
+  @SuppressWarnings({"unchecked", "NullAway"})
+  public int sendMessage(@Nullable Object message) throws Exception {
     NettyRpcClient client = owner.client();
     ByteBuf f = FrameEncoder.encodeMessage(IoSupport.CALLER_ALLOCATOR, isOneway() ? TYPE_ONEWAY : TYPE_REQUEST, 0,
         method.id(), 0, metadata, ((MethodDescriptor<Object, ?>) method).requestMarshaller(), message,
