@@ -10,24 +10,25 @@ import org.jspecify.annotations.Nullable;
 /**
  * The options {@link RpcServerBuilder} and {@link RpcClientBuilder} share: a name, the transport, frame and
  * metadata limits, metrics, TLS, and transport options. Each setter returns the builder it was called on.
- * Defaults and what happens at each limit: docs/configuration.md.
+ * Defaults ({@link Defaults}) and what happens at each limit: docs/configuration.md. The fields and protected
+ * methods are for rpc-core's implementation of the builders ({@link RpcProvider}).
  *
  * @param <B> the concrete builder
  */
 public abstract class AbstractRpcBuilder<B extends AbstractRpcBuilder<B>> {
   /** Default {@link #maxFrameSize}: 8 MiB, header included. */
-  public static final int DEFAULT_MAX_FRAME_SIZE = io.petrel.rpc.spi.TransportConfig.DEFAULT_MAX_FRAME_SIZE;
+  public static final int DEFAULT_MAX_FRAME_SIZE = Defaults.MAX_FRAME_SIZE;
   /** Default {@link #maxMetadataSize}: 8 KiB of encoded metadata per frame. */
-  public static final int DEFAULT_MAX_METADATA_SIZE = io.petrel.rpc.spi.TransportConfig.DEFAULT_MAX_METADATA_SIZE;
+  public static final int DEFAULT_MAX_METADATA_SIZE = Defaults.MAX_METADATA_SIZE;
 
-  String name;
-  @Nullable String transport;
-  int maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
-  int maxMetadataSize = DEFAULT_MAX_METADATA_SIZE;
-  @Nullable MeterRegistry meterRegistry;
-  boolean percentileHistograms;
-  @Nullable TlsConfig tls;
-  final Map<TransportOption<?>, Object> options = new LinkedHashMap<>();
+  protected String name;
+  protected @Nullable String transport;
+  protected int maxFrameSize = DEFAULT_MAX_FRAME_SIZE;
+  protected int maxMetadataSize = DEFAULT_MAX_METADATA_SIZE;
+  protected @Nullable MeterRegistry meterRegistry;
+  protected boolean percentileHistograms;
+  protected @Nullable TlsConfig tls;
+  protected final Map<TransportOption<?>, Object> options = new LinkedHashMap<>();
 
   AbstractRpcBuilder(String defaultName) {
     this.name = defaultName;
@@ -96,7 +97,7 @@ public abstract class AbstractRpcBuilder<B extends AbstractRpcBuilder<B>> {
   }
 
   /** The transport options set so far (for the configs). */
-  Map<TransportOption<?>, Object> options() {
+  protected Map<TransportOption<?>, Object> options() {
     return Collections.unmodifiableMap(new LinkedHashMap<>(options));
   }
 

@@ -1,13 +1,5 @@
 package io.petrel.rpc;
 
-import io.petrel.rpc.internal.lb.LoadBalancers;
-import io.petrel.rpc.internal.lb.StaticResolver;
-import io.petrel.rpc.internal.lb.Targets;
-import io.petrel.rpc.spi.ClientConfig;
-import io.petrel.rpc.spi.LoadBalancer;
-import io.petrel.rpc.spi.NameResolver;
-import io.petrel.rpc.spi.NameResolverProvider;
-import io.petrel.rpc.spi.Transports;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,41 +10,59 @@ import org.jspecify.annotations.Nullable;
 /**
  * Configures an {@link RpcClient}. The options it shares with {@link RpcServerBuilder} (name, transport, frame
  * and metadata limits, metrics, transport options) are {@link AbstractRpcBuilder}'s. Defaults are documented in
- * docs/configuration.md.
+ * docs/configuration.md ({@link Defaults}).
+ *
+ * <p>The options are checked here; what they make is the core's: {@link RpcClient#builder()} returns rpc-core's
+ * implementation ({@link RpcProvider}), which parses targets, knows the load-balancing policies and builds the
+ * client. Its protected members are for that implementation only.
  */
-public final class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder> {
+public abstract class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder> {
   /** Default {@link #defaultDeadline}: 30 s. A call never waits longer than this unless told to. */
-  public static final Duration DEFAULT_DEADLINE = ClientConfig.DEFAULT_DEADLINE;
+  public static final Duration DEFAULT_DEADLINE = Defaults.DEADLINE;
   /** Default {@link #connectTimeout}: 5 s. */
-  public static final Duration DEFAULT_CONNECT_TIMEOUT = ClientConfig.DEFAULT_CONNECT_TIMEOUT;
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Defaults.CONNECT_TIMEOUT;
   /** Default {@link #maxPendingCalls}: 16384 calls pending (awaiting a response or waiting to be sent), per client. */
-  public static final int DEFAULT_MAX_PENDING_CALLS = ClientConfig.DEFAULT_MAX_PENDING_CALLS;
+  public static final int DEFAULT_MAX_PENDING_CALLS = Defaults.MAX_PENDING_CALLS;
   /** Default reconnect backoff: 100 ms doubling up to 10 s, with +-20% jitter. */
-  public static final Duration DEFAULT_RECONNECT_INITIAL = ClientConfig.DEFAULT_RECONNECT_INITIAL;
-  public static final Duration DEFAULT_RECONNECT_MAX = ClientConfig.DEFAULT_RECONNECT_MAX;
+  public static final Duration DEFAULT_RECONNECT_INITIAL = Defaults.RECONNECT_INITIAL;
+  public static final Duration DEFAULT_RECONNECT_MAX = Defaults.RECONNECT_MAX;
   /** Default {@link #keepAliveTime}: 30 s. */
-  public static final Duration DEFAULT_KEEP_ALIVE = ClientConfig.DEFAULT_KEEP_ALIVE;
+  public static final Duration DEFAULT_KEEP_ALIVE = Defaults.CLIENT_KEEP_ALIVE;
 
-  private @Nullable String target;
-  private @Nullable NameResolver resolver;
-  private @Nullable String inProcessName;
-  private LoadBalancer.Factory loadBalancer = LoadBalancers.LEAST_PENDING_FACTORY;
-  private int connectionsPerEndpoint = 1;
-  private Duration defaultDeadline = DEFAULT_DEADLINE;
-  private Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
-  private Duration keepAliveTime = DEFAULT_KEEP_ALIVE;
-  private int maxPendingCalls = DEFAULT_MAX_PENDING_CALLS;
-  private int maxRetries = ClientConfig.DEFAULT_MAX_RETRIES;
-  private int retryBudgetTokens = ClientConfig.DEFAULT_RETRY_BUDGET_TOKENS;
-  private double retryBudgetRatio = ClientConfig.DEFAULT_RETRY_BUDGET_RATIO;
-  private Duration reconnectInitial = DEFAULT_RECONNECT_INITIAL;
-  private Duration reconnectMax = DEFAULT_RECONNECT_MAX;
-  private @Nullable Executor callbackExecutor;
-  private final List<ClientInterceptor> interceptors = new ArrayList<>();
+  protected @Nullable String target;
+  protected @Nullable NameResolver resolver;
+  protected @Nullable String inProcessName;
+  /** The policy set, or null for the core's default (least pending). */
+  protected LoadBalancer.@Nullable Factory loadBalancer;
+  protected int connectionsPerEndpoint = 1;
+  protected Duration defaultDeadline = DEFAULT_DEADLINE;
+  protected Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
+  protected Duration keepAliveTime = DEFAULT_KEEP_ALIVE;
+  protected int maxPendingCalls = DEFAULT_MAX_PENDING_CALLS;
+  protected int maxRetries = Defaults.MAX_RETRIES;
+  protected int retryBudgetTokens = Defaults.RETRY_BUDGET_TOKENS;
+  protected double retryBudgetRatio = Defaults.RETRY_BUDGET_RATIO;
+  protected Duration reconnectInitial = DEFAULT_RECONNECT_INITIAL;
+  protected Duration reconnectMax = DEFAULT_RECONNECT_MAX;
+  protected @Nullable Executor callbackExecutor;
+  protected final List<ClientInterceptor> interceptors = new ArrayList<>();
 
-  RpcClientBuilder() {
+  /** For rpc-core's implementation only. */
+  protected RpcClientBuilder() {
     super("petrel-client");
   }
+
+  /**
+   * The resolver of a target ({@link #target}): {@code host:port}, {@code static://...}, or a
+   * {@link NameResolverProvider}'s scheme. Throws {@link IllegalArgumentException} naming what is wrong.
+   */
+  protected abstract NameResolver resolverFor(String target);
+
+  /** The resolver of a fixed list of endpoints ({@link #endpoints}). */
+  protected abstract NameResolver resolverOf(List<Endpoint> endpoints);
+
+  /** A built-in load-balancing policy by name; {@link IllegalArgumentException} naming the known ones. */
+  protected abstract LoadBalancer.Factory loadBalancerNamed(String policy);
 
   /** One server to call: the same as {@code target("host:port")}. One of address, target or endpoints is required. */
   public RpcClientBuilder address(String host, int port) {
@@ -73,7 +83,7 @@ public final class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder>
    */
   public RpcClientBuilder target(String target) {
     Objects.requireNonNull(target, "target");
-    this.resolver = Targets.resolver(target);
+    this.resolver = resolverFor(target);
     this.target = target;
     this.inProcessName = null;
     return this;
@@ -81,7 +91,7 @@ public final class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder>
 
   /** A fixed list of servers to call (with their weights); the same as a {@code static://} target. */
   public RpcClientBuilder endpoints(List<Endpoint> endpoints) {
-    this.resolver = new StaticResolver(endpoints);
+    this.resolver = resolverOf(endpoints);
     StringBuilder sb = new StringBuilder();
     for (Endpoint e : endpoints) {
       sb.append(sb.length() == 0 ? "" : ",").append(e);
@@ -126,7 +136,7 @@ public final class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder>
    * each as often as its weight). With one endpoint it does not matter.
    */
   public RpcClientBuilder loadBalancer(String policy) {
-    this.loadBalancer = LoadBalancers.forName(Objects.requireNonNull(policy, "loadBalancer"));
+    this.loadBalancer = loadBalancerNamed(Objects.requireNonNull(policy, "loadBalancer"));
     return this;
   }
 
@@ -273,41 +283,11 @@ public final class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuilder>
     return this;
   }
 
-  public RpcClient build() {
-    if (inProcessName != null) {
-      if (tls != null) {
-        throw new IllegalStateException("tls(...) does not apply to an in-process client (inProcess(\""
-            + inProcessName + "\")): its calls never leave the JVM; remove one of them");
-      }
-      if (transport != null) {
-        throw new IllegalStateException("transport(\"" + transport + "\") and inProcess(\"" + inProcessName
-            + "\") both choose the transport; remove one of them");
-      }
-      String serverName = inProcessName;
-      ClientConfig config = config();
-      return new io.petrel.rpc.internal.ClientChannel(config, true,
-          runtime -> new io.petrel.rpc.internal.inprocess.InProcessClient(serverName, config, runtime));
-    }
-    if (resolver == null) {
-      throw new IllegalStateException("no server to call: set address(host, port), target(...), endpoints(...)"
-          + " or inProcess(name)");
-    }
-    ClientConfig config = config();
-    io.petrel.rpc.spi.TransportProvider provider = Transports.find(transport);
-    return new io.petrel.rpc.internal.ClientChannel(config, config.tls() != null,
-        runtime -> provider.newClientTransport(config, runtime));
-  }
-
-  private ClientConfig config() {
-    return ClientConfig.newBuilder().target(Objects.requireNonNull(target, "target, set with the resolver"))
-        .resolver(resolver).loadBalancer(loadBalancer)
-        .interceptors(List.copyOf(interceptors)).connectionsPerEndpoint(connectionsPerEndpoint)
-        .defaultTimeoutNanos(defaultDeadline.toNanos()).connectTimeoutNanos(connectTimeout.toNanos())
-        .keepAliveTimeNanos(keepAliveTime.toNanos()).maxFrameSize(maxFrameSize).maxMetadataSize(maxMetadataSize)
-        .maxPendingCalls(maxPendingCalls).reconnectInitialBackoffNanos(reconnectInitial.toNanos())
-        .reconnectMaxBackoffNanos(reconnectMax.toNanos()).callbackExecutor(callbackExecutor)
-        .maxRetries(maxRetries).retryBudget(retryBudgetTokens, retryBudgetRatio)
-        .meterRegistry(meterRegistry).percentileHistograms(percentileHistograms).name(name).tls(tls)
-        .options(options()).build();
-  }
+  /**
+   * The client, not yet connected (it connects at its first call, or at {@link RpcClient#start()}).
+   *
+   * @throws IllegalStateException if no server to call is set, or options that exclude each other are
+   * @throws IllegalArgumentException if the TLS material cannot be loaded
+   */
+  public abstract RpcClient build();
 }

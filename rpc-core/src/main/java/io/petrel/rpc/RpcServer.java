@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
 public abstract class RpcServer implements AutoCloseable {
 
   public static RpcServerBuilder builder() {
-    return new RpcServerBuilder();
+    return RpcProvider.get().newServerBuilder();
   }
 
   /** Binds and starts serving. Throws {@link IOException} naming the address if it cannot bind. */

@@ -1,55 +1,51 @@
 package io.petrel.rpc;
 
 import io.micrometer.core.instrument.MeterRegistry;
-import io.petrel.rpc.spi.ServerConfig;
-import io.petrel.rpc.spi.ServerLimits;
-import io.petrel.rpc.spi.Transports;
-import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.Executor;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Configures an {@link RpcServer}. Every resource is bounded by default; each limit below is documented in
- * docs/configuration.md with its default. Arguments are checked here, with messages naming the option.
+ * docs/configuration.md with its default ({@link Defaults}). Arguments are checked here, with messages naming the
+ * option; the server itself is the core's: {@link RpcServer#builder()} returns rpc-core's implementation
+ * ({@link RpcProvider}), which builds it. Its protected members are for that implementation only.
  */
-public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder> {
+public abstract class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder> {
   /** Default {@link #maxFrameSize}: 8 MiB. */
   /** Default {@link #maxMetadataSize}: 8 KiB. */
   /** Default {@link #businessThreads}: max(16, 4 x available processors). */
-  public static final int DEFAULT_BUSINESS_THREADS = io.petrel.rpc.spi.ServerConfig.DEFAULT_BUSINESS_THREADS;
+  public static final int DEFAULT_BUSINESS_THREADS = Defaults.BUSINESS_THREADS;
   /** Default {@link #businessQueueSize}: 2048 waiting calls. */
-  public static final int DEFAULT_BUSINESS_QUEUE_SIZE = io.petrel.rpc.spi.ServerConfig.DEFAULT_BUSINESS_QUEUE_SIZE;
+  public static final int DEFAULT_BUSINESS_QUEUE_SIZE = Defaults.BUSINESS_QUEUE_SIZE;
   /** Default {@link #maxConcurrentCallsPerConnection}: 1000. */
-  public static final int DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION = io.petrel.rpc.spi.ServerConfig.DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION;
+  public static final int DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION = Defaults.MAX_CONCURRENT_CALLS_PER_CONNECTION;
   /** Default {@link #maxConnections}: 10000. */
-  public static final int DEFAULT_MAX_CONNECTIONS = io.petrel.rpc.spi.ServerConfig.DEFAULT_MAX_CONNECTIONS;
+  public static final int DEFAULT_MAX_CONNECTIONS = Defaults.MAX_CONNECTIONS;
   /** Default {@link #shutdownGracePeriod}: 10 s. */
-  public static final Duration DEFAULT_SHUTDOWN_GRACE = io.petrel.rpc.spi.ServerConfig.DEFAULT_SHUTDOWN_GRACE;
+  public static final Duration DEFAULT_SHUTDOWN_GRACE = Defaults.SHUTDOWN_GRACE;
   /** Default {@link #handshakeTimeout}: 10 s. */
-  public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = io.petrel.rpc.spi.ServerLimits.DEFAULT_HANDSHAKE_TIMEOUT;
+  public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Defaults.HANDSHAKE_TIMEOUT;
   /** Default {@link #idleTimeout}: 5 minutes. */
-  public static final Duration DEFAULT_IDLE_TIMEOUT = io.petrel.rpc.spi.ServerLimits.DEFAULT_IDLE_TIMEOUT;
+  public static final Duration DEFAULT_IDLE_TIMEOUT = Defaults.IDLE_TIMEOUT;
   /** Default {@link #keepAlive}: a PING after 60 s of silence, closed after 20 s more. */
-  public static final Duration DEFAULT_KEEP_ALIVE_TIME = io.petrel.rpc.spi.ServerLimits.DEFAULT_KEEP_ALIVE_TIME;
-  public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = io.petrel.rpc.spi.ServerLimits.DEFAULT_KEEP_ALIVE_TIMEOUT;
+  public static final Duration DEFAULT_KEEP_ALIVE_TIME = Defaults.SERVER_KEEP_ALIVE_TIME;
+  public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = Defaults.SERVER_KEEP_ALIVE_TIMEOUT;
   /** Default {@link #frameReceiveTimeout}: 30 s. */
-  public static final Duration DEFAULT_FRAME_RECEIVE_TIMEOUT = io.petrel.rpc.spi.ServerLimits.DEFAULT_FRAME_RECEIVE_TIMEOUT;
+  public static final Duration DEFAULT_FRAME_RECEIVE_TIMEOUT = Defaults.FRAME_RECEIVE_TIMEOUT;
   /** Default {@link #unwritableTimeout}: 30 s. */
-  public static final Duration DEFAULT_UNWRITABLE_TIMEOUT = io.petrel.rpc.spi.ServerLimits.DEFAULT_UNWRITABLE_TIMEOUT;
+  public static final Duration DEFAULT_UNWRITABLE_TIMEOUT = Defaults.UNWRITABLE_TIMEOUT;
   /** Default {@link #maxConnectionsPerAddress}: 1000. */
-  public static final int DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = io.petrel.rpc.spi.ServerLimits.DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
+  public static final int DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = Defaults.MAX_CONNECTIONS_PER_ADDRESS;
   /**
    * Default {@link #maxBufferedBytes}: a quarter of the smaller of the JVM's heap maximum ({@code -Xmx}) and its
    * direct memory limit ({@code -XX:MaxDirectMemorySize}, by default the heap's maximum), at least 16 MiB. What
    * the server holds for peers may sit on either (responses for a peer that does not read wait on the heap).
    */
-  public static final long DEFAULT_MAX_BUFFERED_BYTES = io.petrel.rpc.spi.ServerLimits.DEFAULT_MAX_BUFFERED_BYTES;
+  public static final long DEFAULT_MAX_BUFFERED_BYTES = Defaults.MAX_BUFFERED_BYTES;
 
   /**
    * Default {@link #maxBufferedBytesPerConnection} for a server-wide {@code maxBufferedBytes}: a sixteenth of it,
@@ -57,37 +53,38 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
    * whole server-wide budget from the others.
    */
   public static long defaultMaxBufferedBytesPerConnection(long maxBufferedBytes) {
-    return io.petrel.rpc.spi.ServerLimits.defaultMaxBufferedBytesPerConnection(maxBufferedBytes);
+    return Defaults.maxBufferedBytesPerConnection(maxBufferedBytes);
   }
 
-  private @Nullable String host;
-  private int port = -1;
-  private @Nullable String inProcessName;
-  private final List<ServiceDefinition> services = new ArrayList<>();
-  private int businessThreads = DEFAULT_BUSINESS_THREADS;
-  private int businessQueueSize = DEFAULT_BUSINESS_QUEUE_SIZE;
-  private @Nullable Executor executor;
-  private boolean direct;
-  private int virtualThreads;
-  private int maxConcurrentCallsPerConnection = DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION;
-  private int maxConnections = DEFAULT_MAX_CONNECTIONS;
-  private Duration shutdownGracePeriod = DEFAULT_SHUTDOWN_GRACE;
-  private final List<ServerLifecycleListener> lifecycleListeners = new ArrayList<>();
-  private Duration drainDelay = Duration.ZERO;
-  private Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
-  private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
-  private Duration keepAliveTime = DEFAULT_KEEP_ALIVE_TIME;
-  private Duration keepAliveTimeout = DEFAULT_KEEP_ALIVE_TIMEOUT;
-  private Duration frameReceiveTimeout = DEFAULT_FRAME_RECEIVE_TIMEOUT;
-  private Duration maxConnectionAge = Duration.ZERO;
-  private Duration unwritableTimeout = DEFAULT_UNWRITABLE_TIMEOUT;
-  private int maxConnectionsPerAddress = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
-  private long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
-  private long maxBufferedBytesPerConnection;
-  private final List<ServerInterceptor> interceptors = new ArrayList<>();
-  private @Nullable ExceptionMapper exceptionMapper;
+  protected @Nullable String host;
+  protected int port = -1;
+  protected @Nullable String inProcessName;
+  protected final List<ServiceDefinition> services = new ArrayList<>();
+  protected int businessThreads = DEFAULT_BUSINESS_THREADS;
+  protected int businessQueueSize = DEFAULT_BUSINESS_QUEUE_SIZE;
+  protected @Nullable Executor executor;
+  protected boolean direct;
+  protected int virtualThreads;
+  protected int maxConcurrentCallsPerConnection = DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION;
+  protected int maxConnections = DEFAULT_MAX_CONNECTIONS;
+  protected Duration shutdownGracePeriod = DEFAULT_SHUTDOWN_GRACE;
+  protected final List<ServerLifecycleListener> lifecycleListeners = new ArrayList<>();
+  protected Duration drainDelay = Duration.ZERO;
+  protected Duration handshakeTimeout = DEFAULT_HANDSHAKE_TIMEOUT;
+  protected Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
+  protected Duration keepAliveTime = DEFAULT_KEEP_ALIVE_TIME;
+  protected Duration keepAliveTimeout = DEFAULT_KEEP_ALIVE_TIMEOUT;
+  protected Duration frameReceiveTimeout = DEFAULT_FRAME_RECEIVE_TIMEOUT;
+  protected Duration maxConnectionAge = Duration.ZERO;
+  protected Duration unwritableTimeout = DEFAULT_UNWRITABLE_TIMEOUT;
+  protected int maxConnectionsPerAddress = DEFAULT_MAX_CONNECTIONS_PER_ADDRESS;
+  protected long maxBufferedBytes = DEFAULT_MAX_BUFFERED_BYTES;
+  protected long maxBufferedBytesPerConnection;
+  protected final List<ServerInterceptor> interceptors = new ArrayList<>();
+  protected @Nullable ExceptionMapper exceptionMapper;
 
-  RpcServerBuilder() {
+  /** For rpc-core's implementation only. */
+  protected RpcServerBuilder() {
     super("petrel-server");
   }
 
@@ -185,7 +182,7 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
    */
   public RpcServerBuilder virtualThreads(int maxConcurrentCalls) {
     checkPositive("virtualThreads maxConcurrentCalls", maxConcurrentCalls);
-    io.petrel.rpc.internal.VirtualThreadExecutor.checkAvailable();
+    checkVirtualThreads();
     this.virtualThreads = maxConcurrentCalls;
     this.executor = null;
     this.direct = false;
@@ -401,7 +398,16 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
     return this;
   }
 
-  private long perConnectionBuffer() {
+  /**
+   * Throws {@link UnsupportedOperationException} saying that virtual threads need Java 21 when this JVM has none.
+   */
+  protected abstract void checkVirtualThreads();
+
+  /**
+   * The per-connection buffer budget to apply: the one set, or the default for {@code maxBufferedBytes}; throws
+   * {@link IllegalStateException} if the one set is above {@code maxBufferedBytes}.
+   */
+  protected long perConnectionBuffer() {
     if (maxBufferedBytesPerConnection == 0) {
       return Math.min(maxBufferedBytes, defaultMaxBufferedBytesPerConnection(maxBufferedBytes));
     }
@@ -412,56 +418,13 @@ public final class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuilder>
     return maxBufferedBytesPerConnection;
   }
 
-  public RpcServer build() {
-    if (port < 0 && inProcessName == null) {
-      throw new IllegalStateException("no port set: call port(int), bindAddress(host, port) or inProcess(name)");
-    }
-    if (inProcessName != null) {
-      if (tls != null) {
-        throw new IllegalStateException("tls(...) does not apply to an in-process server (inProcess(\""
-            + inProcessName + "\")): its calls never leave the JVM; remove one of them");
-      }
-      if (transport != null) {
-        throw new IllegalStateException("transport(\"" + transport + "\") and inProcess(\"" + inProcessName
-            + "\") both choose the transport; remove one of them");
-      }
-    }
-    Map<Integer, String> ids = new HashMap<>();
-    for (ServiceDefinition s : services) {
-      for (ServerMethodDefinition<?, ?> m : s.methods()) {
-        String prev = ids.putIfAbsent(m.method().id(), m.method().fullName());
-        if (prev != null) {
-          throw new IllegalArgumentException("methods " + prev + " and " + m.method().fullName()
-              + " have the same id 0x" + Integer.toHexString(m.method().id())
-              + "; rename one or give one an explicit id");
-        }
-      }
-    }
-    InetSocketAddress addr = inProcessName != null ? null
-        : host == null ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
-    ServerConfig config = ServerConfig.newBuilder().bindAddress(addr).services(List.copyOf(services))
-        .interceptors(List.copyOf(interceptors)).exceptionMapper(exceptionMapper).businessThreads(businessThreads)
-        .businessQueueSize(businessQueueSize)
-        .executor(virtualThreads > 0 ? new io.petrel.rpc.internal.VirtualThreadExecutor(name, virtualThreads) : executor)
-        .direct(direct).maxFrameSize(maxFrameSize)
-        .maxMetadataSize(maxMetadataSize).maxConcurrentCallsPerConnection(maxConcurrentCallsPerConnection)
-        .maxConnections(maxConnections).shutdownGracePeriodNanos(shutdownGracePeriod.toNanos())
-        .lifecycleListeners(List.copyOf(lifecycleListeners)).drainDelayNanos(drainDelay.toNanos())
-        .limits(ServerLimits.newBuilder().handshakeTimeoutNanos(handshakeTimeout.toNanos())
-            .idleTimeoutNanos(idleTimeout.toNanos()).keepAliveTimeNanos(keepAliveTime.toNanos())
-            .keepAliveTimeoutNanos(keepAliveTimeout.toNanos())
-            .frameReceiveTimeoutNanos(frameReceiveTimeout.toNanos())
-            .maxConnectionAgeNanos(maxConnectionAge.toNanos()).unwritableTimeoutNanos(unwritableTimeout.toNanos())
-            .maxConnectionsPerAddress(maxConnectionsPerAddress).maxBufferedBytes(maxBufferedBytes)
-            .maxBufferedBytesPerConnection(perConnectionBuffer()).build())
-        .meterRegistry(meterRegistry).percentileHistograms(percentileHistograms).name(name).tls(tls)
-        .options(options()).build();
-    if (inProcessName != null) {
-      return new io.petrel.rpc.internal.ServerImpl(config,
-          new io.petrel.rpc.internal.inprocess.InProcessServerTransport(inProcessName, config));
-    }
-    return new io.petrel.rpc.internal.ServerImpl(config, Transports.find(transport).newServerTransport(config));
-  }
+  /**
+   * The server, not yet started.
+   *
+   * @throws IllegalStateException if no port (or in-process name) is set, or options that exclude each other are
+   * @throws IllegalArgumentException if two methods have the same id, or the TLS material cannot be loaded
+   */
+  public abstract RpcServer build();
 
   /** {@link #build()} then {@link RpcServer#start()}. */
   public RpcServer start() throws java.io.IOException {

@@ -2,7 +2,7 @@ package io.petrel.rpc.dns;
 
 import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.spi.NameResolver;
+import io.petrel.rpc.NameResolver;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;

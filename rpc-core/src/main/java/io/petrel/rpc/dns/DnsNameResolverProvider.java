@@ -1,7 +1,7 @@
 package io.petrel.rpc.dns;
 
-import io.petrel.rpc.spi.NameResolver;
-import io.petrel.rpc.spi.NameResolverProvider;
+import io.petrel.rpc.NameResolver;
+import io.petrel.rpc.NameResolverProvider;
 import java.time.Duration;
 import java.util.Locale;
 

@@ -2,11 +2,13 @@ package io.petrel.rpc.internal;
 
 import io.petrel.rpc.spi.RateLimitedLog;
 import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.ClientInterceptor;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.MethodType;
 import io.petrel.rpc.RpcClient;
-import io.petrel.rpc.spi.ClientCall;
+import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.ClientTransport;
 import io.petrel.rpc.Status;
@@ -15,24 +17,48 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.Executor;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.LoggerFactory;
 
 /**
- * The client users hold, whatever the transport: the core's {@link RpcClient} runs every call, and this channel
- * owns the endpoints ({@link ClientEndpoints}: the resolver, one {@link InternalSubchannel} per endpoint with its
+ * The client users hold, whatever the transport: the one implementation of {@link RpcClient}. It runs every call
+ * (interceptors, the deadline, the pending-call limit, shutdown and termination, meters: {@link ClientRuntime};
+ * each call's attempts and single completion: {@link ClientCall}), and owns the endpoints ({@link ClientEndpoints}: the resolver, one {@link InternalSubchannel} per endpoint with its
  * connections, their reconnect backoff and waiting calls, the load balancer), picks one per attempt, and hands
  * the attempt to a connection of the {@link ClientTransport} the builder made for it. Transports implement
  * {@link ClientTransport}; none subclasses {@link RpcClient}.
  */
 public final class ClientChannel extends RpcClient {
+  /**
+   * How long after a blocking call's deadline the calling thread ends the call itself if the transport has
+   * not (it normally ends it within a few milliseconds of the deadline).
+   */
+  static final long SELF_DEADLINE_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(15);
+
+  private final ClientRuntime runtime;
+  private final List<ClientInterceptor> interceptors;
+  private final long defaultTimeoutNanos;
+  private final boolean secure;
+  private final ClientChain.Terminal terminal = new ClientChain.Terminal() {
+    @Override
+    public <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
+        CallOptions options, Consumer<Metadata> responseMetadata) {
+      return ClientChannel.this.send(method, request, options, deadlineOf(method, options), responseMetadata);
+    }
+
+    @Override
+    public boolean isSecure() {
+      return secure;
+    }
+  };
   private final ClientTransport transport;
   /** The endpoints and their subchannels; null for a transport without endpoints (in-process). */
   private final @Nullable ClientEndpoints<InternalSubchannel> endpoints;
@@ -44,8 +70,13 @@ public final class ClientChannel extends RpcClient {
    * @param transport makes the transport with this client's runtime (once, here)
    */
   public ClientChannel(ClientConfig config, boolean secure, Function<ClientRuntime, ClientTransport> transport) {
-    super(config, secure);
-    ClientTransport t = transport.apply(runtime());
+    this.runtime = new ClientRuntime(config);
+    this.runtime.terminator(this::terminate);
+    this.runtime.attemptStarter(this::startAttempt);
+    this.interceptors = config.interceptors();
+    this.defaultTimeoutNanos = config.defaultTimeoutNanos();
+    this.secure = secure;
+    ClientTransport t = transport.apply(runtime);
     this.transport = t;
     this.config = config;
     if (config.resolver() != null) {
@@ -66,6 +97,11 @@ public final class ClientChannel extends RpcClient {
     return ((ClientChannel) client).transport;
   }
 
+  /** The runtime of the client's calls (tests: the retry budget). */
+  public static ClientRuntime runtimeOf(RpcClient client) {
+    return ((ClientChannel) client).runtime;
+  }
+
   /** The client's endpoints, or null for a transport without endpoints (tests, meters). */
   public static @Nullable ClientEndpoints<InternalSubchannel> endpointsOf(RpcClient client) {
     return ((ClientChannel) client).endpoints;
@@ -82,7 +118,7 @@ public final class ClientChannel extends RpcClient {
   public RpcClient start() {
     ClientEndpoints<InternalSubchannel> e = endpoints;
     if (e == null) {
-      transport.connect(List.of());
+      transport.start();
       return this;
     }
     List<InternalSubchannel> subs = e.subchannels();
@@ -164,44 +200,181 @@ public final class ClientChannel extends RpcClient {
   }
 
   @Override
-  protected <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
-      @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
-    return transport.newCall(method, deadline, responseMetadata, executor);
+  public <Req, Resp> CompletableFuture<Resp> unaryCallAsync(MethodDescriptor<Req, Resp> method, Req request,
+      CallOptions options) {
+    if (method.type() != MethodType.UNARY) {
+      throw new IllegalArgumentException(method.fullName() + " is " + method.type() + "; use oneway(...)");
+    }
+    return call(method, request, options);
   }
 
-  /** Picks the endpoint of this attempt (another than a failed attempt's when there is one) and sends it there. */
   @Override
-  protected <Req> void startCall(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request,
-      CallOptions options) throws Exception {
+  @SuppressWarnings("unchecked")
+  public <Req> CompletableFuture<Void> oneway(MethodDescriptor<Req, ?> method, Req request, CallOptions options) {
+    if (method.type() != MethodType.ONEWAY) {
+      throw new IllegalArgumentException(method.fullName() + " is " + method.type() + "; use unaryCall(...)");
+    }
+    return (CompletableFuture<Void>) call(method, request, options);
+  }
+
+  private <Req, Resp> CompletableFuture<Resp> call(MethodDescriptor<Req, Resp> method, Req request,
+      CallOptions options) {
+    List<ClientInterceptor> perCall = options.interceptors();
+    if (interceptors.isEmpty() && perCall.isEmpty()) {
+      return send(method, request, options, deadlineOf(method, options), options.responseMetadataListener());
+    }
+    return ClientChain.start(terminal, interceptors, perCall, method, request, options);
+  }
+
+  @Override
+  public Deadline deadlineOf(MethodDescriptor<?, ?> method, CallOptions options) {
+    long fallback = method.defaultTimeoutNanos() > 0 ? method.defaultTimeoutNanos() : defaultTimeoutNanos;
+    Deadline d = options.effectiveDeadline(fallback);
+    ServerContext serving = ServerContext.current();
+    if (serving != null && serving.deadline() != null) {
+      d = serving.deadline().minimum(d);
+    }
+    return Objects.requireNonNull(d, "deadline: a client's default deadline is > 0");
+  }
+
+  /**
+   * A call after the interceptors: made, counted, checked against the client's state and limits, then its
+   * first attempt started. Every path ends the call exactly once.
+   */
+  private <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
+      CallOptions options, @Nullable Deadline deadline, @Nullable Consumer<Metadata> responseMetadata) {
+    Executor executor = options.executor() != null ? options.executor() : runtime.callbackExecutor();
+    ClientCall<Resp> call = new ClientCall<>(runtime, method, deadline, responseMetadata, executor);
+    // Counted from here; every path below ends the call exactly once, which uncounts it.
+    int n = runtime.callStarted();
+    if (runtime.isShutdown()) {
+      call.fail(Status.UNAVAILABLE.withDescription("client '" + runtime.name() + "' is shut down; "
+          + method.fullName() + " not sent"));
+      return call;
+    }
+    if (n > runtime.maxPendingCalls()) {
+      call.fail(Status.RESOURCE_EXHAUSTED.withDescription("client has " + runtime.maxPendingCalls()
+          + " calls pending (awaiting responses, or waiting for the server to take more calls), its"
+          + " maxPendingCalls (raise RpcClient.builder().maxPendingCalls, or wait for responses before sending"
+          + " more)"));
+      return call;
+    }
+    if (deadline != null && deadline.isExpired()) {
+      call.fail(Status.DEADLINE_EXCEEDED.withDescription("deadline already passed before " + method.fullName()
+          + " was sent"));
+      return call;
+    }
+    call.options(options); // what a load balancer reads when it picks for the call
+    call.start(request); // the first attempt; the call keeps the request for another (see ClientCall#onClose)
+    return call;
+  }
+
+  @Override
+  public <Req, Resp> Resp unaryCall(MethodDescriptor<Req, Resp> method, Req request, CallOptions options) {
+    if (transport.isTransportThread()) {
+      throw Status.FAILED_PRECONDITION.withDescription("blocking call to " + method.fullName() + " made on "
+          + Thread.currentThread().getName() + ", an event loop of this client (for example in a callback of an"
+          + " async call, which runs there unless a callbackExecutor is set): it would wait forever for a response"
+          + " that this very thread has to read. Use the async stub and chain with thenCompose, or set"
+          + " RpcClient.builder().callbackExecutor(...) so that callbacks run elsewhere").asException();
+    }
+    ThreadlessExecutor executor = new ThreadlessExecutor();
+    CompletableFuture<Resp> f = unaryCallAsync(method, request, options.withExecutor(executor));
+    try {
+      // The transport ends the call by its deadline; the caller checks too, a little later, so that a blocking
+      // call never depends on a thread that user code could block.
+      Deadline own = f instanceof ClientCall<?> call ? call.deadline() : null; // null: an interceptor's future
+      Deadline d = own != null ? own : deadlineOf(method, options);
+      if (!executor.awaitCompletion(f, d.nanoTime() + SELF_DEADLINE_MARGIN_NANOS)) {
+        f.completeExceptionally(Status.DEADLINE_EXCEEDED.withDescription("deadline passed while waiting for "
+            + method.fullName() + ", and the transport had not ended the call (is its event loop blocked?)")
+            .asException());
+      }
+      return f.get();
+    } catch (InterruptedException e) {
+      f.cancel(false);
+      Thread.currentThread().interrupt();
+      throw Status.CANCELLED.withDescription("interrupted while waiting for " + method.fullName()).withCause(e)
+          .asException();
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof StatusException se) {
+        throw new StatusException(se.status()); // fresh stack trace: the caller's
+      }
+      throw Status.fromThrowable(cause != null ? cause : e).asException();
+    }
+  }
+
+  @Override
+  public boolean isSecure() {
+    return secure;
+  }
+
+  @Override
+  public RpcClient shutdown() {
+    runtime.shutdown();
+    return this;
+  }
+
+  @Override
+  public RpcClient shutdownNow() {
+    runtime.shutdownNow();
+    return this;
+  }
+
+  @Override
+  public boolean isShutdown() {
+    return runtime.isShutdown();
+  }
+
+  @Override
+  public boolean isTerminated() {
+    return runtime.isTerminated();
+  }
+
+  @Override
+  public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+    return runtime.awaitTermination(timeout, unit);
+  }
+
+  @Override
+  public int pendingCalls() {
+    return runtime.pendingCalls();
+  }
+
+  /**
+   * One attempt of {@code call}, with the request and options it keeps: picks the endpoint (another than a failed
+   * attempt's when there is one) and a connection of it, and starts a stream of the transport there
+   * ({@link ClientCall#startStream}), or holds the call until a connection takes it. Throws what encoding the
+   * request throws (see {@link ClientCall#startFailed}).
+   */
+  private void startAttempt(ClientCall<?> call) throws Exception {
     ClientEndpoints<InternalSubchannel> e = endpoints;
     if (e == null) {
-      transport.startCall(call, null, method, request, options);
+      call.startStream(transport, null);
       return;
     }
     InternalSubchannel previous = (InternalSubchannel) call.picked();
     InternalSubchannel sub = e.pick(call, previous);
     if (sub == null) {
-      call.fail(e.noPick(call, "; " + method.fullName() + " not sent"));
+      call.fail(e.noPick(call, "; " + call.method().fullName() + " not sent"));
       return;
     }
     call.picked(sub);
-    sub.send(call, method, request, options);
+    sub.send(call);
   }
 
-  /** Closes every subchannel (their calls in flight fail with UNAVAILABLE), then the transport. */
-  @Override
-  protected void terminate(Runnable done) {
+  /**
+   * The client terminates (shut down with no call pending, or shut down now): closes every subchannel (their calls
+   * in flight fail with UNAVAILABLE), then the transport, then runs {@code done}. Called once.
+   */
+  private void terminate(Runnable done) {
     ClientEndpoints<InternalSubchannel> e = endpoints;
     if (e == null) {
       transport.terminate(done);
       return;
     }
     e.shutdown().whenComplete((v, t) -> transport.terminate(done));
-  }
-
-  @Override
-  protected boolean isTransportThread() {
-    return transport.isTransportThread();
   }
 
   @Override

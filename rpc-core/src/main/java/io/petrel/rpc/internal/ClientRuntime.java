@@ -4,9 +4,9 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.petrel.rpc.MethodDescriptor;
-import io.petrel.rpc.spi.ClientCall;
-import io.petrel.rpc.spi.ClientCallRuntime;
 import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.ClientTransportContext;
+import io.petrel.rpc.spi.WakeBatch;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -19,11 +19,12 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The part of a client that is the same whatever the transport, shared by {@link io.petrel.rpc.RpcClient} and
- * its calls ({@link io.petrel.rpc.spi.ClientCall}): the count of calls pending against {@code maxPendingCalls},
+ * its calls ({@link ClientCall}): the count of calls pending against {@code maxPendingCalls},
  * the shutdown and termination state, the callback executor, and the call meters ({@code rpc.client.calls},
- * sizes, {@code rpc.client.calls.pending}; names in docs/observability.md). One per client.
+ * sizes, {@code rpc.client.calls.pending}; names in docs/observability.md), the retry budget. One per client.
+ * Its transport sees it as a {@link ClientTransportContext}.
  */
-public final class ClientRuntime implements ClientCallRuntime {
+public final class ClientRuntime implements ClientTransportContext {
   private final String name;
   private final String target;
   private final int maxPendingCalls;
@@ -43,14 +44,14 @@ public final class ClientRuntime implements ClientCallRuntime {
   /** Hands an attempt of a call to the transport; set once by the client. */
   private @Nullable AttemptStarter attemptStarter;
 
-  /** How the client hands one attempt of a call to its transport (encode, pick, send). */
+  /** How the client hands one attempt of a call to its transport (pick, then a stream on a connection). */
   @FunctionalInterface
   public interface AttemptStarter {
     /**
-     * Starts an attempt of {@code call} with its kept {@code request}; throws what the transport's
-     * {@code startCall} throws (a marshaller's failure, a size limit, a status).
+     * Starts an attempt of {@code call} with its kept request; throws what encoding the request throws (a
+     * marshaller's failure, a size limit, a status).
      */
-    void start(ClientCall<?> call, Object request) throws Exception;
+    void start(ClientCall<?> call) throws Exception;
   }
 
   public ClientRuntime(ClientConfig config) {
@@ -82,32 +83,33 @@ public final class ClientRuntime implements ClientCallRuntime {
   }
 
   /** Starts an attempt of {@code call} on the transport (the first, or another after a failed one). */
-  @Override
-  public void startAttempt(ClientCall<?> call, Object request) throws Exception {
+  public void startAttempt(ClientCall<?> call) throws Exception {
     AttemptStarter s = attemptStarter;
     if (s == null) {
       throw new IllegalStateException("client '" + name + "' has no transport yet");
     }
-    s.start(call, request);
+    s.start(call);
+  }
+
+  /** One per connection of the transport: see {@link WakeChain}. */
+  @Override
+  public WakeBatch newWakeBatch() {
+    return new WakeChain();
   }
 
   /** More attempts an idempotent call may make after its first failed with UNAVAILABLE. */
-  @Override
   public int maxRetries() {
     return maxRetries;
   }
 
-  @Override
   public void attemptFailed() {
     retryBudget.onFailure();
   }
 
-  @Override
   public void callSucceeded() {
     retryBudget.onSuccess();
   }
 
-  @Override
   public boolean mayRetry() {
     return retryBudget.mayRetry();
   }
@@ -118,7 +120,6 @@ public final class ClientRuntime implements ClientCallRuntime {
   }
 
   /** The client is closing its transport (shut down now, or shut down with no call left): no new attempt. */
-  @Override
   public boolean isTerminating() {
     return terminating.get();
   }
@@ -143,7 +144,6 @@ public final class ClientRuntime implements ClientCallRuntime {
   }
 
   /** The client-side meters of {@code method}; {@link CallMetrics#NOOP} without a registry. */
-  @Override
   public CallMetrics metricsFor(MethodDescriptor<?, ?> method) {
     MeterRegistry r = registry;
     if (r == null) {
@@ -162,7 +162,6 @@ public final class ClientRuntime implements ClientCallRuntime {
   }
 
   /** A call ended (exactly once per started call). */
-  @Override
   public void callEnded() {
     if (pending.decrementAndGet() == 0 && shutdown) {
       terminate();

@@ -2,15 +2,14 @@ package io.petrel.rpc.internal;
 
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
-import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.Metadata;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import io.petrel.rpc.spi.AttemptProgress;
-import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.ClientTransport;
 import io.petrel.rpc.spi.Connection;
-import io.petrel.rpc.spi.ConnectivityState;
+import io.petrel.rpc.ConnectivityState;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -95,17 +94,17 @@ final class ConnectionSlot {
 
   /**
    * Sends an attempt of {@code call} on a usable connection, or makes it wait for one (see the class comment),
-   * or ends it NOT_SENT. What {@link ClientTransport#startAttempt} throws on this thread (a marshaller's failure)
+   * or ends it NOT_SENT. What starting the stream throws on this thread (a marshaller's failure)
    * is thrown from here.
    */
-  <Req> void send(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request, CallOptions options)
-      throws Exception {
+  void send(ClientCall<?> call) throws Exception {
     Connection c = current();
     if (c != null) {
-      transport.startAttempt(call, c, method, request, options);
+      call.startStream(transport, c);
       return;
     }
-    Waiter w = new Waiter(call, method, request, options);
+    CallOptions options = call.options();
+    Waiter w = new Waiter(call);
     Link start = null;
     Status failure = null;
     synchronized (this) {
@@ -143,9 +142,9 @@ final class ConnectionSlot {
       }
     }
     if (c != null) {
-      transport.startAttempt(call, c, method, request, options);
+      call.startStream(transport, c);
     } else if (failure != null) {
-      call.onClose(failure, AttemptProgress.NOT_SENT); // the core may send it to another endpoint
+      call.onClose(failure, Metadata.EMPTY, AttemptProgress.NOT_SENT); // the core may send it to another endpoint
     } else if (start != null) {
       launch(start);
     }
@@ -557,32 +556,25 @@ final class ConnectionSlot {
     }
   }
 
-  /** A call waiting for a connection, with what its attempt needs to be sent. */
+  /** A call waiting for a connection (it keeps its request and options). */
   private final class Waiter {
     final ClientCall<?> call;
-    final MethodDescriptor<Object, ?> method;
-    final Object request;
-    final CallOptions options;
     @Nullable ScheduledFuture<?> timer;
 
-    @SuppressWarnings("unchecked")
-    Waiter(ClientCall<?> call, MethodDescriptor<?, ?> method, Object request, CallOptions options) {
+    Waiter(ClientCall<?> call) {
       this.call = call;
-      this.method = (MethodDescriptor<Object, ?>) method;
-      this.request = request;
-      this.options = options;
     }
 
     void send(Connection c) {
       try {
-        transport.startAttempt(call, c, method, request, options);
+        call.startStream(transport, c);
       } catch (Throwable t) {
         call.startFailed(t);
       }
     }
 
     void fail(Status s) {
-      call.onClose(s, AttemptProgress.NOT_SENT);
+      call.onClose(s, Metadata.EMPTY, AttemptProgress.NOT_SENT);
     }
 
     /**

@@ -1,14 +1,10 @@
 package io.petrel.rpc.internal;
 
-import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Endpoint;
-import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
-import io.petrel.rpc.spi.ClientSubchannel;
 import io.petrel.rpc.spi.ClientTransport;
-import io.petrel.rpc.spi.ConnectivityState;
+import io.petrel.rpc.ConnectivityState;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
@@ -72,9 +68,8 @@ public final class InternalSubchannel extends ClientSubchannel {
   }
 
   /** Sends an attempt of {@code call} over one of the endpoint's connections (see {@link ConnectionSlot#send}). */
-  <Req> void send(ClientCall<?> call, MethodDescriptor<Req, ?> method, Req request, CallOptions options)
-      throws Exception {
-    nextSlot().send(call, method, request, options);
+  void send(ClientCall<?> call) throws Exception {
+    nextSlot().send(call);
   }
 
   /** For {@code RpcClient.start()}: each slot's connection, or its attempt to make one. */

@@ -2,7 +2,7 @@ package io.petrel.rpc.lb;
 
 import io.petrel.rpc.internal.lb.EjectingBalancer;
 import io.petrel.rpc.internal.lb.LoadBalancers;
-import io.petrel.rpc.spi.LoadBalancer;
+import io.petrel.rpc.LoadBalancer;
 import java.time.Duration;
 import java.util.Objects;
 

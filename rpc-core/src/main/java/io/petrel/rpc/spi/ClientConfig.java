@@ -1,10 +1,20 @@
 package io.petrel.rpc.spi;
 
+import io.petrel.rpc.Defaults;
+import io.petrel.rpc.NameResolver;
+import io.petrel.rpc.Defaults;
+import io.petrel.rpc.LoadBalancer;
+import io.petrel.rpc.Defaults;
 import io.petrel.rpc.ClientInterceptor;
+import io.petrel.rpc.Defaults;
 import io.petrel.rpc.TransportOption;
+import io.petrel.rpc.Defaults;
 import java.time.Duration;
+import io.petrel.rpc.Defaults;
 import java.util.List;
+import io.petrel.rpc.Defaults;
 import java.util.concurrent.Executor;
+import io.petrel.rpc.Defaults;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -32,25 +42,25 @@ public final class ClientConfig extends TransportConfig {
   private final double retryBudgetRatio;
 
   /** Default deadline of a call: 30 s ({@code RpcClient.builder().defaultDeadline}). */
-  public static final Duration DEFAULT_DEADLINE = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_DEADLINE = Defaults.DEADLINE;
   /** Default connect timeout: 5 s. */
-  public static final Duration DEFAULT_CONNECT_TIMEOUT = Duration.ofSeconds(5);
+  public static final Duration DEFAULT_CONNECT_TIMEOUT = Defaults.CONNECT_TIMEOUT;
   /** Default {@link #maxPendingCalls()}: 16384 calls pending (awaiting a response or waiting to be sent). */
-  public static final int DEFAULT_MAX_PENDING_CALLS = 16384;
+  public static final int DEFAULT_MAX_PENDING_CALLS = Defaults.MAX_PENDING_CALLS;
   /** Default reconnect backoff: 100 ms doubling up to 10 s, with +-20% jitter. */
-  public static final Duration DEFAULT_RECONNECT_INITIAL = Duration.ofMillis(100);
-  public static final Duration DEFAULT_RECONNECT_MAX = Duration.ofSeconds(10);
+  public static final Duration DEFAULT_RECONNECT_INITIAL = Defaults.RECONNECT_INITIAL;
+  public static final Duration DEFAULT_RECONNECT_MAX = Defaults.RECONNECT_MAX;
   /** Default keepalive time: 30 s. */
-  public static final Duration DEFAULT_KEEP_ALIVE = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_KEEP_ALIVE = Defaults.CLIENT_KEEP_ALIVE;
   /** Default {@link #maxRetries()}: an idempotent call may be tried twice more after its first attempt. */
-  public static final int DEFAULT_MAX_RETRIES = 2;
+  public static final int DEFAULT_MAX_RETRIES = Defaults.MAX_RETRIES;
   /**
    * Default {@link #retryBudgetTokens()}: 100, so that the burst of one server dying with tens of calls in flight
    * is retried (retries stop after about 50 in an outage; gRPC's example of 10 tokens allowed only 5).
    */
-  public static final int DEFAULT_RETRY_BUDGET_TOKENS = 100;
+  public static final int DEFAULT_RETRY_BUDGET_TOKENS = Defaults.RETRY_BUDGET_TOKENS;
   /** Default {@link #retryBudgetRatio()}: each successful call gives back a tenth of a token. */
-  public static final double DEFAULT_RETRY_BUDGET_RATIO = 0.1;
+  public static final double DEFAULT_RETRY_BUDGET_RATIO = Defaults.RETRY_BUDGET_RATIO;
 
   private ClientConfig(Builder b) {
     super(b);

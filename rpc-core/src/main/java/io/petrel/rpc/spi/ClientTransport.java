@@ -3,14 +3,10 @@ package io.petrel.rpc.spi;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Endpoint;
-import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.StatusException;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.Executor;
-import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -21,11 +17,11 @@ import org.jspecify.annotations.Nullable;
  * their reconnect backoff and the calls waiting for a connection, computes each endpoint's state for the load
  * balancer, and picks an endpoint and one of its connections per attempt. A transport with endpoints (Netty)
  * only connects ({@link #connect(Endpoint, Connection.Listener)}), says when a connection stops being usable
- * (its {@link Connection.Listener}), and carries an attempt over a connection the core chose
- * ({@link #startAttempt}). A transport without endpoints (in-process) is started with
- * {@link #connect(List)} and given each attempt with {@link #startCall}. The core closes its connections and
- * then the transport when it terminates ({@link #terminate}). Made by
- * {@link TransportProvider#newClientTransport} with the client's runtime, which its calls are made with.
+ * (its {@link Connection.Listener}), and carries each attempt over a connection the core chose as a
+ * {@link ClientStream} ({@link #newStream}): request messages one way, response messages and an end the other.
+ * A transport without endpoints (in-process) is started with {@link #start()} and gets null for the connection.
+ * The core closes its connections and then the transport when it terminates ({@link #terminate}). Made by
+ * {@link TransportProvider#newClientTransport}.
  */
 public interface ClientTransport {
 
@@ -43,19 +39,17 @@ public interface ClientTransport {
   }
 
   /**
-   * Encodes the request and starts an attempt of the call on {@code connection} (one of this transport's, usable
-   * a moment ago). The call has been counted and checked (client running, within maxPendingCalls, deadline not
-   * passed). A marshaller's exception thrown from here fails the call with INVALID_ARGUMENT or INTERNAL, a
-   * {@link StatusException} with its status, a {@link FrameSizes.TooLarge} with its RESOURCE_EXHAUSTED status and
-   * "not sent"; once the request is handed on, the transport ends the attempt (by the call's deadline at the
-   * latest: a response, a status, or {@link ClientCall#onClose} with how far it got: REFUSED when the connection
-   * could not write it after all, so that the core sends it on another) and throws nothing. Called on the
-   * caller's thread, or on the thread that completed the connect a waiting call waited for.
+   * A new attempt of a call of {@code method} on {@code connection} (one of this transport's, usable a moment
+   * ago; null for a transport without endpoints, which finds its own), reporting to {@code listener}. The call has
+   * been counted and checked (client running, within maxPendingCalls, deadline not passed); the core then sends
+   * the request ({@link ClientStream#sendMessage}) and half-closes. Makes the stream and nothing else that could
+   * fail; called on the caller's thread, or on the thread that completed the connect a waiting call waited for.
+   *
+   * @param options the call's options after the interceptors (its metadata is what the request carries)
+   * @param deadline when the call must end (the transport ends the attempt then), or null for none
    */
-  default <Req> void startAttempt(ClientCall<?> call, Connection connection, MethodDescriptor<Req, ?> method,
-      Req request, CallOptions options) throws Exception {
-    throw new UnsupportedOperationException(getClass().getName() + " does not connect to endpoints");
-  }
+  ClientStream newStream(@Nullable Connection connection, MethodDescriptor<?, ?> method, CallOptions options,
+      @Nullable Deadline deadline, ClientStreamListener listener);
 
   /**
    * Where the core runs its timers for this client's endpoints (reconnect backoff, the deadlines of calls waiting
@@ -67,27 +61,10 @@ public interface ClientTransport {
 
   /**
    * A transport without endpoints: connects now ({@code RpcClient.start()}) and waits up to the connect timeout;
-   * throws {@link StatusException} UNAVAILABLE saying why it cannot, leaving the transport usable. The list is
-   * always empty (the core connects the endpoints of a transport that has them). The default does nothing.
+   * throws {@link StatusException} UNAVAILABLE saying why it cannot, leaving the transport usable. The core
+   * connects the endpoints of a transport that has them. The default does nothing.
    */
-  default void connect(List<ClientSubchannel> subchannels) {}
-
-  /**
-   * A new call of {@code method}, not yet counted or sent: the transport's {@link ClientCall}, made with the
-   * runtime it was given and these arguments, and nothing else that could fail.
-   */
-  <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
-      @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor);
-
-  /**
-   * A transport without endpoints: encodes the request and sends an attempt of the call ({@code subchannel} is
-   * always null), or holds it until it can be sent; the rules of {@link #startAttempt} apply. The default throws:
-   * a transport with endpoints gets its attempts through {@link #startAttempt}.
-   */
-  default <Req> void startCall(ClientCall<?> call, @Nullable ClientSubchannel subchannel,
-      MethodDescriptor<Req, ?> method, Req request, CallOptions options) throws Exception {
-    throw new UnsupportedOperationException(getClass().getName() + " carries attempts on connections");
-  }
+  default void start() {}
 
   /**
    * The client terminates (shut down with no call pending, or shut down now), after the core closed every

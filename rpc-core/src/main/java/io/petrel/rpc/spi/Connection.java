@@ -5,7 +5,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * One connection of a client transport to an endpoint, made by {@link ClientTransport#connect} when the core
  * asks for it. The core keeps it in one of the endpoint's connection slots, starts attempts on it
- * ({@link ClientTransport#startAttempt}) while it {@linkplain #isUsable() is usable}, and hears through its
+ * (streams, {@link ClientTransport#newStream}) while it {@linkplain #isUsable() is usable}, and hears through its
  * {@link Listener} when it stops being so; the reconnect backoff, the calls waiting for a connection and the
  * endpoint's state are the core's. A transport implements it; the core never blocks on it.
  */

@@ -1,14 +1,24 @@
 package io.petrel.rpc.spi;
 
+import io.petrel.rpc.Defaults;
 import java.time.Duration;
+import io.petrel.rpc.Defaults;
 import io.petrel.rpc.ExceptionMapper;
+import io.petrel.rpc.Defaults;
 import io.petrel.rpc.ServerInterceptor;
+import io.petrel.rpc.Defaults;
 import io.petrel.rpc.ServerLifecycleListener;
+import io.petrel.rpc.Defaults;
 import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.Defaults;
 import io.petrel.rpc.TransportOption;
+import io.petrel.rpc.Defaults;
 import java.net.InetSocketAddress;
+import io.petrel.rpc.Defaults;
 import java.util.List;
+import io.petrel.rpc.Defaults;
 import java.util.concurrent.Executor;
+import io.petrel.rpc.Defaults;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -19,15 +29,15 @@ import org.jspecify.annotations.Nullable;
  */
 public final class ServerConfig extends TransportConfig {
   /** Default businessThreads: max(16, 4 x available processors). */
-  public static final int DEFAULT_BUSINESS_THREADS = Math.max(16, 4 * Runtime.getRuntime().availableProcessors());
+  public static final int DEFAULT_BUSINESS_THREADS = Defaults.BUSINESS_THREADS;
   /** Default businessQueueSize: 2048 waiting calls. */
-  public static final int DEFAULT_BUSINESS_QUEUE_SIZE = 2048;
+  public static final int DEFAULT_BUSINESS_QUEUE_SIZE = Defaults.BUSINESS_QUEUE_SIZE;
   /** Default maxConcurrentCallsPerConnection: 1000. */
-  public static final int DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION = 1000;
+  public static final int DEFAULT_MAX_CONCURRENT_CALLS_PER_CONNECTION = Defaults.MAX_CONCURRENT_CALLS_PER_CONNECTION;
   /** Default maxConnections: 10000. */
-  public static final int DEFAULT_MAX_CONNECTIONS = 10_000;
+  public static final int DEFAULT_MAX_CONNECTIONS = Defaults.MAX_CONNECTIONS;
   /** Default shutdownGracePeriod: 10 s. */
-  public static final Duration DEFAULT_SHUTDOWN_GRACE = Duration.ofSeconds(10);
+  public static final Duration DEFAULT_SHUTDOWN_GRACE = Defaults.SHUTDOWN_GRACE;
 
   /** The builder's defaults for {@link #limits()}, as docs/configuration.md gives them. */
   static final ServerLimits DEFAULT_LIMITS = ServerLimits.newBuilder().build();

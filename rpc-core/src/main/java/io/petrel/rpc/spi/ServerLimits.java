@@ -1,5 +1,6 @@
 package io.petrel.rpc.spi;
 
+import io.petrel.rpc.Defaults;
 import java.time.Duration;
 
 /**
@@ -9,29 +10,28 @@ import java.time.Duration;
  */
 public final class ServerLimits {
   /** Default handshakeTimeout: 10 s. */
-  public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Duration.ofSeconds(10);
+  public static final Duration DEFAULT_HANDSHAKE_TIMEOUT = Defaults.HANDSHAKE_TIMEOUT;
   /** Default idleTimeout: 5 minutes. */
-  public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofMinutes(5);
+  public static final Duration DEFAULT_IDLE_TIMEOUT = Defaults.IDLE_TIMEOUT;
   /** Default keepAlive time: a PING after 60 s of silence. */
-  public static final Duration DEFAULT_KEEP_ALIVE_TIME = Duration.ofSeconds(60);
+  public static final Duration DEFAULT_KEEP_ALIVE_TIME = Defaults.SERVER_KEEP_ALIVE_TIME;
   /** Default keepAlive timeout: closed 20 s after an unanswered PING. */
-  public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = Duration.ofSeconds(20);
+  public static final Duration DEFAULT_KEEP_ALIVE_TIMEOUT = Defaults.SERVER_KEEP_ALIVE_TIMEOUT;
   /** Default frameReceiveTimeout: 30 s. */
-  public static final Duration DEFAULT_FRAME_RECEIVE_TIMEOUT = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_FRAME_RECEIVE_TIMEOUT = Defaults.FRAME_RECEIVE_TIMEOUT;
   /** Default unwritableTimeout: 30 s. */
-  public static final Duration DEFAULT_UNWRITABLE_TIMEOUT = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_UNWRITABLE_TIMEOUT = Defaults.UNWRITABLE_TIMEOUT;
   /** Default maxConnectionsPerAddress: 1000. */
-  public static final int DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 1000;
+  public static final int DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = Defaults.MAX_CONNECTIONS_PER_ADDRESS;
   /** Default maxBufferedBytes: a quarter of the smaller of the heap maximum and the direct memory limit, at least 16 MiB. */
-  public static final long DEFAULT_MAX_BUFFERED_BYTES = Math.max(16L << 20,
-      Math.min(io.netty.util.internal.PlatformDependent.maxDirectMemory(), Runtime.getRuntime().maxMemory()) / 4);
+  public static final long DEFAULT_MAX_BUFFERED_BYTES = Defaults.MAX_BUFFERED_BYTES;
 
   /**
    * Default maxBufferedBytesPerConnection for a server-wide {@code maxBufferedBytes}: a sixteenth of it, within
    * 256 KiB and 8 MiB, so a few connections that do not read cannot take the whole budget from the others.
    */
   public static long defaultMaxBufferedBytesPerConnection(long maxBufferedBytes) {
-    return Math.max(256L << 10, Math.min(8L << 20, maxBufferedBytes / 16));
+    return Defaults.maxBufferedBytesPerConnection(maxBufferedBytes);
   }
 
   private final long handshakeTimeoutNanos;

@@ -1,5 +1,6 @@
 package io.petrel.rpc.spi;
 
+import io.petrel.rpc.Defaults;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.petrel.rpc.TlsConfig;
 import io.petrel.rpc.TransportOption;
@@ -15,9 +16,9 @@ import org.jspecify.annotations.Nullable;
  */
 public abstract class TransportConfig {
   /** Default maxFrameSize: 8 MiB. */
-  public static final int DEFAULT_MAX_FRAME_SIZE = 8 * 1024 * 1024;
+  public static final int DEFAULT_MAX_FRAME_SIZE = Defaults.MAX_FRAME_SIZE;
   /** Default maxMetadataSize: 8 KiB. */
-  public static final int DEFAULT_MAX_METADATA_SIZE = 8 * 1024;
+  public static final int DEFAULT_MAX_METADATA_SIZE = Defaults.MAX_METADATA_SIZE;
 
   private final String name;
   private final int maxFrameSize;

@@ -17,8 +17,8 @@ public interface TransportProvider {
   ServerTransport newServerTransport(ServerConfig config);
 
   /**
-   * The transport side of a client; the core's client runs the calls and hands them to it. Its calls are made with
-   * {@code runtime} (the client's pending count, shutdown state and meters).
+   * The transport side of a client; the core's client runs the calls and hands each attempt to it as a
+   * {@link ClientStream}. {@code context} says what the transport may need to know of its client.
    */
-  ClientTransport newClientTransport(ClientConfig config, ClientCallRuntime runtime);
+  ClientTransport newClientTransport(ClientConfig config, ClientTransportContext context);
 }

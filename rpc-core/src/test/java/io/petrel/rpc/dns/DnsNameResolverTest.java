@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.spi.NameResolver;
+import io.petrel.rpc.NameResolver;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;

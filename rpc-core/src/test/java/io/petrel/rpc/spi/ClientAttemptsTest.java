@@ -11,6 +11,7 @@ import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
+import io.petrel.rpc.internal.ClientCall;
 import io.petrel.rpc.internal.InternalSubchannel;
 import io.petrel.rpc.marshal.Marshallers;
 import java.util.ArrayList;
@@ -50,16 +51,16 @@ class ClientAttemptsTest {
     client.shutdownNow();
   }
 
-  private RecordingTransport.Call<?> take() throws InterruptedException {
-    RecordingTransport.Call<?> c = client.started.poll(10, TimeUnit.SECONDS);
+  private RecordingTransport.Call take() throws InterruptedException {
+    RecordingTransport.Call c = client.started.poll(10, TimeUnit.SECONDS);
     assertThat(c).as("an attempt reached the transport").isNotNull();
     return c;
   }
 
-  private static void answer(ClientCall<?> call, String body) {
+  private static void answer(RecordingTransport.Call call, String body) {
     ByteBuf b = Unpooled.copiedBuffer(body, UTF_8);
     try {
-      call.onMessage(b, true, null);
+      call.onMessage(b, true);
     } finally {
       b.release();
     }
@@ -81,21 +82,23 @@ class ClientAttemptsTest {
   @Test
   void aRefusedOrUnsentAttemptIsSentAgainElsewhereWithoutTheCallerSeeingIt() throws Exception {
     CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
-    RecordingTransport.Call<?> first = take();
+    RecordingTransport.Call first = take();
     InternalSubchannel firstEndpoint = first.subchannel;
     first.onClose(unavailable("GOAWAY above the last id"), AttemptProgress.REFUSED);
-    RecordingTransport.Call<?> second = take();
-    assertThat(second).as("the same logical call").isSameAs(first);
+    RecordingTransport.Call second = take();
+    assertThat(second.call).as("the same logical call").isSameAs(first.call);
+    assertThat(second).as("each attempt is a stream of its own").isNotSameAs(first);
     assertThat(second.subchannel).as("picked again, another endpoint").isNotSameAs(firstEndpoint);
     client.takeDown(second.subchannel); // its connection lost before answering: it backs off
     second.onClose(unavailable("cannot connect"), AttemptProgress.NOT_SENT);
-    RecordingTransport.Call<?> third = take();
+    RecordingTransport.Call third = take();
     assertThat(third.subchannel).as("never the endpoint it could not be sent to").isSameAs(firstEndpoint);
     assertThat(f).isNotDone();
     answer(third, "done");
     assertThat(new String(f.get(10, TimeUnit.SECONDS), UTF_8)).isEqualTo("done");
     assertThat(third.attempts()).isEqualTo(3);
-    assertThat(third.events).containsExactly("nextAttempt", "nextAttempt", "ended");
+    assertThat(first.events).as("a stream that ended itself is not cancelled").containsExactly("halfClose");
+    assertThat(third.events).containsExactly("halfClose");
     assertThat(client.rpc.pendingCalls()).isZero();
   }
 
@@ -111,7 +114,7 @@ class ClientAttemptsTest {
       List<io.petrel.rpc.Endpoint> picks = new java.util.concurrent.CopyOnWriteArrayList<>();
       CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8),
           CallOptions.DEFAULT.withEndpointListener(picks::add));
-      RecordingTransport.Call<?> first = take();
+      RecordingTransport.Call first = take();
       InternalSubchannel unreachable = first.subchannel;
       List<InternalSubchannel> subs = client.endpoints.subchannels();
       assertThat(subs).hasSize(5);
@@ -161,15 +164,15 @@ class ClientAttemptsTest {
       throws Exception {
     Status full = Status.RESOURCE_EXHAUSTED.withDescription("server business pool is full: 1 threads busy");
     CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
-    RecordingTransport.Call<?> first = take();
+    RecordingTransport.Call first = take();
     InternalSubchannel refusing = first.subchannel;
     first.onClose(full, AttemptProgress.REFUSED);
-    RecordingTransport.Call<?> second = take();
+    RecordingTransport.Call second = take();
     assertThat(second.subchannel).as("sent again, to the other endpoint").isNotSameAs(refusing);
     assertThat(f).isNotDone();
     answer(second, "answered elsewhere");
     assertThat(new String(f.get(10, TimeUnit.SECONDS), UTF_8)).isEqualTo("answered elsewhere");
-    assertThat(((io.petrel.rpc.internal.ClientRuntime) client.runtime0()).retryBudget().milliTokens())
+    assertThat(io.petrel.rpc.internal.ClientChannel.runtimeOf(client.rpc).retryBudget().milliTokens())
         .as("a limit's refusal takes a retry token (and the success gives back a tenth)")
         .isLessThan(ClientConfig.DEFAULT_RETRY_BUDGET_TOKENS * 1000);
 
@@ -178,7 +181,7 @@ class ClientAttemptsTest {
         CallOptions.DEFAULT);
     InternalSubchannel previous = null;
     for (int i = 0; i <= ClientCall.MAX_RESENDS; i++) {
-      RecordingTransport.Call<?> c = take();
+      RecordingTransport.Call c = take();
       assertThat(c.subchannel).as("attempt %d: never the endpoint that just refused it", i).isNotSameAs(previous);
       previous = c.subchannel;
       c.onClose(Status.RESOURCE_EXHAUSTED.withDescription("full " + i), AttemptProgress.REFUSED);
@@ -191,7 +194,7 @@ class ClientAttemptsTest {
     // A handler's own RESOURCE_EXHAUSTED (an answer: the handler ran) is never sent again, even when idempotent.
     CompletableFuture<byte[]> answered = client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8),
         CallOptions.DEFAULT);
-    take().onStatus(Status.RESOURCE_EXHAUSTED.withDescription("the handler's quota"), "h:1");
+    take().onStatus(Status.RESOURCE_EXHAUSTED.withDescription("the handler's quota"));
     assertThat(statusOf(answered).description()).isEqualTo("the handler's quota");
     assertThat(client.started).isEmpty();
 
@@ -215,7 +218,7 @@ class ClientAttemptsTest {
 
     CompletableFuture<byte[]> idem = client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8),
         CallOptions.DEFAULT);
-    take().onStatus(unavailable("the server's answer"), "h:1");
+    take().onStatus(unavailable("the server's answer"));
     take().onClose(unavailable("connection lost"), AttemptProgress.PROCESSED);
     answer(take(), "third time");
     assertThat(new String(idem.get(10, TimeUnit.SECONDS), UTF_8)).isEqualTo("third time");
@@ -223,13 +226,13 @@ class ClientAttemptsTest {
     CompletableFuture<byte[]> exhausted = client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8),
         CallOptions.DEFAULT);
     for (int i = 0; i <= client.config.maxRetries(); i++) {
-      take().onStatus(unavailable("down " + i), "h:1");
+      take().onStatus(unavailable("down " + i));
     }
     assertThat(statusOf(exhausted).description()).isEqualTo("down " + client.config.maxRetries());
 
     CompletableFuture<byte[]> notRetryable = client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8),
         CallOptions.DEFAULT);
-    take().onStatus(Status.INTERNAL.withDescription("a bug"), "h:1");
+    take().onStatus(Status.INTERNAL.withDescription("a bug"));
     assertThat(statusOf(notRetryable).code()).as("only UNAVAILABLE is retried").isEqualTo(Status.Code.INTERNAL);
     assertThat(client.started).isEmpty();
   }
@@ -239,7 +242,7 @@ class ClientAttemptsTest {
     client.shutdownNow();
     client = client(b -> b.maxRetries(0));
     CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8), CallOptions.DEFAULT);
-    take().onStatus(unavailable("down"), "h:1");
+    take().onStatus(unavailable("down"));
     assertThat(statusOf(f).description()).isEqualTo("down");
     assertThat(client.started).isEmpty();
   }
@@ -253,10 +256,10 @@ class ClientAttemptsTest {
     List<CompletableFuture<byte[]>> futures = new ArrayList<>();
     for (int i = 0; i < calls; i++) {
       futures.add(client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8), CallOptions.DEFAULT));
-      RecordingTransport.Call<?> c;
+      RecordingTransport.Call c;
       while ((c = client.started.poll()) != null) {
         attempts++;
-        c.onStatus(unavailable("every server is down"), "h:1");
+        c.onStatus(unavailable("every server is down"));
       }
     }
     for (CompletableFuture<byte[]> f : futures) {
@@ -277,7 +280,7 @@ class ClientAttemptsTest {
     }
     CompletableFuture<byte[]> again = client.rpc.unaryCallAsync(IDEMPOTENT, "x".getBytes(UTF_8),
         CallOptions.DEFAULT);
-    take().onStatus(unavailable("blip"), "h:1");
+    take().onStatus(unavailable("blip"));
     answer(take(), "retried");
     assertThat(new String(again.get(10, TimeUnit.SECONDS), UTF_8)).isEqualTo("retried");
   }

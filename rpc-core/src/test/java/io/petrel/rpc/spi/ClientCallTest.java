@@ -28,8 +28,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The client's per-call runtime, which every transport shares: counting against maxPendingCalls, the single
- * completion, the order of the transport's hooks, the stream-shaped events (a message with or without the end,
- * a status alone), meters, executors and termination. The transport here records calls and the test plays the
+ * completion, when the core cancels an attempt's stream, the stream's events (messages, then a close with a
+ * status), meters, executors and termination. The transport here records calls and the test plays the
  * server.
  */
 class ClientCallTest {
@@ -57,8 +57,8 @@ class ClientCallTest {
     return s.getBytes(UTF_8);
   }
 
-  private RecordingTransport.Call<?> take() throws InterruptedException {
-    RecordingTransport.Call<?> c = client.started.poll(10, TimeUnit.SECONDS);
+  private RecordingTransport.Call take() throws InterruptedException {
+    RecordingTransport.Call c = client.started.poll(10, TimeUnit.SECONDS);
     assertThat(c).as("the call reached the transport").isNotNull();
     return c;
   }
@@ -74,10 +74,10 @@ class ClientCallTest {
     throw new AssertionError("the call succeeded");
   }
 
-  private static void deliver(ClientCall<?> call, String body, boolean end) {
+  private static void deliver(RecordingTransport.Call call, String body, boolean end) {
     ByteBuf b = Unpooled.copiedBuffer(body, UTF_8);
     try {
-      call.onMessage(b, end, null);
+      call.onMessage(b, end);
     } finally {
       b.release();
     }
@@ -88,8 +88,7 @@ class ClientCallTest {
     AtomicReference<Metadata> seen = new AtomicReference<>();
     CompletableFuture<byte[]> f = client.unaryCallAsync(ECHO, bytes("hi"),
         CallOptions.DEFAULT.withResponseMetadataListener(seen::set));
-    RecordingTransport.Call<?> call = take();
-    call.requestSize(2);
+    RecordingTransport.Call call = take();
     assertThat(client.pendingCalls()).isEqualTo(1);
     Metadata md = Metadata.of("k", "v");
     call.onResponseMetadata(md);
@@ -97,11 +96,11 @@ class ClientCallTest {
     assertThat(new String(f.get(10, TimeUnit.SECONDS), UTF_8)).isEqualTo("hello");
     assertThat(seen.get()).isSameAs(md);
     assertThat(client.pendingCalls()).isZero();
-    assertThat(call.events).containsExactly("ended");
+    assertThat(call.events).as("the stream ended the call itself: not cancelled").containsExactly("halfClose");
     // A second end (a late status, a duplicate message) changes nothing.
-    call.onStatus(Status.INTERNAL.withDescription("late"), "peer");
+    call.onStatus(Status.INTERNAL.withDescription("late"));
     assertThat(call.fail(Status.UNAVAILABLE)).isFalse();
-    assertThat(call.events).containsExactly("ended");
+    assertThat(call.events).containsExactly("halfClose");
     Timer ok = registry.find("rpc.client.calls").tag("status", "OK").tag("method", "echo").timer();
     assertThat(ok).isNotNull();
     assertThat(ok.count()).isEqualTo(1);
@@ -110,36 +109,50 @@ class ClientCallTest {
   }
 
   @Test
-  void aMessageThatDoesNotEndAUnaryCallFailsItWithInternal() throws Exception {
+  void aSecondResponseMessageFailsAUnaryCallWithInternalAndCancelsItsStream() throws Exception {
     CompletableFuture<byte[]> f = client.unaryCallAsync(ECHO, bytes("hi"), CallOptions.DEFAULT);
-    RecordingTransport.Call<?> call = take();
+    RecordingTransport.Call call = take();
     deliver(call, "part one", false);
+    assertThat(f).as("one message, no end yet").isNotDone();
+    deliver(call, "part two", false);
     Status s = statusOf(f);
     assertThat(s.code()).isEqualTo(Status.Code.INTERNAL);
-    assertThat(s.description()).contains("test.Svc/echo").contains("does not end the call");
+    assertThat(s.description()).contains("test.Svc/echo").contains("more than one response message");
+    assertThat(call.events).containsExactly("halfClose", "cancel:INTERNAL");
     assertThat(client.pendingCalls()).isZero();
+  }
+
+  @Test
+  void aNullRequestReachesTheStreamAsItsOneMessage() throws Exception {
+    // A method without parameters sends null: its marshaller, not the call, decides what that is.
+    CompletableFuture<byte[]> f = client.unaryCallAsync(ECHO, null, CallOptions.DEFAULT);
+    RecordingTransport.Call call = take();
+    assertThat(call.request).isNull();
+    assertThat(call.events).containsExactly("halfClose");
+    deliver(call, "none", true);
+    assertThat(new String(f.get(10, TimeUnit.SECONDS), UTF_8)).isEqualTo("none");
   }
 
   @Test
   void anOkStatusWithoutAMessageFailsWithInternalAndUnimplementedNamesMethodAndPeer() throws Exception {
     CompletableFuture<byte[]> f = client.unaryCallAsync(ECHO, bytes("hi"), CallOptions.DEFAULT);
-    take().onStatus(Status.OK, "h1:7000");
+    take().onStatus(Status.OK);
     assertThat(statusOf(f).description()).contains("ended test.Svc/echo with OK but sent no response message");
 
     CompletableFuture<byte[]> g = client.unaryCallAsync(ECHO, bytes("hi"), CallOptions.DEFAULT);
-    take().onStatus(Status.UNIMPLEMENTED.withDescription("no method with id 0x1"), "h1:7000");
+    take().onStatus(Status.UNIMPLEMENTED.withDescription("no method with id 0x1"));
     Status s = statusOf(g);
     assertThat(s.code()).isEqualTo(Status.Code.UNIMPLEMENTED);
-    assertThat(s.description()).isEqualTo("test.Svc/echo is not implemented by h1:7000: no method with id 0x1");
+    assertThat(s.description()).isEqualTo("test.Svc/echo is not implemented by 127.0.0.1:1: no method with id 0x1");
   }
 
   @Test
   void cancellingTellsTheTransportOnceAndALateResponseIsIgnored() throws Exception {
     CompletableFuture<byte[]> f = client.unaryCallAsync(ECHO, bytes("hi"), CallOptions.DEFAULT);
-    RecordingTransport.Call<?> call = take();
+    RecordingTransport.Call call = take();
     assertThat(f.cancel(false)).isTrue();
     assertThat(f.cancel(false)).isFalse();
-    assertThat(call.events).containsExactly("ended", "cancelledByCaller");
+    assertThat(call.events).as("the stream is cancelled once").containsExactly("halfClose", "cancel:CANCELLED");
     deliver(call, "late", true);
     assertThat(f.isCancelled()).isTrue();
     assertThat(client.pendingCalls()).isZero();
@@ -147,17 +160,17 @@ class ClientCallTest {
   }
 
   @Test
-  void theDeadlineEndsTheCallAndTheTransportHearsBeforeTheCaller() throws Exception {
+  void theTransportsDeadlineEndsTheCallOnceWithTheCoresMessage() throws Exception {
     CompletableFuture<byte[]> f = client.unaryCallAsync(ECHO, bytes("hi"),
         CallOptions.DEFAULT.withDeadline(Deadline.after(5, TimeUnit.SECONDS)));
-    RecordingTransport.Call<?> call = take();
+    RecordingTransport.Call call = take();
     assertThat(call.deadlineExceeded(" (the request was not sent yet)")).isTrue();
     assertThat(call.deadlineExceeded("")).isFalse();
     Status s = statusOf(f);
     assertThat(s.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
     assertThat(s.description()).startsWith("deadline exceeded after ")
         .endsWith("ms waiting for test.Svc/echo from 127.0.0.1:1 (the request was not sent yet)");
-    assertThat(call.events).containsExactly("ended", "deadline:before completion");
+    assertThat(call.events).as("the stream ended the attempt itself").containsExactly("halfClose");
   }
 
   @Test
@@ -220,7 +233,7 @@ class ClientCallTest {
   @Test
   void shutdownTerminatesOnceTheLastPendingCallEnds() throws Exception {
     CompletableFuture<byte[]> f = client.unaryCallAsync(ECHO, bytes("hi"), CallOptions.DEFAULT);
-    RecordingTransport.Call<?> call = take();
+    RecordingTransport.Call call = take();
     client.shutdown();
     assertThat(client.isShutdown()).isTrue();
     assertThat(client.isTerminated()).isFalse();

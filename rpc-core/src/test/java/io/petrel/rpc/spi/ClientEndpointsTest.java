@@ -1,5 +1,9 @@
 package io.petrel.rpc.spi;
 
+import io.petrel.rpc.ConnectivityState;
+import io.petrel.rpc.Subchannel;
+import io.petrel.rpc.NameResolver;
+import io.petrel.rpc.LoadBalancer;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -74,10 +78,10 @@ class ClientEndpointsTest {
     throw new AssertionError("the call succeeded");
   }
 
-  private static void answer(ClientCall<?> call) {
+  private static void answer(RecordingTransport.Call call) {
     var b = Unpooled.copiedBuffer("ok", UTF_8);
     try {
-      call.onMessage(b, true, null);
+      call.onMessage(b, true);
     } finally {
       b.release();
     }
@@ -94,8 +98,8 @@ class ClientEndpointsTest {
       calls.add(c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT));
     }
     assertThat(subs).extracting(Subchannel::pendingCalls).containsExactly(2, 2);
-    RecordingTransport.Call<?> first = c.started.take();
-    RecordingTransport.Call<?> second = c.started.take();
+    RecordingTransport.Call first = c.started.take();
+    RecordingTransport.Call second = c.started.take();
     assertThat(first.subchannel).isNotSameAs(second.subchannel);
     answer(first);
     calls.get(1).cancel(false);
@@ -117,8 +121,8 @@ class ClientEndpointsTest {
         });
     c.unaryCallAsync(ECHO, new byte[] {1}, listening);
     c.unaryCallAsync(ECHO, new byte[] {2}, listening);
-    RecordingTransport.Call<?> first = c.started.take();
-    RecordingTransport.Call<?> second = c.started.take();
+    RecordingTransport.Call first = c.started.take();
+    RecordingTransport.Call second = c.started.take();
     assertThat(heard).as("each call's endpoint, in order, though the second listener threw")
         .containsExactly(first.subchannel.endpoint().authority(), second.subchannel.endpoint().authority())
         .containsExactlyInAnyOrder("a:1", "b:2");
@@ -130,7 +134,7 @@ class ClientEndpointsTest {
   void oneEndpointIsPickedWithoutCounting() throws Exception {
     RecordingTransport.Client c = client(RpcClient.builder().target("a:1").transport("recording").build());
     c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT);
-    RecordingTransport.Call<?> call = c.started.take();
+    RecordingTransport.Call call = c.started.take();
     assertThat(call.subchannel.endpoint().authority()).isEqualTo("a:1");
     assertThat(call.subchannel.pendingCalls()).as("no balancer to count for").isZero();
     assertThat(c.pendingCalls()).isEqualTo(1);

@@ -1,5 +1,6 @@
 package io.petrel.rpc.spi;
 
+import io.petrel.rpc.ConnectivityState;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -95,12 +96,12 @@ class ReconnectBackoffTest {
     assertThat(client.started).as("nothing sent before a connection").isEmpty();
     fifth.succeed();
     for (int i = 0; i < 2; i++) {
-      RecordingTransport.Call<?> call = client.started.poll(10, TimeUnit.SECONDS);
+      RecordingTransport.Call call = client.started.poll(10, TimeUnit.SECONDS);
       assertThat(call).isNotNull();
       assertThat(call.connection).isSameAs(fifth);
       ByteBuf body = Unpooled.copiedBuffer("ok", UTF_8);
       try {
-        call.onMessage(body, true, null);
+        call.onMessage(body, true);
       } finally {
         body.release();
       }

@@ -1,5 +1,6 @@
 package io.petrel.rpc.spi;
 
+import io.petrel.rpc.Subchannel;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Metadata;
@@ -8,15 +9,13 @@ import io.petrel.rpc.RpcClient;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executor;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
  * A transport for the core's own tests, selected with {@code transport("recording")}: its client sends nothing;
- * it keeps every started call for the test, which then plays the server's side through {@link ClientCall}'s
- * events and checks what the core did. Servers are not supported.
+ * it keeps every started attempt (stream) for the test, which then plays the server's side through the core's
+ * call (the stream's listener) and checks what the core did. Servers are not supported.
  */
 public final class RecordingTransport implements TransportProvider {
   @Override
@@ -35,42 +34,100 @@ public final class RecordingTransport implements TransportProvider {
   }
 
   @Override
-  public ClientTransport newClientTransport(ClientConfig config, ClientCallRuntime runtime) {
-    return new Client(config, runtime);
+  public ClientTransport newClientTransport(ClientConfig config, ClientTransportContext context) {
+    return new Client(config);
   }
 
-  /** A call as the recording client made it, with what the transport heard of its end, in order. */
-  public static final class Call<Resp> extends ClientCall<Resp> {
+  /**
+   * One attempt as the recording client made it (its stream), with what the core did to it, in order
+   * ("halfClose", "cancel:CODE"), and helpers that play the server's side through the core's call, its listener.
+   */
+  public static final class Call implements ClientStream {
     public final List<String> events = new CopyOnWriteArrayList<>();
+    /** The core's call this attempt belongs to. */
+    public final io.petrel.rpc.internal.ClientCall<?> call;
     public @Nullable Object request;
     /** The endpoint the core picked for the attempt, null without endpoints. */
-    public io.petrel.rpc.internal.@Nullable InternalSubchannel subchannel;
+    public final io.petrel.rpc.internal.@Nullable InternalSubchannel subchannel;
     /** The connection the core started the attempt on. */
-    public @Nullable Conn connection;
+    public final @Nullable Conn connection;
+    private final Client client;
 
-    Call(Client client, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
-        @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
-      super(client.runtime0(), method, deadline, responseMetadata, executor);
+    Call(Client client, @Nullable Conn connection, ClientStreamListener listener) {
+      this.client = client;
+      this.call = (io.petrel.rpc.internal.ClientCall<?>) listener;
+      this.subchannel = (io.petrel.rpc.internal.InternalSubchannel) call.picked();
+      this.connection = connection;
     }
 
     @Override
-    protected void onEnded() {
-      events.add("ended");
+    public int sendMessage(@Nullable Object message) {
+      if (message instanceof byte[] b && new String(b, java.nio.charset.StandardCharsets.UTF_8).equals("boom")) {
+        throw new IllegalArgumentException("the marshaller refused it");
+      }
+      request = message;
+      return message instanceof byte[] b ? b.length : 0;
     }
 
     @Override
-    protected void onCancelledByCaller() {
-      events.add("cancelledByCaller");
+    public void halfClose() {
+      events.add("halfClose");
+      client.started.add(this);
     }
 
     @Override
-    protected void onDeadlineExceeded() {
-      events.add("deadline:" + (isDone() ? "after completion" : "before completion"));
+    public void cancel(io.petrel.rpc.Status status) {
+      events.add("cancel:" + status.code());
     }
 
     @Override
-    protected void onNextAttempt() {
-      events.add("nextAttempt");
+    public String peer() {
+      return subchannel == null ? "recording" : subchannel.endpoint().authority();
+    }
+
+    // ---- the server's side, played by a test ----
+
+    public void onResponseMetadata(Metadata md) {
+      call.onHeaders(md);
+    }
+
+    /** A response message, then (if {@code end}) the close with OK. */
+    public void onMessage(io.netty.buffer.ByteBuf message, boolean end) {
+      call.onMessage(message);
+      if (end) {
+        call.onClose(io.petrel.rpc.Status.OK, Metadata.EMPTY, AttemptProgress.PROCESSED);
+      }
+    }
+
+    /** The server's answer with a status (its handler may have run). */
+    public void onStatus(io.petrel.rpc.Status status) {
+      call.onClose(status, Metadata.EMPTY, AttemptProgress.PROCESSED);
+    }
+
+    /** The attempt ends without an answer, having got as far as {@code progress}. */
+    public void onClose(io.petrel.rpc.Status status, AttemptProgress progress) {
+      call.onClose(status, Metadata.EMPTY, progress);
+    }
+
+    /** A oneway's request was written. */
+    public void onSent() {
+      call.onClose(io.petrel.rpc.Status.OK, Metadata.EMPTY, AttemptProgress.PROCESSED);
+    }
+
+    /** The transport's deadline ends the attempt; true if that ended the call. */
+    public boolean deadlineExceeded(String detail) {
+      boolean was = call.isFinished();
+      call.onDeadlineExceeded(detail);
+      return !was && call.isFinished();
+    }
+
+    /** The core ends the call (as the client's own checks would). */
+    public boolean fail(io.petrel.rpc.Status status) {
+      return call.fail(status);
+    }
+
+    public int attempts() {
+      return call.attempts();
     }
   }
 
@@ -143,7 +200,7 @@ public final class RecordingTransport implements TransportProvider {
    * the client methods they use to the core's client ({@link #rpc}).
    */
   public static final class Client implements ClientTransport {
-    public final BlockingQueue<Call<?>> started = new LinkedBlockingQueue<>();
+    public final BlockingQueue<Call> started = new LinkedBlockingQueue<>();
     /** Every connection the core asked for, in order. */
     public final List<Conn> connects = new CopyOnWriteArrayList<>();
     /** The same, for a test to wait on. */
@@ -162,13 +219,11 @@ public final class RecordingTransport implements TransportProvider {
     public final Endpoints endpoints = new Endpoints();
     public final ClientConfig config;
     public volatile int terminations;
-    private final ClientCallRuntime runtime;
     /** The core's client this transport serves (set by {@link RecordingTransport#of}). */
     public volatile RpcClient rpc;
 
-    Client(ClientConfig config, ClientCallRuntime runtime) {
+    Client(ClientConfig config) {
       this.config = config;
-      this.runtime = runtime;
     }
 
     /** The core's endpoints of this client, as the tests look at them. */
@@ -220,27 +275,10 @@ public final class RecordingTransport implements TransportProvider {
       connectionsTo(s).forEach(c -> c.lose(false));
     }
 
-    ClientCallRuntime runtime0() {
-      return runtime;
-    }
-
     @Override
-    public <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
-        @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
-      return new Call<>(this, method, deadline, responseMetadata, executor);
-    }
-
-    @Override
-    public <Req> void startAttempt(ClientCall<?> call, Connection connection, MethodDescriptor<Req, ?> method,
-        Req request, CallOptions options) {
-      if (request instanceof byte[] b && new String(b, java.nio.charset.StandardCharsets.UTF_8).equals("boom")) {
-        throw new IllegalArgumentException("the marshaller refused it");
-      }
-      Call<?> c = (Call<?>) call;
-      c.request = request;
-      c.subchannel = (io.petrel.rpc.internal.InternalSubchannel) call.picked();
-      c.connection = (Conn) connection;
-      started.add(c);
+    public ClientStream newStream(@Nullable Connection connection, MethodDescriptor<?, ?> method,
+        CallOptions options, @Nullable Deadline deadline, ClientStreamListener listener) {
+      return new Call(this, (Conn) connection, listener);
     }
 
     @Override

@@ -1,19 +1,16 @@
 package io.petrel.rpc.internal.inprocess;
 
-import io.petrel.rpc.spi.FrameSizes;
-import io.netty.buffer.ByteBuf;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
-import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.ClientStream;
+import io.petrel.rpc.spi.ClientStreamListener;
 import io.petrel.rpc.spi.ClientTransport;
-import io.petrel.rpc.internal.ClientRuntime;
-import java.util.concurrent.Executor;
+import io.petrel.rpc.spi.ClientTransportContext;
+import io.petrel.rpc.spi.Connection;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,8 +24,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>What every call needs whatever the transport (the count against {@code maxPendingCalls}, the single
  * completion, the callback executor, the response metadata, the call meters) is the core's
- * ({@link io.petrel.rpc.RpcClient}, {@link ClientCall}); this class is the transport: it only carries calls to
- * the server and arms their deadlines.
+ * ({@link io.petrel.rpc.RpcClient}, {@code internal.ClientCall}); this class is the transport: each attempt is an
+ * {@link InProcessStream}, which carries the request to the server and arms the deadline.
  *
  * <p>Deadlines run on one daemon thread shared by every in-process client of the JVM. Without a callback
  * executor, a call's future completes on the thread that ends it: the server's thread that answered (the
@@ -39,8 +36,8 @@ public final class InProcessClient implements ClientTransport {
   private static final Logger log = LoggerFactory.getLogger(InProcessClient.class);
 
   private final ClientConfig config;
-  /** The core client's runtime: its calls are made with it. */
-  private final ClientRuntime runtime;
+  /** What the core says of the client this transport serves. */
+  private final ClientTransportContext runtime;
   private final String serverName;
   private final String target;
   /** Set (under this) when the client terminates: no new connection after that. */
@@ -68,7 +65,7 @@ public final class InProcessClient implements ClientTransport {
   }
 
   /** Made by {@link io.petrel.rpc.RpcClientBuilder#build()} for {@code inProcess(serverName)}. */
-  public InProcessClient(String serverName, ClientConfig config, ClientRuntime runtime) {
+  public InProcessClient(String serverName, ClientConfig config, ClientTransportContext runtime) {
     this.runtime = runtime;
     this.config = config;
     this.serverName = serverName;
@@ -98,7 +95,7 @@ public final class InProcessClient implements ClientTransport {
    * later calls reach the server once one of that name has started.
    */
   @Override
-  public void connect(java.util.List<io.petrel.rpc.spi.ClientSubchannel> subchannels) {
+  public void start() {
     if (connection() == null) {
       throw unavailable(null).asException();
     }
@@ -111,7 +108,7 @@ public final class InProcessClient implements ClientTransport {
   }
 
   /** Why there is no connection: no server of that name, or it is shutting down, or this client is. */
-  private Status unavailable(@Nullable MethodDescriptor<?, ?> method) {
+  Status unavailable(@Nullable MethodDescriptor<?, ?> method) {
     String notSent = method == null ? "" : "; " + method.fullName() + " not sent";
     if (runtime.isShutdown()) {
       return Status.UNAVAILABLE.withDescription("client '" + config.name() + "' is shut down" + notSent);
@@ -125,7 +122,7 @@ public final class InProcessClient implements ClientTransport {
   }
 
   /** The open connection to the server, or a new one; null if there is no server taking calls. */
-  private @Nullable InProcessConnection connection() {
+  @Nullable InProcessConnection connection() {
     InProcessConnection c = connection;
     if (c != null && c.isUsable()) {
       return c;
@@ -145,41 +142,10 @@ public final class InProcessClient implements ClientTransport {
     }
   }
 
-  /** The core's runtime of this client, for its calls. */
-  io.petrel.rpc.internal.ClientRuntime callRuntime() {
-    return runtime;
-  }
-
   @Override
-  public <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
-      @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
-    return new InProcessCall<>(this, method, deadline, responseMetadata, executor);
-  }
-
-  /** Marshals the request into a buffer of its own and hands it to the server's connection. */
-  @Override
-  public <Req> void startCall(ClientCall<?> c, io.petrel.rpc.spi.@Nullable ClientSubchannel subchannel,
-      MethodDescriptor<Req, ?> method, Req request, CallOptions options) throws Exception {
-    InProcessCall<?> call = (InProcessCall<?>) c;
-    Metadata metadata = options.metadata();
-    // Over a limit: FrameSizes.TooLarge, which the core turns into the call's status.
-    int metaLen = Frames.checkMetadata(metadata, config.maxMetadataSize(), "RpcClient.builder()");
-    ByteBuf body = Frames.encode("request", method.requestMarshaller(), request, metaLen, config.maxFrameSize(),
-        "RpcClient.builder()");
-    call.requestSize(body.readableBytes());
-    InProcessConnection conn = connection();
-    if (conn == null) {
-      body.release();
-      call.fail(unavailable(method)); // not sent, and there is no other endpoint to send it to
-      return;
-    }
-    boolean oneway = call.isOneway();
-    conn.dispatch(call, metadata, metaLen, body, call.deadline(), oneway); // owns the body from here
-    if (oneway) {
-      call.onSent();
-    } else {
-      call.armTimer();
-    }
+  public ClientStream newStream(@Nullable Connection connection, MethodDescriptor<?, ?> method,
+      CallOptions options, @Nullable Deadline deadline, ClientStreamListener listener) {
+    return new InProcessStream(this, method, options.metadata(), deadline, listener);
   }
 
   /** Closes the connection: calls still in flight fail with UNAVAILABLE and are cancelled on the server. */

@@ -9,7 +9,6 @@ import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.spi.AttemptProgress;
 import io.petrel.rpc.spi.ServerConfig;
 import io.petrel.rpc.spi.ServerDispatcher;
 import java.util.Set;
@@ -72,9 +71,9 @@ final class InProcessConnection {
    * The caller's thread: a request for the server. Takes ownership of {@code body}; ends {@code call} with an
    * error if the server refuses the request (a refused oneway is dropped, as over a socket).
    */
-  <Resp> void dispatch(InProcessCall<Resp> call, Metadata metadata, int metaLen, ByteBuf body,
+  void dispatch(InProcessStream call, Metadata metadata, int metaLen, ByteBuf body,
       @Nullable Deadline deadline, boolean oneway) {
-    MethodDescriptor<?, Resp> method = call.method();
+    MethodDescriptor<?, ?> method = call.method();
     ServerConfig config = server.config();
     ServerDispatcher dispatcher = server.dispatcher();
     int bodySize = body.readableBytes();
@@ -172,7 +171,7 @@ final class InProcessConnection {
   }
 
   /** Answers a request with an error status (a oneway is dropped): what it asks for cannot be served. */
-  private void reject(InProcessCall<?> call, boolean oneway, Status status) {
+  private void reject(InProcessStream call, boolean oneway, Status status) {
     if (oneway) {
       log.debug("dropping oneway call from {}: {}", peer, status);
     } else {
@@ -184,7 +183,7 @@ final class InProcessConnection {
    * Refuses a request before any handler saw it, because of a limit or the server's shutdown, as the Netty server
    * does with its REFUSED flag: the caller's attempt ends REFUSED (a oneway is dropped).
    */
-  private void refuse(InProcessCall<?> call, boolean oneway, Status status) {
+  private void refuse(InProcessStream call, boolean oneway, Status status) {
     if (oneway) {
       log.debug("dropping oneway call from {}: {}", peer, status);
     } else {
@@ -221,7 +220,7 @@ final class InProcessConnection {
     }
     int size = body.readableBytes();
     freePlace(serverCall);
-    InProcessCall<?> caller = serverCall.caller();
+    InProcessStream caller = serverCall.caller();
     if (caller == null) {
       body.release(); // (a oneway has no response; never called for one)
     } else {
@@ -236,7 +235,7 @@ final class InProcessConnection {
    */
   void sendError(InProcessServerCall serverCall, Status status, Metadata metadata) {
     freePlace(serverCall);
-    InProcessCall<?> caller = serverCall.caller();
+    InProcessStream caller = serverCall.caller();
     if (caller != null) {
       caller.onError(Frames.asReceived(status), metadata);
     }
@@ -270,10 +269,10 @@ final class InProcessConnection {
     closed = true;
     if (now) {
       for (InProcessServerCall c : calls) {
-        InProcessCall<?> caller = c.caller();
+        InProcessStream caller = c.caller();
         if (caller != null) {
           // First: what the handler does once cancelled comes too late. It may have run.
-          caller.onClose(closedStatus(c.method()), AttemptProgress.PROCESSED);
+          caller.onClosed(closedStatus(c.method()));
         }
         c.context().cancel(); // nobody waits for it any more
       }

@@ -18,14 +18,14 @@ import org.jspecify.annotations.Nullable;
  */
 final class InProcessServerCall extends ServerCall {
   private final InProcessConnection connection;
-  private final @Nullable InProcessCall<?> caller;
+  private final @Nullable InProcessStream caller;
   /** Headers sent ahead of the first message with {@link #sendHeaders}, or null: the context's are used. */
   private @Nullable Metadata headers;
   /** Holds a place under the connection's call limit; the thread that runs or ends the call frees it. */
   private boolean holdsPlace = true;
 
   InProcessServerCall(InProcessConnection connection, ServerDispatcher.Method method, ServerContext context,
-      ByteBuf request, @Nullable InProcessCall<?> caller) {
+      ByteBuf request, @Nullable InProcessStream caller) {
     super(connection.dispatcher(), method, context);
     this.connection = connection;
     this.caller = caller;
@@ -42,7 +42,7 @@ final class InProcessServerCall extends ServerCall {
   }
 
   /** The caller's future, or null for a oneway. */
-  @Nullable InProcessCall<?> caller() {
+  @Nullable InProcessStream caller() {
     return caller;
   }
 

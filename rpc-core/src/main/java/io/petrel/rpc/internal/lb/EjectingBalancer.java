@@ -1,9 +1,9 @@
 package io.petrel.rpc.internal.lb;
 
 import io.petrel.rpc.Status;
-import io.petrel.rpc.spi.ConnectivityState;
-import io.petrel.rpc.spi.LoadBalancer;
-import io.petrel.rpc.spi.Subchannel;
+import io.petrel.rpc.ConnectivityState;
+import io.petrel.rpc.LoadBalancer;
+import io.petrel.rpc.Subchannel;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;

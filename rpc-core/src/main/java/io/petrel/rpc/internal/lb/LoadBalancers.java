@@ -1,6 +1,6 @@
 package io.petrel.rpc.internal.lb;
 
-import io.petrel.rpc.spi.LoadBalancer;
+import io.petrel.rpc.LoadBalancer;
 import java.util.Locale;
 
 /** The built-in load-balancing policies, by name. */

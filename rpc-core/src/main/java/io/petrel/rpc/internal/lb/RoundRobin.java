@@ -1,7 +1,7 @@
 package io.petrel.rpc.internal.lb;
 
-import io.petrel.rpc.spi.LoadBalancer;
-import io.petrel.rpc.spi.Subchannel;
+import io.petrel.rpc.LoadBalancer;
+import io.petrel.rpc.Subchannel;
 import java.util.ArrayList;
 import java.util.List;
 import org.jspecify.annotations.Nullable;

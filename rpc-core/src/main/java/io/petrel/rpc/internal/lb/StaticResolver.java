@@ -1,7 +1,7 @@
 package io.petrel.rpc.internal.lb;
 
 import io.petrel.rpc.Endpoint;
-import io.petrel.rpc.spi.NameResolver;
+import io.petrel.rpc.NameResolver;
 import java.util.List;
 
 /** A fixed list of endpoints: {@code static://h1:7000,h2:7000;weight=2}, or one {@code host:port}. */

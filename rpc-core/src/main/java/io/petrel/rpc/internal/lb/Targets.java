@@ -1,8 +1,8 @@
 package io.petrel.rpc.internal.lb;
 
 import io.petrel.rpc.Endpoint;
-import io.petrel.rpc.spi.NameResolver;
-import io.petrel.rpc.spi.NameResolverProvider;
+import io.petrel.rpc.NameResolver;
+import io.petrel.rpc.NameResolverProvider;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;

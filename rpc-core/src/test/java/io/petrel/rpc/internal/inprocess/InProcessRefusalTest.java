@@ -63,7 +63,7 @@ class InProcessRefusalTest {
     // The first step of a graceful shutdown: the dispatcher refuses new calls. The connections hear of it a
     // moment later (stopAccepting); the test holds that moment open.
     InProcessServers.dispatcher(server).shutdown();
-    RetryBudget budget = ((InProcessClient) ClientChannel.transportOf(client)).callRuntime().retryBudget();
+    RetryBudget budget = ClientChannel.runtimeOf(client).retryBudget();
     int tokens = budget.milliTokens();
     StatusException e = catchThrowableOfType(StatusException.class,
         () -> client.unaryCall(ECHO, "late".getBytes(UTF_8)));

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.petrel.rpc.Endpoint;
-import io.petrel.rpc.spi.LoadBalancer;
-import io.petrel.rpc.spi.NameResolver;
-import io.petrel.rpc.spi.Subchannel;
+import io.petrel.rpc.LoadBalancer;
+import io.petrel.rpc.NameResolver;
+import io.petrel.rpc.Subchannel;
 import io.petrel.rpc.Status;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,7 +1,7 @@
 package io.petrel.rpc.registry.zookeeper;
 
 import io.petrel.rpc.ServiceDefinition;
-import io.petrel.rpc.spi.NameResolver;
+import io.petrel.rpc.NameResolver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -2,7 +2,7 @@ package io.petrel.rpc.registry.zookeeper;
 
 import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.spi.NameResolver;
+import io.petrel.rpc.NameResolver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;

@@ -1,7 +1,7 @@
 package io.petrel.rpc.registry.zookeeper;
 
-import io.petrel.rpc.spi.NameResolver;
-import io.petrel.rpc.spi.NameResolverProvider;
+import io.petrel.rpc.NameResolver;
+import io.petrel.rpc.NameResolverProvider;
 
 /**
  * The {@code zk} scheme: {@code RpcClient.builder().target("zk://127.0.0.1:2181/petrel/demo.Greeter")} follows the

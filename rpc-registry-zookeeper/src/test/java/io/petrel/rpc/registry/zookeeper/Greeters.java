@@ -7,7 +7,7 @@ import io.petrel.rpc.ServerLifecycleListener;
 import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.marshal.Marshallers;
-import io.petrel.rpc.spi.NameResolver;
+import io.petrel.rpc.NameResolver;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

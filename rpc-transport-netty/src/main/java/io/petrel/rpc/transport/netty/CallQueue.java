@@ -10,8 +10,8 @@ import org.jspecify.annotations.Nullable;
  * client slot share one loop, so a call moved from one connection's queue to another's stays on it.
  */
 final class CallQueue {
-  private @Nullable PendingCall<?> head;
-  private @Nullable PendingCall<?> tail;
+  private @Nullable PendingCall head;
+  private @Nullable PendingCall tail;
   private int size;
 
   boolean isEmpty() {
@@ -23,11 +23,11 @@ final class CallQueue {
   }
 
   /** The oldest call, or null; walk on with {@link PendingCall#queueNext}. */
-  @Nullable PendingCall<?> first() {
+  @Nullable PendingCall first() {
     return head;
   }
 
-  void add(PendingCall<?> call) {
+  void add(PendingCall call) {
     if (call.queuedIn != null) {
       throw new IllegalStateException("already queued: " + call);
     }
@@ -44,8 +44,8 @@ final class CallQueue {
   }
 
   /** Removes and returns the oldest call, or null. */
-  @Nullable PendingCall<?> poll() {
-    PendingCall<?> c = head;
+  @Nullable PendingCall poll() {
+    PendingCall c = head;
     if (c != null) {
       remove(c);
     }
@@ -53,12 +53,12 @@ final class CallQueue {
   }
 
   /** Unlinks {@code call}; false if it is not in this queue. */
-  boolean remove(PendingCall<?> call) {
+  boolean remove(PendingCall call) {
     if (call.queuedIn != this) {
       return false;
     }
-    PendingCall<?> prev = call.queuePrev;
-    PendingCall<?> next = call.queueNext;
+    PendingCall prev = call.queuePrev;
+    PendingCall next = call.queueNext;
     if (prev == null) {
       head = next;
     } else {

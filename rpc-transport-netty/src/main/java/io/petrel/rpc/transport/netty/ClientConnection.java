@@ -14,7 +14,7 @@ import io.netty.util.concurrent.ScheduledFuture;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.spi.AttemptProgress;
-import io.petrel.rpc.spi.WakeChain;
+import io.petrel.rpc.spi.WakeBatch;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -47,7 +47,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   private final String host;
   private final Channel channel;
   private final WriteQueue writeQueue;
-  private final CallTable<PendingCall<?>> inFlight = new CallTable<>();
+  private final CallTable<PendingCall> inFlight = new CallTable<>();
   /**
    * Deadlines at least this far away are enforced by a sweep of {@link #inFlight} instead of a timer per call:
    * a call with the default 30 s deadline then costs no scheduled task (a timer per call was ~10% of client
@@ -98,8 +98,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   /** A keepalive PING is unanswered; event loop only. */
   private boolean pingOutstanding;
   private volatile boolean closed;
-  /** Wakes the blocking callers whose responses this connection read; see {@link WakeChain}. */
-  private final WakeChain wakeChain = new WakeChain();
+  /** Wakes the blocking callers whose responses this connection read, at the end of each read batch (the core's). */
+  private final WakeBatch wakeChain;
   /** Event loop only: a response was posted to a blocking caller since the last kick. */
   private boolean posted;
   /** Event loop only: why the connection failed, when it was TLS (e.g. the server refused the client's certificate). */
@@ -112,6 +112,21 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     this.host = host;
     this.channel = channel;
     this.writeQueue = new WriteQueue(channel, this);
+    this.wakeChain = client.context().newWakeBatch();
+  }
+
+  NettyRpcClient client() {
+    return client;
+  }
+
+  /** The endpoint's "host:port". */
+  String authority() {
+    return authority;
+  }
+
+  /** Where the blocking callers of this connection's responses are woken from. */
+  WakeBatch wakeBatch() {
+    return wakeChain;
   }
 
   Channel channel() {
@@ -130,7 +145,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     channel.close();
   }
 
-  void send(PendingCall<?> call) {
+  /** Any thread: an attempt whose request is encoded; written on the event loop. */
+  void send(PendingCall call) {
     writeQueue.enqueue(call);
   }
 
@@ -148,7 +164,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       }
       return;
     }
-    PendingCall<?> call = (PendingCall<?>) item;
+    PendingCall call = (PendingCall) item;
     if (call.isFinished()) {
       call.releaseFrame(); // cancelled, or its deadline passed, while queued
       return;
@@ -170,28 +186,28 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     writeCall(call);
   }
 
-  private boolean overPeerMetadata(PendingCall<?> call) {
+  private boolean overPeerMetadata(PendingCall call) {
     return call.frame().getInt(OFF_METADATA_LENGTH) > peerMaxMetadataSize;
   }
 
   /** Event loop: a request the server announced it would refuse unread fails here, before it is sent. */
-  private void refuseOversize(PendingCall<?> call) {
+  private void refuseOversize(PendingCall call) {
     int size = call.frame().readableBytes();
     boolean frameTooLarge = size > peerMaxFrameSize;
     String what = frameTooLarge ? "request of " + size + " bytes exceeds the server's maxFrameSize "
         + peerMaxFrameSize : "metadata of " + call.frame().getInt(OFF_METADATA_LENGTH) + " bytes exceeds the server's"
         + " maxMetadataSize " + peerMaxMetadataSize;
     call.releaseFrame();
-    call.fail(Status.RESOURCE_EXHAUSTED.withDescription(what + " (announced in its SETTINGS; raise"
+    call.closed(Status.RESOURCE_EXHAUSTED.withDescription(what + " (announced in its SETTINGS; raise"
         + " RpcServer.builder().max" + (frameTooLarge ? "FrameSize" : "MetadataSize") + "); "
-        + call.method().fullName() + " not sent"));
+        + call.method().fullName() + " not sent"), AttemptProgress.NOT_SENT);
   }
 
   /**
    * Event loop: the server has no place for the call yet (or is not reading, or calls before it are waiting):
    * keep it, with its heap-encoded request, until it does. Its deadline still ends it on time.
    */
-  private void hold(PendingCall<?> call) {
+  private void hold(PendingCall call) {
     waiting.add(call);
     call.holdOn(this);
     if (call.isFinished()) {
@@ -216,7 +232,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
    * Not flushed: {@link #flushNeeded} says that something was written.
    */
   private void releaseWaiting() {
-    PendingCall<?> call;
+    PendingCall call;
     while (inFlight.size() < peerMaxCalls && channel.isWritable() && (call = waiting.poll()) != null) {
       if (call.isFinished()) {
         call.releaseFrame(); // ended on another thread; its forget task finds it gone
@@ -232,7 +248,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
    * sends each again on another connection (of this endpoint or another) without its caller seeing it.
    */
   private void rerouteWaiting() {
-    PendingCall<?> call;
+    PendingCall call;
     while ((call = waiting.poll()) != null) {
       call.connection = null;
       if (call.isFinished()) {
@@ -244,9 +260,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   }
 
   /** Event loop: a call handed here and never written, because the connection went away first. */
-  private void unsent(PendingCall<?> call) {
+  private void unsent(PendingCall call) {
     call.releaseFrame();
-    call.onClose(Status.UNAVAILABLE.withDescription("connection to " + authority + " went away before "
+    call.closed(Status.UNAVAILABLE.withDescription("connection to " + authority + " went away before "
         + call.method().fullName() + " was written" + reasonSuffix()), AttemptProgress.REFUSED);
   }
 
@@ -263,7 +279,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   }
 
   /** Event loop: registers the call under a new request id and writes its request (not flushed). */
-  private void writeCall(PendingCall<?> call) {
+  private void writeCall(PendingCall call) {
     TransportMetrics metrics = client.metrics();
     ByteBuf frame = call.frame();
     call.frame = null;
@@ -274,10 +290,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       FrameEncoder.patchRequest(frame, 0, 0);
       channel.write(frame).addListener(f -> {
         if (f.isSuccess()) {
-          call.onSent();
+          call.sent();
         } else {
-          call.fail(Status.UNAVAILABLE.withDescription("oneway " + call.method().fullName() + " to "
-              + authority + " could not be written: " + f.cause()).withCause(f.cause()));
+          call.closed(Status.UNAVAILABLE.withDescription("oneway " + call.method().fullName() + " to "
+              + authority + " could not be written: " + f.cause()).withCause(f.cause()), AttemptProgress.PROCESSED);
         }
       });
       return;
@@ -325,9 +341,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       control.release();
       return;
     }
-    PendingCall<?> call = (PendingCall<?>) item;
+    PendingCall call = (PendingCall) item;
     call.releaseFrame();
-    call.fail(Status.UNAVAILABLE.withDescription(client.whyStopped() + "; " + call.method().fullName() + " not sent"));
+    call.closed(Status.UNAVAILABLE.withDescription(client.whyStopped() + "; " + call.method().fullName()
+        + " not sent"), AttemptProgress.NOT_SENT);
   }
 
   /**
@@ -337,7 +354,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
    * then, and it answers every request, late ones included), so that the next call is not refused for want of
    * it. Returns what a deadline failure should add: why the request was not sent, or "".
    */
-  String forget(PendingCall<?> call) {
+  String forget(PendingCall call) {
     if (waiting.remove(call)) {
       call.releaseFrame();
       return " (not sent: it waited in the client until " + waitReason() + ")";
@@ -383,7 +400,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     if (closed || !waiting.isEmpty()) {
       return;
     }
-    for (PendingCall<?> c : inFlight.values()) {
+    for (PendingCall c : inFlight.values()) {
       if (!c.abandoned) {
         return;
       }
@@ -417,7 +434,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   }
 
   /** Any thread: the caller cancelled or completed the future itself. */
-  void cancelled(PendingCall<?> call) {
+  void cancelled(PendingCall call) {
     try {
       channel.eventLoop().execute(() -> forget(call));
     } catch (java.util.concurrent.RejectedExecutionException e) {
@@ -467,7 +484,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         frame.release();
       }
     } else if (msg instanceof OversizeFrame big) {
-      PendingCall<?> call = big.type() == TYPE_RESPONSE ? inFlight.remove(big.requestId()) : null;
+      PendingCall call = big.type() == TYPE_RESPONSE ? inFlight.remove(big.requestId()) : null;
       if (!waiting.isEmpty()) {
         releaseWaiting();
       }
@@ -477,7 +494,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       client.limitLog().warn("oversize response " + authority, s.description() + " from " + authority
           + ": skipped");
       if (call != null) {
-        call.fail(s);
+        call.closed(s, AttemptProgress.PROCESSED);
       }
     } else {
       ReferenceCountUtil.release(msg);
@@ -525,8 +542,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
    * are dropped as answers to nobody. Calls up to {@code lastId} stay: they may be running.
    */
   private void resendRefused(int lastId) {
-    List<PendingCall<?>> refused = null;
-    for (PendingCall<?> c : inFlight.values()) {
+    List<PendingCall> refused = null;
+    for (PendingCall c : inFlight.values()) {
       if (lastId == 0 || c.requestId - lastId > 0) { // serial order: ids are consecutive and wrap
         if (refused == null) {
           refused = new ArrayList<>();
@@ -538,12 +555,12 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       return;
     }
     refused.sort((a, b) -> Integer.compare(a.requestId - lastId, b.requestId - lastId)); // in the order written
-    for (PendingCall<?> c : refused) {
+    for (PendingCall c : refused) {
       inFlight.remove(c.requestId);
       if (c.abandoned || c.isFinished()) {
         continue; // ended here already (deadline, cancel): nothing to send
       }
-      c.onClose(Status.UNAVAILABLE.withDescription("server " + authority + " refused "
+      c.closed(Status.UNAVAILABLE.withDescription("server " + authority + " refused "
           + c.method().fullName() + " unread (GOAWAY: it is shutting down)"), AttemptProgress.REFUSED);
     }
   }
@@ -578,7 +595,6 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     }
   }
 
-  @SuppressWarnings({"unchecked", "rawtypes"})
   private void onResponse(Frame frame) {
     PendingCall call = inFlight.remove(frame.requestId);
     if (!waiting.isEmpty()) {
@@ -595,17 +611,16 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     ByteBuf body = frame.body();
     if (frame.status != 0 && (frame.flags & FLAG_REFUSED) != 0) {
       // Refused before any handler saw it (a limit, or a shutdown): the core may send it to another endpoint.
-      call.onClose(Status.fromCodeValue(frame.status).withDescription(body.toString(StandardCharsets.UTF_8)),
+      call.closed(Status.fromCodeValue(frame.status).withDescription(body.toString(StandardCharsets.UTF_8)),
           AttemptProgress.REFUSED);
       return;
     }
-    call.onResponseMetadata(frame.metadata);
     if (frame.status != 0) {
-      call.onStatus(Status.fromCodeValue(frame.status).withDescription(body.toString(StandardCharsets.UTF_8)),
-          authority);
+      call.answered(frame.metadata, Status.fromCodeValue(frame.status).withDescription(
+          body.toString(StandardCharsets.UTF_8)));
       return;
     }
-    call.onMessage(body, true, wakeChain); // a unary response: one message that ends the call with OK
+    call.responded(frame.metadata, body); // a unary response: one message that ends the call with OK
     posted = true;
   }
 
@@ -617,7 +632,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     }
     if (posted) {
       posted = false;
-      wakeChain.kick();
+      wakeChain.flush();
     }
     super.channelReadComplete(ctx);
   }
@@ -664,7 +679,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   private void sweep() {
     sweepScheduled = false;
     if (!wakeChain.isEmpty()) {
-      wakeChain.kick(); // a safety net only: every read batch ends with a kick
+      wakeChain.flush(); // a safety net only: every read batch ends with a kick
     }
     if (closed) {
       return;
@@ -672,8 +687,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     long now = System.nanoTime();
     if (now - earliestSwept >= 0 && (!inFlight.isEmpty() || !waiting.isEmpty())) {
       long earliest = Long.MAX_VALUE;
-      List<PendingCall<?>> expired = null;
-      for (PendingCall<?> c : inFlight.values()) {
+      List<PendingCall> expired = null;
+      for (PendingCall c : inFlight.values()) {
         if (c.deadline() == null || c.abandoned) {
           continue;
         }
@@ -687,7 +702,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
           earliest = at;
         }
       }
-      for (PendingCall<?> c = waiting.first(); c != null; c = c.queueNext) {
+      for (PendingCall c = waiting.first(); c != null; c = c.queueNext) {
         if (c.deadline() == null) {
           continue;
         }
@@ -703,7 +718,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       }
       earliestSwept = earliest;
       if (expired != null) {
-        for (PendingCall<?> c : expired) {
+        for (PendingCall c : expired) {
           // In flight: forgets the call, sends CANCEL; waiting: leaves the queue unsent. Then DEADLINE_EXCEEDED.
           c.run();
         }
@@ -727,7 +742,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     listener.closed(closeReason, answered);
     rerouteWaiting(); // never sent: another connection may take them
     failAll("connection to " + authority + " closed" + reasonSuffix());
-    wakeChain.kick();
+    wakeChain.flush();
     super.channelInactive(ctx);
   }
 
@@ -735,10 +750,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     if (inFlight.isEmpty()) {
       return;
     }
-    List<PendingCall<?>> calls = new ArrayList<>(inFlight.values());
+    List<PendingCall> calls = new ArrayList<>(inFlight.values());
     inFlight.clear();
-    for (PendingCall<?> c : calls) {
-      c.onClose(Status.UNAVAILABLE.withDescription(why + " while " + c.method().fullName()
+    for (PendingCall c : calls) {
+      c.closed(Status.UNAVAILABLE.withDescription(why + " while " + c.method().fullName()
           + " was in flight; the server may or may not have run it"), AttemptProgress.PROCESSED);
     }
   }

@@ -1,11 +1,6 @@
 package io.petrel.rpc.transport.netty;
 
-import static io.petrel.rpc.transport.netty.Protocol.TYPE_ONEWAY;
-import static io.petrel.rpc.transport.netty.Protocol.TYPE_REQUEST;
-
 import io.micrometer.core.instrument.Tags;
-import io.netty.buffer.ByteBuf;
-import io.netty.buffer.ByteBufAllocator;
 import io.netty.bootstrap.Bootstrap;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFuture;
@@ -22,31 +17,30 @@ import io.netty.util.concurrent.Future;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.Deadline;
 import io.petrel.rpc.Endpoint;
-import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Status;
-import io.petrel.rpc.spi.ClientCallRuntime;
-import io.petrel.rpc.spi.RateLimitedLog;
-import io.petrel.rpc.spi.ClientCall;
 import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.ClientStream;
+import io.petrel.rpc.spi.ClientStreamListener;
 import io.petrel.rpc.spi.ClientTransport;
+import io.petrel.rpc.spi.ClientTransportContext;
+import io.petrel.rpc.spi.RateLimitedLog;
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The Netty client transport: it opens a connection ({@link ClientConnection}: TCP, TLS handshake, keepalive, on
- * one event loop) when the core asks for one, and starts each attempt on the connection the core chose; requests
- * are encoded on the caller's thread and sent through per-connection write queues. Reconnecting, backoff, the
+ * one event loop) when the core asks for one, and carries each attempt as a {@link PendingCall} (a
+ * {@link ClientStream}) on the connection the core chose; requests are encoded on the caller's thread and sent
+ * through per-connection write queues. Reconnecting, backoff, the
  * calls waiting for a connection and the endpoints' state are the core's. Event loops are the JVM's shared ones
  * unless {@code ioThreads} is set.
  */
@@ -69,8 +63,6 @@ final class NettyRpcClient implements ClientTransport {
   private final List<ClientConnection> connections = new java.util.concurrent.CopyOnWriteArrayList<>();
   /** The options of every connection; cloned per connect with its event loop and handler. */
   private final Bootstrap bootstrap;
-  /** Requests are encoded on the callers' threads: see {@link IoSupport#CALLER_ALLOCATOR}. */
-  private final ByteBufAllocator alloc = IoSupport.CALLER_ALLOCATOR;
   private final @Nullable TransportMetrics metrics;
   private final RateLimitedLog limitLog = new RateLimitedLog(log);
   /** The event loops this client's connections run on, to refuse blocking calls made on them. */
@@ -78,10 +70,10 @@ final class NettyRpcClient implements ClientTransport {
   /** The TLS contexts of new connections, or null for plaintext. */
   private final @Nullable TlsSource tls;
   private final LoopRelease loopRelease;
-  /** The core client's runtime: its calls are made with it. */
-  private final ClientCallRuntime runtime;
+  /** What the core says of the client this transport serves. */
+  private final ClientTransportContext runtime;
 
-  NettyRpcClient(ClientConfig config, ClientCallRuntime runtime) {
+  NettyRpcClient(ClientConfig config, ClientTransportContext runtime) {
     this.runtime = runtime;
     this.config = config;
     this.target = config.target();
@@ -320,28 +312,23 @@ final class NettyRpcClient implements ClientTransport {
     return metrics;
   }
 
-  /** The core's runtime of this client, for its calls. */
-  ClientCallRuntime callRuntime() {
+  /** What the core says of the client this transport serves. */
+  ClientTransportContext context() {
     return runtime;
   }
 
-  @Override
-  public <Resp> ClientCall<Resp> newCall(MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
-      @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
-    return new PendingCall<>(this, method, deadline, responseMetadata, executor);
+  /** The client's own frame limit; requests never exceed it. */
+  int maxFrameSize() {
+    return config.maxFrameSize();
   }
 
-  /** Encodes the request on the caller's thread and hands the attempt to the connection the core chose. */
+  /** A new attempt on the connection the core chose; its request is encoded by {@link PendingCall#sendMessage}. */
   @Override
-  public <Req> void startAttempt(ClientCall<?> c, io.petrel.rpc.spi.Connection connection,
-      MethodDescriptor<Req, ?> method, Req request, CallOptions options) throws Exception {
-    PendingCall<?> call = (PendingCall<?>) c;
-    ByteBuf frame = FrameEncoder.encodeMessage(alloc, call.isOneway() ? TYPE_ONEWAY : TYPE_REQUEST, 0, method.id(),
-        0, options.metadata(), method.requestMarshaller(), request, config.maxFrameSize(), config.maxMetadataSize(),
-        "RpcClient.builder()"); // over a limit: FrameSizes.TooLarge, which the core turns into the call's status
-    call.frame = frame;
-    call.requestSize(frame.getInt(Protocol.OFF_BODY_LENGTH));
-    ((ClientConnection) connection).send(call);
+  public ClientStream newStream(io.petrel.rpc.spi.@Nullable Connection connection, MethodDescriptor<?, ?> method,
+      CallOptions options, @Nullable Deadline deadline, ClientStreamListener listener) {
+    ClientConnection c = (ClientConnection) Objects.requireNonNull(connection,
+        "the Netty transport carries attempts on the connections the core chose");
+    return new PendingCall(c, method, options, deadline, listener);
   }
 
   /** The first connection made and still usable, or null (tests). */

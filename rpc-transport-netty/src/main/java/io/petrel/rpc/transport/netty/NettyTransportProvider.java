@@ -1,6 +1,6 @@
 package io.petrel.rpc.transport.netty;
 
-import io.petrel.rpc.spi.ClientCallRuntime;
+import io.petrel.rpc.spi.ClientTransportContext;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.ClientTransport;
 import io.petrel.rpc.spi.ServerConfig;
@@ -25,7 +25,7 @@ public final class NettyTransportProvider implements TransportProvider {
   }
 
   @Override
-  public ClientTransport newClientTransport(ClientConfig config, ClientCallRuntime runtime) {
-    return new NettyRpcClient(config, runtime);
+  public ClientTransport newClientTransport(ClientConfig config, ClientTransportContext context) {
+    return new NettyRpcClient(config, context);
   }
 }

@@ -116,7 +116,7 @@ class ClientChannelTest extends TransportFixture {
   }
 
   /** A resolver the test drives. */
-  private static final class ManualResolver implements io.petrel.rpc.spi.NameResolver {
+  private static final class ManualResolver implements io.petrel.rpc.NameResolver {
     volatile Listener listener;
     final AtomicInteger refreshes = new AtomicInteger();
 
@@ -298,11 +298,11 @@ class ClientChannelTest extends TransportFixture {
   }
 
   /** A balancer that sends each call to the endpoint whose port is the call's hash key, and records states. */
-  private static final class ByPort implements io.petrel.rpc.spi.LoadBalancer,
-      io.petrel.rpc.spi.LoadBalancer.Factory {
+  private static final class ByPort implements io.petrel.rpc.LoadBalancer,
+      io.petrel.rpc.LoadBalancer.Factory {
     final BlockingQueue<String> states = new LinkedBlockingQueue<>();
     final BlockingQueue<String> outcomes = new LinkedBlockingQueue<>();
-    volatile List<? extends io.petrel.rpc.spi.Subchannel> subs = List.of();
+    volatile List<? extends io.petrel.rpc.Subchannel> subs = List.of();
 
     @Override
     public String name() {
@@ -310,13 +310,13 @@ class ClientChannelTest extends TransportFixture {
     }
 
     @Override
-    public io.petrel.rpc.spi.LoadBalancer newLoadBalancer() {
+    public io.petrel.rpc.LoadBalancer newLoadBalancer() {
       return this;
     }
 
     @Override
-    public io.petrel.rpc.spi.Subchannel pick(PickArgs call) {
-      for (io.petrel.rpc.spi.Subchannel s : subs) {
+    public io.petrel.rpc.Subchannel pick(PickArgs call) {
+      for (io.petrel.rpc.Subchannel s : subs) {
         if (String.valueOf(s.endpoint().port()).equals(call.hashKey())) {
           return s;
         }
@@ -325,17 +325,17 @@ class ClientChannelTest extends TransportFixture {
     }
 
     @Override
-    public void update(List<? extends io.petrel.rpc.spi.Subchannel> subchannels) {
+    public void update(List<? extends io.petrel.rpc.Subchannel> subchannels) {
       subs = subchannels;
     }
 
     @Override
-    public void onAttemptEnded(io.petrel.rpc.spi.Subchannel s, Status status, long latencyNanos) {
+    public void onAttemptEnded(io.petrel.rpc.Subchannel s, Status status, long latencyNanos) {
       outcomes.add(s.endpoint().port() + " " + status.code());
     }
 
     @Override
-    public void onStateChange(io.petrel.rpc.spi.Subchannel s, io.petrel.rpc.spi.ConnectivityState state,
+    public void onStateChange(io.petrel.rpc.Subchannel s, io.petrel.rpc.ConnectivityState state,
         Status cause) {
       states.add(s.endpoint().port() + " " + state + (cause == null ? "" : ": " + cause.description()));
     }

@@ -9,7 +9,7 @@ import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.marshal.Marshallers;
-import io.petrel.rpc.spi.NameResolver;
+import io.petrel.rpc.NameResolver;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashMap;

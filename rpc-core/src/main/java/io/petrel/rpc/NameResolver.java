@@ -1,7 +1,5 @@
-package io.petrel.rpc.spi;
+package io.petrel.rpc;
 
-import io.petrel.rpc.Endpoint;
-import io.petrel.rpc.Status;
 import java.util.List;
 
 /**

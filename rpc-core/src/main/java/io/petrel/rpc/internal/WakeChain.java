@@ -1,9 +1,13 @@
-package io.petrel.rpc.spi;
+package io.petrel.rpc.internal;
 
+import io.petrel.rpc.spi.WakeBatch;
 import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * Wakes blocking callers whose responses are ready, spreading the wake-ups over the callers themselves.
+ *
+ * <p>The core makes one per connection for its transport ({@code ClientTransportContext.newWakeBatch()}, seen
+ * there as a {@link WakeBatch}): the transport's thread flushes it at the end of each read batch.
  *
  * <p>Waking a parked thread is a system call (futex wake, often an inter-processor interrupt), and on a busy
  * connection it was most of what the client's event loop did per call: that one thread serves every call of
@@ -16,7 +20,7 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * <p>No caller is left asleep: every executor taken from the queue is either woken, and will itself propagate
  * after the take, or found closed (its caller has left), in which case the taker goes on to the next one.
  */
-public final class WakeChain {
+public final class WakeChain implements WakeBatch {
   /** Callers a woken caller wakes. */
   static final int FAN_OUT = 2;
   /**
@@ -49,7 +53,14 @@ public final class WakeChain {
     wake(KICK);
   }
 
+  /** The transport's end of a read batch: {@link #kick}. */
+  @Override
+  public void flush() {
+    kick();
+  }
+
   /** True if no posted caller awaits its wake-up. */
+  @Override
   public boolean isEmpty() {
     return ready.isEmpty();
   }

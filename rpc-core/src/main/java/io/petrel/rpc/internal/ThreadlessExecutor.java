@@ -1,4 +1,4 @@
-package io.petrel.rpc.spi;
+package io.petrel.rpc.internal;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;

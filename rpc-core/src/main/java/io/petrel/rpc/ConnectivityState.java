@@ -1,4 +1,4 @@
-package io.petrel.rpc.spi;
+package io.petrel.rpc;
 
 /**
  * The state of a client's connections to one endpoint ({@link Subchannel#state()}), as its transport reports it.

@@ -1,7 +1,9 @@
-package io.petrel.rpc.spi;
+package io.petrel.rpc.internal;
 
 import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.Status;
+import io.petrel.rpc.ConnectivityState;
+import io.petrel.rpc.Subchannel;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -11,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * The client's connections to one endpoint, as the core's client channel keeps them: made when the resolver
  * names the endpoint, closed when it no longer does. Extended by the core only ({@code internal.InternalSubchannel},
  * which owns the connections, their reconnect backoff and the calls waiting for them, over the transport's
- * {@link Connection}s). The core counts the calls sent through it (when the client has several endpoints), which
+ * {@link io.petrel.rpc.spi.Connection}s). The core counts the calls sent through it (when the client has several endpoints), which
  * is what a least-pending balancer compares; it says whether it can take calls now ({@link #isAvailable()}) and
  * reports its connections' state ({@link #stateChanged}).
  */

@@ -1,8 +1,5 @@
-package io.petrel.rpc.spi;
+package io.petrel.rpc;
 
-import io.petrel.rpc.Metadata;
-import io.petrel.rpc.MethodDescriptor;
-import io.petrel.rpc.Status;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 

@@ -1,9 +1,9 @@
-package io.petrel.rpc.spi;
+package io.petrel.rpc;
 
 /**
  * Makes {@link NameResolver}s for one target scheme, e.g. {@code zookeeper} for
  * {@code RpcClient.builder().target("zookeeper://zk1:2181/services/orders")}. Found with
- * {@link java.util.ServiceLoader} through {@code META-INF/services/io.petrel.rpc.spi.NameResolverProvider}; the
+ * {@link java.util.ServiceLoader} through {@code META-INF/services/io.petrel.rpc.NameResolverProvider}; the
  * {@code static} scheme is built in.
  */
 public interface NameResolverProvider {

@@ -1,4 +1,4 @@
-package io.petrel.rpc.spi;
+package io.petrel.rpc.internal;
 
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
@@ -10,6 +10,13 @@ import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.MethodType;
 import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.Status;
+import io.petrel.rpc.spi.AttemptProgress;
+import io.petrel.rpc.spi.ClientStream;
+import io.petrel.rpc.spi.ClientStreamListener;
+import io.petrel.rpc.spi.ClientTransport;
+import io.petrel.rpc.spi.Connection;
+import io.petrel.rpc.spi.FrameSizes;
+import io.petrel.rpc.LoadBalancer;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -22,25 +29,26 @@ import org.jspecify.annotations.Nullable;
 import org.slf4j.LoggerFactory;
 
 /**
- * One client call from start to end, and the future its caller holds: the client's per-call runtime, the same
- * for every transport. It ends exactly once, with a response, a status, or an end by the caller (cancel, or
- * completing the future by hand); the first to {@linkplain #claim claim} it wins and the others do nothing. On
- * that end it is uncounted from the client's pending calls, its meters recorded, and its future completed on
- * the call's executor (the call's own, else the client's callback executor, else the thread that ended it).
+ * One logical client call from start to end, and the future its caller holds: the same for every transport. It
+ * makes one attempt per try, each a {@link ClientStream} of the transport ({@link #startStream}), and hears each
+ * attempt's response as the stream's {@link ClientStreamListener}: headers, messages, and one close with a status
+ * and how far the attempt got, from which it decides whether to make another attempt ({@link #onClose}).
  *
- * <p>The transport's part is the subclass: how the request travels (set up by
- * {@code RpcClient.start(call, ...)}), the deadline timer, and what to do when the call ends
- * ({@link #onEnded()}) or the caller gives up on it ({@link #onCancelledByCaller()}). It reports what the peer
- * sends through the methods below, as a stream of events: {@link #onResponseMetadata}, then
- * {@link #onMessage} (a message, possibly with the end of the stream) and/or {@link #onStatus} (the end with a
- * status). A unary response is one message with the end marker; an error is a status alone. A server-streaming
- * call (not offered to users yet) will deliver several messages before its end without a change to this
- * contract; today a unary call that gets a message without the end fails with INTERNAL.
+ * <p>It ends exactly once, with a response, a status, or an end by the caller (cancel, or completing the future by
+ * hand); the first to {@linkplain #claim claim} it wins and the others do nothing. On that end it is uncounted
+ * from the client's pending calls and from its endpoint, its meters recorded, the current stream cancelled unless
+ * the stream itself ended it, and its future completed on the call's executor (the call's own, else the client's
+ * callback executor, else the thread that ended it).
+ *
+ * <p>A unary call sends one message and gets one message and a close with OK (or a close with an error); a
+ * oneway call is closed with OK once its request is written. A server-streaming call (not offered to users yet)
+ * would get several messages before its close through the same listener; today a second message fails a unary
+ * call with INTERNAL.
  *
  * <p>Derived stages ({@code thenApply} etc.) are plain CompletableFutures.
  */
-public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
-    implements LoadBalancer.PickArgs {
+public class ClientCall<Resp> extends CompletableFuture<Resp>
+    implements LoadBalancer.PickArgs, ClientStreamListener {
   @SuppressWarnings("rawtypes")
   private static final AtomicIntegerFieldUpdater<ClientCall> FINISHED =
       AtomicIntegerFieldUpdater.newUpdater(ClientCall.class, "finished");
@@ -48,23 +56,35 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
   private static final AtomicReferenceFieldUpdater<ClientCall, ClientSubchannel> COUNTED =
       AtomicReferenceFieldUpdater.newUpdater(ClientCall.class, ClientSubchannel.class, "countedOn");
 
-  private final ClientCallRuntime runtime;
+  private final ClientRuntime runtime;
   private final MethodDescriptor<?, Resp> method;
   private final @Nullable Deadline deadline;
   private final long startNanos;
   private final @Nullable Consumer<Metadata> responseMetadata;
-  private final CallRecorder metrics;
+  private final CallMetrics metrics;
   /** Where the response is decoded and the future completed; null for the thread that ends the call. */
   private final @Nullable Executor executor;
-  /** The call's options after the interceptors; set by the core before the transport starts the call. */
+  /** The call's options after the interceptors; set by the core before the first attempt. */
   private CallOptions options = CallOptions.DEFAULT;
   private int requestSize = -1;
   private int responseSize = -1;
   /** The endpoint the call is counted on, when the client has several; uncounted when the call ends. */
   private volatile @Nullable ClientSubchannel countedOn;
   private volatile int finished;
+  /**
+   * The current attempt's stream, or null before the first. Volatile: a caller that ends the call reads it after
+   * its claim, and {@link #startStream} writes it before it looks whether the call ended, so that one of the two
+   * sees the other and a stream never carries the request of an ended call on.
+   */
+  private volatile @Nullable ClientStream stream;
   /** The caller's request, kept for another attempt; null until {@link #start} (and for a call never started). */
   private @Nullable Object request;
+  /**
+   * The current attempt's response message: decoded (no executor), or its bytes for the executor; meaningful
+   * once {@link #received}. The stream's thread only.
+   */
+  private @Nullable Object response;
+  private boolean received;
   /** Attempts sent again because no handler saw the request (NOT_SENT, REFUSED); see {@link #onClose}. */
   private int resends;
   /** Attempts made again after one that may have run failed with UNAVAILABLE (idempotent methods only). */
@@ -85,12 +105,12 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
   public static final int MAX_RESENDS = 3;
 
   /**
-   * @param runtime the client's runtime ({@code RpcClient.runtime()})
+   * @param runtime the client's runtime
    * @param deadline when the call must end, or null for none
    * @param responseMetadata gets the server's response metadata before the future completes, or null
    * @param executor where the future completes, or null for the thread that ends the call
    */
-  protected ClientCall(ClientCallRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+  public ClientCall(ClientRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
       @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
     this.runtime = runtime;
     this.method = method;
@@ -101,54 +121,49 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
     this.startNanos = System.nanoTime();
   }
 
-  public final MethodDescriptor<?, Resp> method() {
+  public MethodDescriptor<?, Resp> method() {
     return method;
   }
 
   /** Set by the core ({@code RpcClient}) before it hands the call to the transport. */
-  public final void options(CallOptions options) {
+  public void options(CallOptions options) {
     this.options = options;
   }
 
   /** The call's options (after the interceptors), as the core started it. */
-  public final CallOptions options() {
+  public CallOptions options() {
     return options;
   }
 
   @Override
-  public final Metadata metadata() {
+  public Metadata metadata() {
     return options.metadata();
   }
 
   @Override
-  public final @Nullable String hashKey() {
+  public @Nullable String hashKey() {
     return options.hashKey();
   }
 
   /** When the call must end, or null for none. */
-  public final @Nullable Deadline deadline() {
+  public @Nullable Deadline deadline() {
     return deadline;
   }
 
-  public final boolean isOneway() {
+  public boolean isOneway() {
     return method.type() == MethodType.ONEWAY;
   }
 
   /** When the call started, in {@link System#nanoTime()}. */
-  public final long startNanos() {
+  public long startNanos() {
     return startNanos;
-  }
-
-  /** The encoded request body's size, for the meters; set by the transport before it sends the request. */
-  public final void requestSize(int bytes) {
-    requestSize = bytes;
   }
 
   /**
    * The core's: counts the attempt on {@code s} until it ends (the core's pick, when the client has several
    * endpoints).
    */
-  public final void countOn(ClientSubchannel s) {
+  public void countOn(ClientSubchannel s) {
     s.callStarted();
     countedOn = s;
     if (isFinished() && COUNTED.compareAndSet(this, s, null)) {
@@ -158,30 +173,47 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
   }
 
   /**
-   * Set by the core: starts the call's first attempt with {@code request} (kept for later attempts). A
-   * marshaller's exception fails the call with INVALID_ARGUMENT or INTERNAL, a {@link FrameSizes.TooLarge} with
-   * its RESOURCE_EXHAUSTED status and "not sent", a {@link io.petrel.rpc.StatusException} with its status.
+   * Starts the call's first attempt with {@code request} (kept for later attempts). A marshaller's exception fails
+   * the call with INVALID_ARGUMENT or INTERNAL, a {@link FrameSizes.TooLarge} with its RESOURCE_EXHAUSTED status
+   * and "not sent", a {@link io.petrel.rpc.StatusException} with its status.
    */
-  public final void start(Object request) {
+  public void start(@Nullable Object request) {
     this.request = request;
-    startAttempt(request);
+    startAttempt();
   }
 
-  private void startAttempt(Object req) {
+  private void startAttempt() {
     try {
-      runtime.startAttempt(this, req);
+      runtime.startAttempt(this);
     } catch (Throwable t) {
       startFailed(t);
     }
   }
 
   /**
-   * The core's: starting an attempt threw {@code t} (the transport encodes before it hands the attempt on): a
+   * The core's: the current attempt goes to {@code connection} (null for a transport without endpoints): a new
+   * stream of {@code transport}, which gets the request and the end of the request at once (a unary or oneway
+   * call). Throws what encoding the request throws (see {@link #startFailed}); a call that ended meanwhile sends
+   * nothing.
+   */
+  public void startStream(ClientTransport transport, @Nullable Connection connection) throws Exception {
+    Object req = request; // null for a method whose request is null (no parameters)
+    ClientStream s = transport.newStream(connection, method, options, deadline, this);
+    stream = s; // volatile, then the look at finished: see the field
+    if (isFinished()) {
+      return; // ended by its caller before the stream existed: nothing is sent
+    }
+    requestSize = s.sendMessage(req);
+    s.halfClose();
+  }
+
+  /**
+   * The core's: starting an attempt threw {@code t} (the transport encodes the request as it is handed over): a
    * {@link FrameSizes.TooLarge} fails the call with its RESOURCE_EXHAUSTED status and "not sent", a
    * {@link io.petrel.rpc.StatusException} with its status, a marshaller's exception with INVALID_ARGUMENT or
    * INTERNAL.
    */
-  public final void startFailed(Throwable t) {
+  public void startFailed(Throwable t) {
     if (t instanceof FrameSizes.TooLarge e) {
       fail(e.status.augmentDescription("not sent")); // over maxFrameSize or maxMetadataSize
     } else if (t instanceof io.petrel.rpc.StatusException e) {
@@ -201,62 +233,40 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
    * own just failed to connect, and waited for that attempt; or just said it is full), and fails with this
    * status when the balancer has no other.
    */
-  public final @Nullable Status unsentCause() {
+  public @Nullable Status unsentCause() {
     return unsent;
   }
 
   /** The endpoint picked for the current or last attempt, or null (none yet, or an in-process client). */
-  public final @Nullable ClientSubchannel picked() {
+  public @Nullable ClientSubchannel picked() {
     return picked;
   }
 
   /** The core's: the endpoint picked for the attempt starting now. */
-  public final void picked(ClientSubchannel s) {
+  public void picked(ClientSubchannel s) {
     picked = s;
   }
 
   /** Attempts made so far, the first included (tests, messages). */
-  public final int attempts() {
+  public int attempts() {
     return 1 + resends + retries;
   }
 
+  /** The current (or last) attempt's stream, or null before the first (tests). */
+  public @Nullable ClientStream stream() {
+    return stream;
+  }
+
   /** True once the call has ended (any thread). */
-  public final boolean isFinished() {
+  public boolean isFinished() {
     return finished != 0;
   }
 
-  // ---- the transport's hooks ----
-
-  /**
-   * The call has ended, whoever ended it: the transport's bookkeeping (cancel its deadline timer, uncount it
-   * from its endpoint). Called exactly once, from any thread, before the future completes.
-   */
-  protected void onEnded() {}
-
-  /**
-   * The current attempt failed and the core sends the call again: forget everything about the attempt (its
-   * connection, request id, timer, queue place, encoded request) so that {@code startCall} can send it anew.
-   * The transport's bookkeeping of the failed attempt is done already (it reported the end). The default does
-   * nothing.
-   */
-  protected void onNextAttempt() {}
-
-  /**
-   * The caller ended the call ({@code cancel}, or completing the future by hand) after it was handed to the
-   * transport: stop waiting for it, tell the server if it was sent. Any thread; after {@link #onEnded()}.
-   */
-  protected void onCancelledByCaller() {}
-
-  /**
-   * The call's deadline ended it ({@link #deadlineExceeded}): called after {@link #onEnded()} and before the
-   * future fails, so that whatever the transport cancels is cancelled before the caller hears of it.
-   */
-  protected void onDeadlineExceeded() {}
-
-  // ---- events from the transport ----
+  // ---- the current stream's events ----
 
   /** The server's response metadata: handed to the call's listener, if any, before the call completes. */
-  public final void onResponseMetadata(Metadata md) {
+  @Override
+  public void onHeaders(Metadata md) {
     if (responseMetadata != null && !isFinished()) {
       try {
         responseMetadata.accept(md);
@@ -268,103 +278,129 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
   }
 
   /**
-   * A response message, and whether it ends the server's stream with OK. The transport keeps ownership of
-   * {@code body}: the call decodes it, or copies its bytes for the executor, before returning.
-   *
-   * @param wakeChain the transport thread's chain for waking blocking callers in batches, or null to hand the
-   *     decoding to the executor at once
+   * A response message: decoded here when the call has no executor, else its bytes are kept for the executor
+   * (the transport keeps {@code body}). The call completes with it when the stream closes with OK. A unary method
+   * has exactly one: a second fails the call with INTERNAL.
    */
-  @SuppressWarnings("unchecked")
-  public final void onMessage(ByteBuf body, boolean endOfStream, @Nullable WakeChain wakeChain) {
-    if (!endOfStream) {
-      fail(Status.INTERNAL.withDescription("the server sent " + method.fullName() + " a response message that"
-          + " does not end the call; a " + method.type() + " method has exactly one (is the server streaming?)"));
+  @Override
+  public void onMessage(ByteBuf body) {
+    if (isFinished()) {
+      return;
+    }
+    if (received || isOneway()) {
+      fail(Status.INTERNAL.withDescription("the server sent " + method.fullName() + " more than one response"
+          + " message; a " + method.type() + " method has " + (isOneway() ? "none" : "exactly one")
+          + " (is the server streaming?)"));
       return;
     }
     responseSize = body.readableBytes();
-    Executor e = executor;
-    if (e == null) {
-      Resp value;
+    if (executor == null) {
       try {
-        value = (Resp) Objects.requireNonNull(method.responseMarshaller(), "a call with a response has its marshaller")
+        response = Objects.requireNonNull(method.responseMarshaller(), "a call with a response has its marshaller")
             .read(body);
       } catch (Throwable t) {
         fail(decodeFailure(t));
         return;
       }
-      if (tryFinish(Status.OK)) {
-        completeDetached(value, null);
-      }
-      return;
+    } else {
+      // The executor may be a caller waiting (a blocking call) or a pool that could drop the task: it gets the
+      // bytes, not the buffer, so nothing can leak whatever it does with the task.
+      response = ByteBufUtil.getBytes(body);
     }
-    if (!claim(Status.OK)) {
-      return;
-    }
-    // The executor may be a caller waiting (a blocking call) or a pool that could drop the task: it gets the
-    // bytes, not the buffer, so nothing can leak whatever it does with the task.
-    byte[] bytes = ByteBufUtil.getBytes(body);
-    Runnable task = () -> decodeAndComplete(bytes);
-    if (wakeChain != null && e instanceof ThreadlessExecutor waiter) {
-      wakeChain.post(waiter, task); // a blocking caller: woken by the chain, see WakeChain
-      return;
-    }
-    completeOn(e, task);
+    received = true;
   }
 
   /**
-   * The end of the call with the server's status (an error, in place of a response). {@code peer} names the
-   * server in the message of an UNIMPLEMENTED status.
+   * The current attempt ended with {@code status}, having got as far as {@code progress}. With OK the call
+   * completes with the response message (a oneway with null; a unary call without one fails with INTERNAL).
+   * Otherwise the core decides: an UNAVAILABLE attempt whose request no handler saw (NOT_SENT, REFUSED) is sent
+   * again, through the balancer, up to {@link #MAX_RESENDS} times (a fail-fast call that could not be sent is
+   * not); an attempt REFUSED with another status (a limit of the server: its pool, its calls per connection) is
+   * sent again the same way but only to another endpoint, since its own just said it is full, and only while the
+   * retry budget allows (such a refusal takes a token, as a failure does), and with none the call fails with the
+   * server's status as it came; one that may have run (PROCESSED) is sent again only if its method is idempotent
+   * and it failed with UNAVAILABLE, up to the client's {@code maxRetries} and while its retry budget allows;
+   * always within the call's deadline. Otherwise the call fails with {@code status}. Any thread; call it holding
+   * no lock (another attempt starts here).
    */
-  public final void onStatus(Status status, String peer) {
+  @Override
+  public void onClose(Status status, Metadata trailers, AttemptProgress progress) {
     if (isFinished()) {
       return;
+    }
+    if (!trailers.isEmpty()) {
+      onHeaders(trailers);
     }
     Status s = status;
     if (s.code() == Status.Code.OK) {
+      if (isOneway()) {
+        if (tryFinish(Status.OK, true)) {
+          completeDetached(null, null);
+        }
+        return;
+      }
+      if (received) {
+        succeeded();
+        return;
+      }
       s = Status.INTERNAL.withDescription("the server ended " + method.fullName() + " with OK but sent no"
           + " response message");
-    } else if (s.code() == Status.Code.UNIMPLEMENTED) {
-      s = s.withDescription(method.fullName() + " is not implemented by " + peer + ": " + s.description());
+    } else if (s.code() == Status.Code.UNIMPLEMENTED && progress == AttemptProgress.PROCESSED) {
+      ClientStream st = stream;
+      s = s.withDescription(method.fullName() + " is not implemented by " + (st == null ? runtime.target()
+          : st.peer()) + ": " + s.description());
     }
-    onClose(s, AttemptProgress.PROCESSED); // the server answered: its handler may have run
-  }
-
-  /**
-   * The current attempt ended without a response, with {@code status} (not OK), having got as far as
-   * {@code progress}. The core decides: an UNAVAILABLE attempt whose request no handler saw (NOT_SENT, REFUSED)
-   * is sent again, through the balancer, up to {@link #MAX_RESENDS} times (a fail-fast call that could not be
-   * sent is not); an attempt REFUSED with another status (a limit of the server: its pool, its calls per
-   * connection) is sent again the same way but only to another endpoint, since its own just said it is full,
-   * and only while the retry budget allows (such a refusal takes a token, as a failure does), and with none the
-   * call fails with the server's status as it came; one that may have run (PROCESSED) is sent
-   * again only if its method is idempotent and it failed with UNAVAILABLE, up to the client's
-   * {@code maxRetries} and while its retry budget allows; always within the call's deadline. Otherwise the call
-   * fails with {@code status}. Any thread; call it holding no lock (another attempt starts here).
-   */
-  public final void onClose(Status status, AttemptProgress progress) {
-    if (isFinished()) {
-      return;
-    }
-    if (status.code() == Status.Code.UNAVAILABLE) {
+    if (s.code() == Status.Code.UNAVAILABLE) {
       runtime.attemptFailed();
-      if (anotherAttempt(status, progress)) {
+      if (anotherAttempt(s, progress)) {
         return;
       }
     } else if (progress == AttemptProgress.REFUSED) {
       // Refused by a limit, unread: another endpoint may have room. It takes a retry token like a failure, so
       // that a fleet refusing everything (overloaded) does not get every call up to 1 + MAX_RESENDS times.
       runtime.attemptFailed();
-      if (anotherAttempt(status, progress)) {
+      if (anotherAttempt(s, progress)) {
         return;
       }
     }
-    fail(status);
+    if (tryFinish(s, true)) {
+      completeFailed(s);
+    }
+  }
+
+  /** The stream's transport enforced the deadline: see {@link #deadlineExceeded}. */
+  @Override
+  public void onDeadlineExceeded(String detail) {
+    deadlineExceeded(detail, true);
+  }
+
+  /** The stream closed with OK after its message: the call completes with it, decoded here or on the executor. */
+  @SuppressWarnings("unchecked")
+  private void succeeded() {
+    Object r = response;
+    Executor e = executor;
+    if (e == null) {
+      if (tryFinish(Status.OK, true)) {
+        completeDetached((Resp) r, null);
+      }
+      return;
+    }
+    if (!claim(Status.OK, true)) {
+      return;
+    }
+    byte[] bytes = (byte[]) Objects.requireNonNull(r, "the response's bytes, kept for the executor");
+    Runnable task = () -> decodeAndComplete(bytes);
+    ClientStream s = stream;
+    if (e instanceof ThreadlessExecutor waiter && s != null && s.wakeBatch() instanceof WakeChain chain) {
+      chain.post(waiter, task); // a blocking caller: woken by the chain, see WakeChain
+      return;
+    }
+    completeOn(e, task);
   }
 
   /** Starts another attempt if the rules allow one (see {@link #onClose}); false if the call is to fail. */
   private boolean anotherAttempt(Status status, AttemptProgress progress) {
-    Object req = request;
-    if (req == null || isOneway() || runtime.isTerminating()) {
+    if (request == null || isOneway() || runtime.isTerminating()) {
       return false;
     }
     Deadline d = deadline;
@@ -389,44 +425,43 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
     if (s != null && COUNTED.compareAndSet(this, s, null)) {
       s.callEnded(status, System.nanoTime() - startNanos);
     }
-    onNextAttempt();
+    response = null;
+    received = false;
     unsent = progress == AttemptProgress.NOT_SENT || full ? status : null;
     if (!isFinished()) {
-      startAttempt(req);
+      startAttempt();
     }
     return true;
   }
 
-  /** A oneway request was handed over (written, or given to the in-process server): the call is done. */
-  public final void onSent() {
-    if (tryFinish(Status.OK)) {
-      completeDetached(null, null);
-    }
+  /**
+   * The call's deadline passed before a connection took it (the core's own timer): it fails with
+   * DEADLINE_EXCEEDED, saying how long it waited and where; {@code detail} adds why (" (the request was not sent
+   * yet)"). Returns false if the call had ended already.
+   */
+  public boolean deadlineExceeded(String detail) {
+    return deadlineExceeded(detail, false);
   }
 
-  /**
-   * The call's deadline passed: it fails with DEADLINE_EXCEEDED, saying how long it waited and where;
-   * {@code detail} adds what the transport knows (" (the request was not sent yet)"). Returns false if the call
-   * had ended already.
-   */
-  public final boolean deadlineExceeded(String detail) {
+  private boolean deadlineExceeded(String detail, boolean byStream) {
     if (isFinished()) {
       return false;
     }
     long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
     Status status = Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded after " + waitedMs
         + " ms waiting for " + method.fullName() + " from " + runtime.target() + detail);
-    if (!tryFinish(status)) {
+    if (!tryFinish(status, byStream)) {
       return false;
     }
-    onDeadlineExceeded();
     completeFailed(status);
     return true;
   }
 
-  /** Ends the call with {@code status}; false if it had ended already. */
-  public final boolean fail(Status status) {
-    if (!tryFinish(status)) {
+  /**
+   * The core ends the call with {@code status} (its stream, if any, is cancelled); false if it had ended already.
+   */
+  public boolean fail(Status status) {
+    if (!tryFinish(status, false)) {
       return false;
     }
     completeFailed(status);
@@ -445,30 +480,27 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
   // ---- the caller's side ----
 
   @Override
-  public final boolean cancel(boolean mayInterruptIfRunning) {
-    if (!tryFinish(Status.CANCELLED)) {
+  public boolean cancel(boolean mayInterruptIfRunning) {
+    if (!tryFinish(Status.CANCELLED, false)) {
       return false;
     }
-    onCancelledByCaller();
     return super.cancel(mayInterruptIfRunning);
   }
 
   @Override
-  public final boolean complete(Resp value) {
+  public boolean complete(Resp value) {
     // Completing by hand ends the call for the transport too.
-    if (!tryFinish(Status.OK)) {
+    if (!tryFinish(Status.OK, false)) {
       return false;
     }
-    onCancelledByCaller();
     return super.complete(value);
   }
 
   @Override
-  public final boolean completeExceptionally(Throwable ex) {
-    if (!tryFinish(Status.fromThrowable(ex))) {
+  public boolean completeExceptionally(Throwable ex) {
+    if (!tryFinish(Status.fromThrowable(ex), false)) {
       return false;
     }
-    onCancelledByCaller();
     return super.completeExceptionally(ex);
   }
 
@@ -480,10 +512,11 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
   // ---- internals ----
 
   /**
-   * Ends the call for the client (no longer pending, the transport told, its endpoint's balancer told of
-   * {@code outcome}); the winner of this race completes the future. Returns false if the call had already ended.
+   * Ends the call for the client (no longer pending, its endpoint's balancer told of {@code outcome}, its stream
+   * cancelled unless {@code byStream}: the stream itself ended it); the winner of this race completes the future.
+   * Returns false if the call had ended already.
    */
-  private boolean claim(Status outcome) {
+  private boolean claim(Status outcome, boolean byStream) {
     if (!FINISHED.compareAndSet(this, 0, 1)) {
       return false;
     }
@@ -491,7 +524,12 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
       runtime.callSucceeded();
     }
     try {
-      onEnded();
+      if (!byStream) {
+        ClientStream st = stream;
+        if (st != null) {
+          st.cancel(outcome); // before the future completes: the transport stops first
+        }
+      }
     } finally {
       ClientSubchannel s = countedOn;
       if (s != null && COUNTED.compareAndSet(this, s, null)) {
@@ -502,8 +540,8 @@ public abstract class ClientCall<Resp> extends CompletableFuture<Resp>
     return true;
   }
 
-  private boolean tryFinish(Status outcome) {
-    if (!claim(outcome)) {
+  private boolean tryFinish(Status outcome, boolean byStream) {
+    if (!claim(outcome, byStream)) {
       return false;
     }
     record(outcome.code());
