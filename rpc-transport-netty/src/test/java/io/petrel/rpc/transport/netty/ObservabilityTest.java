@@ -214,8 +214,14 @@ class ObservabilityTest extends TransportFixture {
     held.get(10, TimeUnit.SECONDS);
     queued.get(10, TimeUnit.SECONDS);
 
-    assertThat(registry.get("rpc.server.calls").tags("server", "s1", "method", "echo", "status", "OK").timer()
-        .count()).isEqualTo(4);
+    // The server records a call once it has sent its answer, which the client may read first: wait for the meter.
+    io.micrometer.core.instrument.Timer serverOk =
+        registry.get("rpc.server.calls").tags("server", "s1", "method", "echo", "status", "OK").timer();
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (serverOk.count() < 4 && System.nanoTime() < until) {
+      Thread.yield();
+    }
+    assertThat(serverOk.count()).isEqualTo(4);
     assertThat(registry.get("rpc.server.calls").tags("method", "fail", "status", "UNKNOWN").timer().count())
         .isEqualTo(1);
     assertThat(registry.get("rpc.server.calls").tags("method", "echo", "status", "RESOURCE_EXHAUSTED").timer()

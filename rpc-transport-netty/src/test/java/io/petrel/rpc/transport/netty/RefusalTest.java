@@ -155,12 +155,21 @@ class RefusalTest extends TransportFixture {
       assertThat(held.flags()).as("an answer").isZero();
 
       // The handler's own RESOURCE_EXHAUSTED, and a request no server of this kind can serve: not refusals.
-      second.send(RawPeer.request(EXHAUSTED, 2, 0, StringValue.of("q")));
-      RawPeer.RawFrame exhausted = second.read();
+      // (The one business thread counts the held call until just after its answer went out: a request right
+      // after that answer may still find the pool full, and is refused unrun; it is sent again.)
+      RawPeer.RawFrame exhausted;
+      int id = 2;
+      do {
+        second.send(RawPeer.request(EXHAUSTED, id, 0, StringValue.of("q")));
+        exhausted = second.read();
+        assertThat(exhausted.requestId()).isEqualTo(id);
+        id += 2;
+      } while (exhausted.flags() == Protocol.FLAG_REFUSED && exhausted.text().startsWith("server business pool is full")
+          && id < 2000);
       assertThat(exhausted.status()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
       assertThat(exhausted.text()).isEqualTo("the handler's quota for q is used up");
       assertThat(exhausted.flags()).as("the handler ran").isZero();
-      second.send(RawPeer.request(TestService.MISSING, 3, 0, StringValue.of("?")));
+      second.send(RawPeer.request(TestService.MISSING, 3 + id, 0, StringValue.of("?")));
       RawPeer.RawFrame unknown = second.read();
       assertThat(unknown.status()).isEqualTo(Status.Code.UNIMPLEMENTED.value());
       assertThat(unknown.flags()).isZero();
