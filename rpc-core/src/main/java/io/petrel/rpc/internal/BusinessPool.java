@@ -141,6 +141,8 @@ public final class BusinessPool implements Executor {
    * cost.
    */
   private volatile boolean stalled;
+  /** The watch thread could not be started: no thread leaves queued calls to itself. */
+  private volatile boolean watchFailed;
   /** The watch thread (started with the first worker), parked without a timeout while no call is admitted. */
   private volatile @Nullable Thread watch;
   /** The watch is parked until a call is admitted; whoever clears it unparks the watch. */
@@ -245,8 +247,14 @@ public final class BusinessPool implements Executor {
     if (slot < 0) {
       return; // every thread runs a call: each looks at the queue when its call ends
     }
-    if (watch == null) {
-      startWatch();
+    if (watch == null && !watchFailed) {
+      try {
+        startWatch();
+      } catch (Throwable t) {
+        // No thread for the watch (out of threads or memory): the pool works without it, every thread that
+        // takes a call with more queued wakes the next, as before the watch existed; no call is lost.
+        watchFailed = true;
+      }
     }
     Worker w = new Worker(slot);
     slots.set(slot, w);
@@ -268,8 +276,8 @@ public final class BusinessPool implements Executor {
       return;
     }
     Thread t = watchFactory.newThread(this::watchQueue);
-    watch = t;
     t.start();
+    watch = t;
   }
 
   /**
@@ -535,7 +543,7 @@ public final class BusinessPool implements Executor {
             // turns out slow).
             int queued;
             if (searching.decrementAndGet() == 0 && (queued = queue.size()) > 0
-                && (recentCallNanos >= fastCallNanos / queued || stalled)) {
+                && (recentCallNanos >= fastCallNanos / queued || stalled || watchFailed)) {
               signalWork();
             }
           }

@@ -1014,10 +1014,10 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     if (readSinceTick) {
       readSinceTick = false;
       lastRead = now;
-    } else if (!channel.config().isAutoRead()) {
-      // This server stopped reading the connection itself (its requests wait for the business pool, or the peer
-      // does not read its responses, which unwritableTimeout judges): the peer's silence, and a PING it cannot
-      // get answered, say nothing of the peer.
+    } else if (readsPausedForRequests) {
+      // This server stopped reading the connection itself, because its requests wait for the business pool: the
+      // peer's silence, and a PING it cannot get answered, say nothing of the peer. (Reads paused because the
+      // peer does not read its responses still count: that peer is the one at fault.)
       lastRead = now;
       pingOutstanding = false;
     }
