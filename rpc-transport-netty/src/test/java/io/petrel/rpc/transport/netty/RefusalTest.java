@@ -246,4 +246,77 @@ class RefusalTest extends TransportFixture {
       assertThat(a.runsOf(id) + b.runsOf(id)).as("%s ran once, on one server", id).isEqualTo(1);
     }
   }
+
+  /**
+   * Thousands of blocking callers on one connection, every call refused at once (the pool's one thread is held
+   * and it has no queue): no caller ever waits for an answer, so all of them send all the time, through the
+   * connection's one write queue, on a machine with far fewer cores than callers. Every call ends with the pool's
+   * refusal as the server worded it, none with anything else, none runs, and the connection serves on. (What such
+   * a crowd of senders cost in CPU while that queue made senders spin for one another, 5000 callers that stopped
+   * a client sending for minutes, shows in the benchmarks' callers table, not in a timed test.)
+   */
+  @Test
+  void thousandsOfCallersRefusedAtOnceAllGetTheirRefusalsPromptly() throws Exception {
+    Ledger full = new Ledger("full");
+    RpcServer server = oneThreadServer(full);
+    CompletableFuture<StringValue> held = full.fill(client(server.port()));
+    RpcClient client = client(server.port());
+
+    int callers = 2000;
+    int callsEach = 10;
+    AtomicInteger refused = new AtomicInteger();
+    Map<String, AtomicInteger> otherEnds = new ConcurrentHashMap<>();
+    CountDownLatch go = new CountDownLatch(1);
+    CountDownLatch done = new CountDownLatch(callers);
+    List<Thread> threads = new ArrayList<>();
+    try {
+      for (int i = 0; i < callers; i++) {
+        String caller = "caller-" + i;
+        Thread t = new Thread(null, () -> {
+          try {
+            go.await();
+            for (int c = 0; c < callsEach; c++) {
+              try {
+                client.unaryCall(RUN, StringValue.of(caller + "/" + c));
+                otherEnds.computeIfAbsent("answered", k -> new AtomicInteger()).incrementAndGet();
+              } catch (StatusException e) {
+                String description = e.status().description();
+                if (e.status().code() == Status.Code.RESOURCE_EXHAUSTED && description != null
+                    && description.startsWith("server business pool is full")) {
+                  refused.incrementAndGet();
+                } else {
+                  otherEnds.computeIfAbsent(e.status().code() + ": " + description, k -> new AtomicInteger())
+                      .incrementAndGet();
+                }
+              }
+            }
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          } finally {
+            done.countDown();
+          }
+        }, caller, 256 * 1024);
+        t.setDaemon(true);
+        threads.add(t);
+        t.start();
+      }
+      long started = System.nanoTime();
+      go.countDown();
+      boolean finished = done.await(90, TimeUnit.SECONDS);
+      long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+      System.out.println("refusal: " + callers + " callers x " + callsEach + " calls refused at once: " + refused.get()
+          + " refusals in " + ms + " ms, other ends " + otherEnds);
+      assertThat(finished).as("all %d callers made their %d calls within 90 s (%d refusals by then, other ends %s)",
+          callers, callsEach, refused.get(), otherEnds).isTrue();
+      assertThat(otherEnds).as("calls that ended otherwise than with the pool's refusal").isEmpty();
+      assertThat(refused.get()).isEqualTo(callers * callsEach);
+      assertThat(full.runs).as("refused calls never ran").isEmpty();
+    } finally {
+      go.countDown();
+      threads.forEach(Thread::interrupt);
+    }
+    full.release.countDown();
+    assertThat(held.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("hold");
+    assertThat(client.pendingCalls()).isZero();
+  }
 }
