@@ -4,7 +4,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.petrel.rpc.spi.ErrorAnswers;
+import io.petrel.rpc.internal.ErrorAnswers;
 import io.petrel.rpc.marshal.Marshallers;
 import io.petrel.rpc.stub.DeclaredExceptions;
 import java.io.FileNotFoundException;

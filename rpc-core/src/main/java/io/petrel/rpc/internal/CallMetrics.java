@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * The call meters of one method on one server or client: a timer per status (created on first use, then a
  * plain array read per call) and request/response size distributions. {@link #NOOP} records nothing.
  */
-public class CallMetrics implements io.petrel.rpc.spi.CallRecorder {
+public class CallMetrics implements CallRecorder {
   /** Records nothing: used when no registry was given. */
   public static final CallMetrics NOOP = new CallMetrics();
 

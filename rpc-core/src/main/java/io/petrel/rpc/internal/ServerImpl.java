@@ -5,7 +5,6 @@ import io.micrometer.core.instrument.Tags;
 import io.petrel.rpc.InProcessAddress;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.ServerLifecycleListener;
-import io.petrel.rpc.spi.ServerCall;
 import io.petrel.rpc.spi.ServerConfig;
 import io.petrel.rpc.spi.ServerDispatcher;
 import io.petrel.rpc.spi.ServerTransport;
@@ -50,7 +49,7 @@ public final class ServerImpl extends RpcServer {
   private volatile boolean servingTold;
   private volatile State state = State.NEW;
   private @Nullable BusinessPool ownPool;
-  private @Nullable ServerDispatcher dispatcher;
+  private @Nullable CoreDispatcher dispatcher;
 
   public ServerImpl(ServerConfig config, ServerTransport transport) {
     this.config = config;
@@ -86,7 +85,7 @@ public final class ServerImpl extends RpcServer {
     }
     BusinessPool pool = ownPool;
     Executor chosen = executor;
-    ServerDispatcher d = new ServerDispatcher(config, metrics, limitLog, executor,
+    CoreDispatcher d = new CoreDispatcher(config, metrics, limitLog, executor,
         e -> pool != null ? pool.fullMessage() : chosen instanceof VirtualThreadExecutor v ? v.fullMessage()
             : "the server's executor rejected the call (" + e.getMessage() + "); give it more capacity",
         this::callEnded);
@@ -289,7 +288,7 @@ public final class ServerImpl extends RpcServer {
     if (ownPool != null) {
       if (force) {
         for (Runnable never : ownPool.shutdownNow()) {
-          if (never instanceof ServerCall call) {
+          if (never instanceof CoreServerCall call) {
             call.abandon(); // queued, never run: release its request and end it
           }
         }

@@ -15,7 +15,7 @@ import java.util.function.ToDoubleFunction;
  * method and status, request and response sizes, calls refused by a full executor, the executor's gauges.
  * The transport keeps its own (bytes, connections, event loops).
  */
-public final class ServerMetrics implements io.petrel.rpc.spi.ServerRecorder {
+public final class ServerMetrics implements ServerRecorder {
   private final MeterRegistry registry;
   private final Tags tags;
   private final boolean histograms;

@@ -29,8 +29,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The contract between the core's {@link ServerCall} and a transport, driven by a tiny transport of the test's
- * own: what it delivers (messages, the end of the client's stream) and what the core answers through it. The
+ * The contract between the core's {@link ServerCall} and a transport's {@link ServerStream}, driven by a tiny
+ * transport of the test's own: what it delivers (messages, the end of the client's stream) and what the core answers through it. The
  * server runs handlers directly, so every call has ended when {@link ServerDispatcher#execute} returns.
  */
 class ServerCallTest {
@@ -87,7 +87,7 @@ class ServerCallTest {
     TestCall call = call(REVERSE);
     call.receive(request, true);
 
-    assertThat(dispatcher.execute(call)).isNull();
+    assertThat(dispatcher.execute(call.call)).isNull();
 
     assertThat(handled).containsExactly("Reverse abc");
     // The headers travel with the one message: the transport takes them from the context.
@@ -101,7 +101,7 @@ class ServerCallTest {
     TestCall call = call(REFUSE);
     call.receive(message("x"), true);
 
-    dispatcher.execute(call);
+    dispatcher.execute(call.call);
 
     assertThat(handled).containsExactly("Refuse x");
     assertThat(call.events).containsExactly("status NOT_FOUND: no such thing, metadata [x-why=test]", "ended");
@@ -117,7 +117,7 @@ class ServerCallTest {
     call.receive(second, true);
     assertThat(second.refCnt()).as("a second message is released as it arrives").isZero();
 
-    dispatcher.execute(call);
+    dispatcher.execute(call.call);
 
     assertThat(handled).isEmpty();
     assertThat(call.events).containsExactly("status INVALID_ARGUMENT: the client sent 2 request messages to"
@@ -132,7 +132,7 @@ class ServerCallTest {
     TestCall call = call(REVERSE);
     call.receiveEnd();
 
-    dispatcher.execute(call);
+    dispatcher.execute(call.call);
 
     assertThat(handled).isEmpty();
     assertThat(call.events).containsExactly("status INVALID_ARGUMENT: the client ended its stream to"
@@ -146,7 +146,7 @@ class ServerCallTest {
     TestCall call = call(REVERSE);
     call.receive(request, false);
 
-    dispatcher.execute(call);
+    dispatcher.execute(call.call);
 
     assertThat(handled).isEmpty();
     assertThat(call.events).containsExactly("status INTERNAL: the server ran test.Calls/Reverse, a UNARY method,"
@@ -163,7 +163,7 @@ class ServerCallTest {
     call.receive(message("ab"), false);
     call.receiveEnd();
 
-    dispatcher.execute(call);
+    dispatcher.execute(call.call);
 
     assertThat(handled).containsExactly("Reverse ab");
     assertThat(call.events).containsExactly("message ba, end, headers [x-handled=yes]", "ended");
@@ -179,8 +179,8 @@ class ServerCallTest {
     twice.receive(first, false);
     twice.receive(second, true);
 
-    dispatcher.execute(good);
-    dispatcher.execute(twice);
+    dispatcher.execute(good.call);
+    dispatcher.execute(twice.call);
 
     assertThat(handled).containsExactly("Fire ok");
     assertThat(good.events).containsExactly("ended");
@@ -204,7 +204,7 @@ class ServerCallTest {
         .hasMessage("the end of the client's stream of test.Calls/Reverse was delivered twice");
     assertThat(late.refCnt()).isZero();
 
-    dispatcher.execute(call); // the call itself is still whole
+    dispatcher.execute(call.call); // the call itself is still whole
     assertThat(call.events).containsExactly("message cba, end, headers [x-handled=yes]", "ended");
   }
 
@@ -235,7 +235,7 @@ class ServerCallTest {
     call.deferMessages = true;
     call.receive(message("abc"), true);
 
-    dispatcher.execute(call);
+    dispatcher.execute(call.call);
 
     assertThat(call.events).containsExactly("message cba, end, headers [x-handled=yes]");
     assertThat(callsRecorded("OK")).isZero();
@@ -262,47 +262,60 @@ class ServerCallTest {
   }
 
   /** The test's transport: delivers what a test says, and writes down what the core sends back. */
-  private static final class TestCall extends ServerCall {
+  private static final class TestCall implements ServerStream {
     final List<String> events = new ArrayList<>();
+    final ServerCall call;
     boolean deferMessages;
     private @Nullable Metadata headers;
     private int messagesSent;
 
     TestCall(ServerDispatcher dispatcher, ServerDispatcher.Method entry) {
-      super(dispatcher, entry, new ServerContext(entry.definition().method(), Metadata.EMPTY, null,
-          new InProcessAddress("server-call-test"), 0, System.nanoTime()));
+      call = dispatcher.newCall(entry, new ServerContext(entry.method(), Metadata.EMPTY, null,
+          new InProcessAddress("server-call-test"), 0, System.nanoTime()), this);
     }
 
     void receive(ByteBuf message, boolean endOfStream) {
-      messageReceived(message, endOfStream);
+      call.messageReceived(message, endOfStream);
     }
 
     void receiveEnd() {
-      endOfStreamReceived();
+      call.endOfStreamReceived();
+    }
+
+    void discard() {
+      call.discard();
+    }
+
+    void abandon() {
+      call.abandon();
+    }
+
+    void deferredDone(Status.Code code, int responseBytes) {
+      call.deferredDone(code, responseBytes);
     }
 
     @Override
-    protected void sendHeaders(Metadata headers) {
+    public void sendHeaders(Metadata headers) {
       events.add("headers " + entries(headers));
       this.headers = headers;
     }
 
     @Override
-    protected int sendMessage(Marshaller<Object> marshaller, Object message, boolean endOfStream) {
+    public int sendMessage(Marshaller<Object> marshaller, Object message, boolean endOfStream) {
       // The first message carries the headers, unless they went ahead of it (sendHeaders).
       String folded = messagesSent++ > 0 || headers != null ? ""
-          : ", headers " + entries(context().responseMetadata());
+          : ", headers " + entries(call.context().responseMetadata());
       events.add("message " + new String((byte[]) message, UTF_8) + (endOfStream ? ", end" : "") + folded);
-      return deferMessages ? DEFERRED : marshaller.serializedSize(message);
+      return deferMessages ? ServerCall.DEFERRED : marshaller.serializedSize(message);
     }
 
     @Override
-    protected void sendStatus(Status status, Metadata metadata) {
+    public void sendStatus(Status status, Metadata metadata) {
       events.add("status " + status.code() + ": " + status.description() + ", metadata " + entries(metadata));
     }
 
     @Override
-    protected void onEnded() {
+    public void onEnded() {
       events.add("ended");
     }
 

@@ -119,7 +119,7 @@ final class InProcessConnection {
       return;
     }
     long start = System.nanoTime();
-    ServerContext context = new ServerContext(def.definition().method(), metadata, deadline, peer, bodySize, start);
+    ServerContext context = new ServerContext(def.method(), metadata, deadline, peer, bodySize, start);
     InProcessServerCall serverCall = new InProcessServerCall(this, def, context, body, oneway ? null : call);
     calls.add(serverCall);
     if (closed) {
@@ -138,7 +138,7 @@ final class InProcessConnection {
     if (!oneway) {
       call.serverContext(context);
     }
-    Status refused = dispatcher.execute(serverCall);
+    Status refused = dispatcher.execute(serverCall.call());
     if (refused != null) {
       calls.remove(serverCall);
       serverCall.discard();

@@ -1,6 +1,7 @@
 package io.petrel.rpc.internal.inprocess;
 
 import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.internal.CoreDispatcher;
 import io.petrel.rpc.internal.ServerImpl;
 import io.petrel.rpc.spi.ServerDispatcher;
 
@@ -9,7 +10,7 @@ public final class InProcessServers {
   private InProcessServers() {}
 
   /** The dispatcher a started in-process server hands its transport: what a transport makes calls for. */
-  public static ServerDispatcher dispatcher(RpcServer server) {
+  public static CoreDispatcher dispatcher(RpcServer server) {
     if (!(server instanceof ServerImpl impl && impl.transport() instanceof InProcessServerTransport t)) {
       throw new IllegalArgumentException("not an in-process server: " + server);
     }
@@ -17,6 +18,6 @@ public final class InProcessServers {
     if (d == null) {
       throw new IllegalStateException("server " + server + " is not started; start it first");
     }
-    return d;
+    return (CoreDispatcher) d;
   }
 }

@@ -29,7 +29,7 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The server side of one connection: one instance per channel. Consumes every {@link Frame} it reads
- * (releases it, or hands it to a {@link ServerCall} that does). Dispatch happens on the event loop; handlers
+ * (releases it, or hands it to a {@link NettyServerCall} that does). Dispatch happens on the event loop; handlers
  * run on the business executor; responses come back through the {@link WriteQueue}.
  */
 final class ServerConnection extends ChannelInboundHandlerAdapter
@@ -413,7 +413,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     long start = System.nanoTime();
     io.petrel.rpc.Deadline deadline = frame.timeoutMillis == 0 ? null
         : io.petrel.rpc.Deadline.afterNanos(frame.timeoutMillis * 1_000_000L, start);
-    io.petrel.rpc.ServerContext context = new io.petrel.rpc.ServerContext(def.definition().method(),
+    io.petrel.rpc.ServerContext context = new io.petrel.rpc.ServerContext(def.method(),
         frame.metadata, deadline, channel.remoteAddress(), frame.body().readableBytes(), start,
         server.isTls() ? ServerTlsHandler.peerCertificates(channel) : java.util.List.of());
     int requestSize = frame.body().readableBytes();
@@ -451,7 +451,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     if (!oneway) {
       lastTakenRequestId = frame.requestId;
     }
-    Status refused = dispatcher.execute(call);
+    Status refused = dispatcher.execute(call.call());
     if (refused != null) {
       if (oneway) {
         onewaysRunning.decrementAndGet();
@@ -527,13 +527,13 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     writeError(requestId, status, Metadata.EMPTY);
   }
 
-  /** An error status in place of a response ({@code ServerCall.sendStatus}): a RESPONSE with that status. */
+  /** An error status in place of a response ({@code ServerStream.sendStatus}): a RESPONSE with that status. */
   void writeError(int requestId, Status status, Metadata metadata) {
     send(FrameEncoder.encodeError(channel.alloc(), requestId, status, metadata, server.config().maxFrameSize()));
   }
 
   /**
-   * A call's one message with the end marker ({@code ServerCall.sendMessage(..., true)}): its one RESPONSE frame,
+   * A call's one message with the end marker ({@code ServerStream.sendMessage(..., true)}): its one RESPONSE frame,
    * status 0, flags 0, the call's headers as metadata. Queues it (or appends it to the read batch); returns its
    * body size, -1 if it could not be encoded (an error was sent), or {@link #DEFERRED} if it waits for the peer
    * to read, in which case the call ends later, through {@link io.petrel.rpc.spi.ServerCall#deferredDone}.

@@ -1,4 +1,4 @@
-package io.petrel.rpc.spi;
+package io.petrel.rpc.internal;
 
 import io.petrel.rpc.AsyncUnaryHandler;
 import io.petrel.rpc.MethodDescriptor;

@@ -1,0 +1,259 @@
+package io.petrel.rpc.internal;
+
+import io.netty.buffer.ByteBuf;
+import io.petrel.rpc.Metadata;
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.MethodType;
+import io.petrel.rpc.ServerContext;
+import io.petrel.rpc.ServerInterceptor;
+import io.petrel.rpc.ServerMethodDefinition;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
+import io.petrel.rpc.spi.ServerCall;
+import io.petrel.rpc.spi.ServerDispatcher;
+import io.petrel.rpc.spi.ServerStream;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The core's half of one incoming call ({@link ServerCall}): a {@link Runnable} that the {@link CoreDispatcher}
+ * runs on the business executor (or at once, in direct mode). The same for every transport: check the client's
+ * messages, decode the request, run the interceptors and the handler, turn what they return or throw into an
+ * answer through the transport's {@link ServerStream}, record the call's metrics. The contract is on
+ * {@link ServerStream}.
+ */
+final class CoreServerCall implements ServerCall, Runnable {
+  private static final Logger log = LoggerFactory.getLogger(CoreServerCall.class);
+
+  private final CoreDispatcher dispatcher;
+  private final ServerMethodDefinition<Object, Object> def;
+  private final CoreDispatcher.Entry entry;
+  private final ServerContext context;
+  private final ServerStream stream;
+  /** The request: the first message the client sent, owned until decoded (or released unread). */
+  private @Nullable ByteBuf request;
+  /** Messages delivered so far, the first one included; a unary or oneway call wants exactly one. */
+  private int messages;
+  /** The end of the client's stream has been delivered. */
+  private boolean ended;
+
+  @SuppressWarnings("unchecked")
+  CoreServerCall(CoreDispatcher dispatcher, CoreDispatcher.Entry entry, ServerContext context, ServerStream stream) {
+    this.dispatcher = dispatcher;
+    this.entry = entry;
+    this.def = (ServerMethodDefinition<Object, Object>) entry.definition();
+    this.context = context;
+    this.stream = stream;
+  }
+
+  @Override
+  public ServerContext context() {
+    return context;
+  }
+
+  @Override
+  public MethodDescriptor<?, ?> method() {
+    return def.method();
+  }
+
+  @Override
+  public boolean isOneway() {
+    return def.method().type() == MethodType.ONEWAY;
+  }
+
+  @Override
+  public void messageReceived(ByteBuf message, boolean endOfStream) {
+    if (ended) {
+      message.release();
+      throw new IllegalStateException("a message of " + def.method().fullName() + " was delivered after the end"
+          + " of the client's stream; a transport delivers nothing after the end");
+    }
+    if (messages++ == 0) {
+      request = message;
+    } else {
+      message.release(); // a unary or oneway method reads one message: run() refuses the call
+    }
+    ended = endOfStream;
+  }
+
+  @Override
+  public void endOfStreamReceived() {
+    if (ended) {
+      throw new IllegalStateException("the end of the client's stream of " + def.method().fullName() + " was"
+          + " delivered twice");
+    }
+    ended = true;
+  }
+
+  @Override
+  public void discard() {
+    releaseRequest();
+  }
+
+  @Override
+  public void run() {
+    Object value;
+    try {
+      if (messages != 1 || !ended) {
+        finish(null, badStream().asException());
+        return;
+      }
+      if (context.isCancelled()) {
+        // The caller has given up already (deadline passed or cancelled); do not spend a handler on it.
+        finish(null, Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed or it was cancelled"
+            + " while it waited in the server's queue; the handler was not run").asException());
+        return;
+      }
+      try {
+        value = def.method().requestMarshaller().read(Objects.requireNonNull(request, "the call's one message"));
+      } catch (Throwable t) {
+        finish(null, Status.INVALID_ARGUMENT.withDescription("cannot decode the request of "
+            + def.method().fullName() + ": " + Status.describe(t)).asException());
+        return;
+      }
+    } finally {
+      releaseRequest();
+    }
+    ServerContext previous = context.attach();
+    try {
+      List<ServerInterceptor> interceptors = dispatcher.interceptors();
+      if (interceptors.isEmpty() && !def.isAsync()) {
+        // The plain path: no stage, no chain.
+        finish(Objects.requireNonNull(def.handler(), "a method that is not async has a blocking handler").invoke(value),
+            null);
+      } else {
+        CompletionStage<Object> stage = ServerChain.invoke(interceptors, def, value,
+            context);
+        stage.whenComplete(this::finish);
+      }
+    } catch (Throwable t) {
+      finish(null, t);
+    } finally {
+      ServerContext.restore(previous);
+    }
+  }
+
+  /** Why a unary or oneway call's inbound stream is not one message and the end; the handler is not run. */
+  private Status badStream() {
+    String method = def.method().fullName() + ", a " + def.method().type() + " method,";
+    if (messages > 1) {
+      return Status.INVALID_ARGUMENT.withDescription("the client sent " + messages + " request messages to "
+          + method + " which takes exactly one; the handler was not run (send one request per call)");
+    }
+    if (!ended) {
+      String why = "the server ran " + method + " before the end of the client's"
+          + " stream (" + messages + (messages == 1 ? " message" : " messages") + " so far): a bug in the server's"
+          + " transport, which must deliver a call's message and its end before it hands the call over; the"
+          + " handler was not run";
+      dispatcher.limitLog().warn("stream not ended: " + def.method().fullName(), why);
+      return Status.INTERNAL.withDescription(why);
+    }
+    return Status.INVALID_ARGUMENT.withDescription("the client ended its stream to " + method + " without a"
+        + " request message; it takes exactly one; the handler was not run (send one request per call)");
+  }
+
+  private void finish(@Nullable Object response, @Nullable Throwable error) {
+    Status.Code code = Status.Code.OK;
+    int responseBytes = -1;
+    try {
+      if (error != null) {
+        Throwable t = unwrap(error);
+        Status status = ErrorAnswers.statusOf(t, def.method(), dispatcher.config().exceptionMapper());
+        Metadata metadata = context.responseMetadata();
+        if (dispatcher.isStoppingNow()) {
+          // shutdownNow interrupted the handler: what it threw says nothing about the call.
+          status = Status.UNAVAILABLE.withDescription("server '" + dispatcher.name() + "' was stopped (shutdownNow)"
+              + " while " + def.method().fullName() + " ran; retry on another server");
+          t = status.asException();
+        } else if (!isOneway()) {
+          metadata = ErrorAnswers.metadataOf(t, metadata); // a declared exception's class and message
+        }
+        code = status.code();
+        if (t instanceof StatusException || !(t instanceof RuntimeException || t instanceof Error)) {
+          // A status, or a checked exception the service declares: an answer, not a server fault.
+          log.debug("{} failed with {}", def.method().fullName(), status);
+        } else {
+          dispatcher.limitLog().warn("handler threw: " + def.method().fullName(),
+              def.method().fullName() + " threw; the caller gets " + status.code(), t);
+        }
+        if (!isOneway()) {
+          stream.sendStatus(ErrorAnswers.capped(status), metadata); // the whole answer: no message was sent
+        }
+        if (ServerDispatcher.isFatal(t)) {
+          dispatcher.fatal("the handler of " + def.method().fullName() + " (thread "
+              + Thread.currentThread().getName() + ")", t);
+        }
+      } else if (!isOneway()) {
+        // The one message of a unary answer, with the end marker; its headers travel with it.
+        // A null response goes to the marshaller as it is (a ValueMarshaller writes it as an absent field): the
+        // marshaller's type is then Marshaller<@Nullable Resp>, which NullAway's standard mode does not model.
+        @SuppressWarnings("NullAway")
+        int sent = stream.sendMessage(Objects.requireNonNull(def.method().responseMarshaller(), "a unary method has a"
+            + " response marshaller"), response, true);
+        responseBytes = sent;
+        if (responseBytes == DEFERRED) {
+          return; // the message waits for the peer to read; deferredDone ends the call
+        }
+        if (responseBytes < 0) {
+          code = Status.Code.RESOURCE_EXHAUSTED; // or INTERNAL: the response could not be sent, an error was
+        }
+      }
+    } catch (RuntimeException | Error e) {
+      code = Status.Code.INTERNAL;
+      throw e;
+    } finally {
+      if (responseBytes != DEFERRED) {
+        ended(code, responseBytes);
+      }
+    }
+  }
+
+  /** The executor refused the call: record it as RESOURCE_EXHAUSTED (the transport answers and discards). */
+  final void refused() {
+    entry.metrics().record(Status.Code.RESOURCE_EXHAUSTED, System.nanoTime() - context.startNanos(),
+        context.requestSize(), -1);
+  }
+
+  @Override
+  public void abandon() {
+    releaseRequest();
+    ended(Status.Code.CANCELLED, -1);
+  }
+
+  @Override
+  public void deferredDone(Status.Code code, int responseBytes) {
+    ended(code, responseBytes);
+  }
+
+  private void ended(Status.Code code, int responseBytes) {
+    entry.metrics().record(code, System.nanoTime() - context.startNanos(), context.requestSize(), responseBytes);
+    try {
+      stream.onEnded();
+    } finally {
+      dispatcher.callEnded();
+    }
+  }
+
+  /** Releases the request if the call still holds it (each message is released exactly once). */
+  private void releaseRequest() {
+    ByteBuf b = request;
+    request = null;
+    if (b != null) {
+      b.release();
+      stream.requestReleased();
+    }
+  }
+
+  private static Throwable unwrap(Throwable t) {
+    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+      t = t.getCause();
+    }
+    return t;
+  }
+}
