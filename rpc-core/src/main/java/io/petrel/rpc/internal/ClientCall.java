@@ -89,6 +89,8 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   private int resends;
   /** Attempts made again after one that may have run failed with UNAVAILABLE (idempotent methods only). */
   private int retries;
+  /** The most {@link #retries}: the client's maxRetries for an idempotent method, else 0. */
+  private final int maxRetries;
   /**
    * Why the previous attempt could not be sent, or was refused by a limit of its endpoint, while the next one is
    * being picked; else null. Such a call goes only to another endpoint (see {@link #unsentCause}).
@@ -112,12 +114,27 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
    */
   public ClientCall(ClientRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
       @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
+    this(runtime, method, deadline, responseMetadata, executor, runtime.metricsFor(method),
+        method.isIdempotent() ? runtime.maxRetries() : 0);
+  }
+
+  /**
+   * An attempt of a hedged call ({@link HedgedCall}), or any call with its own meters and retry count.
+   *
+   * @param metrics where the call's end is recorded ({@link CallMetrics#NOOP} for a hedge: its call records)
+   * @param maxRetries attempts made again after one that may have run failed with UNAVAILABLE (0 for a hedge:
+   *     the hedged call sends its own; a request no handler saw is still sent again)
+   */
+  ClientCall(ClientRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+      @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor, CallMetrics metrics,
+      int maxRetries) {
     this.runtime = runtime;
     this.method = method;
     this.deadline = deadline;
     this.responseMetadata = responseMetadata;
     this.executor = executor;
-    this.metrics = runtime.metricsFor(method);
+    this.metrics = metrics;
+    this.maxRetries = maxRetries;
     this.startNanos = System.nanoTime();
   }
 
@@ -180,6 +197,20 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   public void start(@Nullable Object request) {
     this.request = request;
     startAttempt();
+  }
+
+  /**
+   * Starts the call's first attempt with {@code request} through {@code first} instead of the client's usual pick
+   * (a hedge, which avoids the endpoints of the other attempts); later attempts take the usual way. Fails the call
+   * as {@link #start} does when starting throws.
+   */
+  void start(@Nullable Object request, ClientRuntime.AttemptStarter first) {
+    this.request = request;
+    try {
+      first.start(this);
+    } catch (Throwable t) {
+      startFailed(t);
+    }
   }
 
   private void startAttempt() {
@@ -245,6 +276,16 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   /** The core's: the endpoint picked for the attempt starting now. */
   public void picked(ClientSubchannel s) {
     picked = s;
+  }
+
+  /** The encoded request's size in bytes, or -1 before it was encoded (a hedged call's meters). */
+  int requestSize() {
+    return requestSize;
+  }
+
+  /** The response message's size in bytes, or -1 before one came (a hedged call's meters). */
+  int responseSize() {
+    return responseSize;
   }
 
   /** Attempts made so far, the first included (tests, messages). */
@@ -415,7 +456,7 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     if (progress != AttemptProgress.PROCESSED && resends < MAX_RESENDS
         && !(progress == AttemptProgress.NOT_SENT && options.isFailFast())) {
       resends++;
-    } else if (!full && method.isIdempotent() && retries < runtime.maxRetries() && runtime.mayRetry()) {
+    } else if (!full && retries < maxRetries && runtime.mayRetry()) {
       retries++;
     } else {
       return false;
