@@ -89,8 +89,6 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   private int resends;
   /** Attempts made again after one that may have run failed with UNAVAILABLE (idempotent methods only). */
   private int retries;
-  /** The most {@link #retries}: the client's maxRetries for an idempotent method, else 0. */
-  private final int maxRetries;
   /**
    * Why the previous attempt could not be sent, or was refused by a limit of its endpoint, while the next one is
    * being picked; else null. Such a call goes only to another endpoint (see {@link #unsentCause}).
@@ -114,28 +112,32 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
    */
   public ClientCall(ClientRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
       @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
-    this(runtime, method, deadline, responseMetadata, executor, runtime.metricsFor(method),
-        method.isIdempotent() ? runtime.maxRetries() : 0);
+    this(runtime, method, deadline, responseMetadata, executor, runtime.metricsFor(method));
   }
 
   /**
-   * An attempt of a hedged call ({@link HedgedCall}), or any call with its own meters and retry count.
-   *
-   * @param metrics where the call's end is recorded ({@link CallMetrics#NOOP} for a hedge: its call records)
-   * @param maxRetries attempts made again after one that may have run failed with UNAVAILABLE (0 for a hedge:
-   *     the hedged call sends its own; a request no handler saw is still sent again)
+   * A call whose end is recorded in {@code metrics}: {@link CallMetrics#NOOP} for an attempt of a hedged call
+   * ({@link HedgedCall}), which records the call itself.
    */
   ClientCall(ClientRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
-      @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor, CallMetrics metrics,
-      int maxRetries) {
+      @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor, CallMetrics metrics) {
     this.runtime = runtime;
     this.method = method;
     this.deadline = deadline;
     this.responseMetadata = responseMetadata;
     this.executor = executor;
     this.metrics = metrics;
-    this.maxRetries = maxRetries;
     this.startNanos = System.nanoTime();
+  }
+
+  /**
+   * How many times an attempt that may have run and failed with UNAVAILABLE is made again: the client's
+   * {@code maxRetries} for an idempotent method, else 0. An attempt of a hedged call overrides it with 0 (the hedged
+   * call sends the next attempt itself); a request no handler saw is sent again all the same. Asked only after a
+   * failed attempt.
+   */
+  int maxRetries() {
+    return method.isIdempotent() ? runtime.maxRetries() : 0;
   }
 
   public MethodDescriptor<?, Resp> method() {
@@ -456,7 +458,7 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     if (progress != AttemptProgress.PROCESSED && resends < MAX_RESENDS
         && !(progress == AttemptProgress.NOT_SENT && options.isFailFast())) {
       resends++;
-    } else if (!full && retries < maxRetries && runtime.mayRetry()) {
+    } else if (!full && retries < maxRetries() && runtime.mayRetry()) {
       retries++;
     } else {
       return false;

@@ -125,7 +125,7 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
   private ClientCall<Resp> newAttempt() {
     int i = started++;
     Consumer<Metadata> md = responseMetadata == null ? null : m -> keepHeaders(i, m);
-    ClientCall<Resp> c = new ClientCall<>(runtime, method, deadline, md, null, CallMetrics.NOOP, 0);
+    ClientCall<Resp> c = new Attempt<>(runtime, method, deadline, md);
     c.options(options);
     attempts[i] = c;
     c.whenComplete((v, t) -> attemptEnded(c, i, v, t));
@@ -356,6 +356,22 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
   @Override
   public <U> CompletableFuture<U> newIncompleteFuture() {
     return new CompletableFuture<>();
+  }
+
+  /**
+   * One attempt: a call of its own with no executor (it completes on the thread that ends it, and this call then
+   * completes on its own executor), no meters, and no retry once it may have run.
+   */
+  private static final class Attempt<Resp> extends ClientCall<Resp> {
+    Attempt(ClientRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+        @Nullable Consumer<Metadata> responseMetadata) {
+      super(runtime, method, deadline, responseMetadata, null, CallMetrics.NOOP);
+    }
+
+    @Override
+    int maxRetries() {
+      return 0;
+    }
   }
 
   @Override
