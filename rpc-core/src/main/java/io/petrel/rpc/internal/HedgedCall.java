@@ -64,9 +64,13 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
   private final @Nullable Metadata[] headers;
   private int started;
   private int ended;
+  /** Threads deciding whether to start an attempt ({@link #sendHedge}). */
+  private int starting;
   private boolean done;
   private @Nullable ScheduledFuture<?> timer;
   private @Nullable Status lastFailure;
+  /** The attempt that failed with {@link #lastFailure}. */
+  private @Nullable ClientCall<Resp> lastFailed;
 
   @SuppressWarnings("unchecked")
   HedgedCall(ClientRuntime runtime, MethodDescriptor<?, Resp> method, CallOptions options,
@@ -172,45 +176,63 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
   /**
    * Starts another attempt if the call may have one: not ended, below maxAttempts, before its deadline, the client
    * not shut down, within maxPendingCalls, and the retry budget allowing it ({@code onTimer}: taking a token; after
-   * a failed attempt, which took one: only checking). Returns whether it started one.
+   * a failed attempt, which took one: only checking). Returns whether it started one; if not, and no attempt is
+   * left in flight, the call fails ({@link #failIfNoneLeft}).
    */
   private boolean sendHedge(boolean onTimer) {
+    boolean full;
     synchronized (attempts) {
-      if (done || started >= attempts.length) {
-        return false;
+      full = done || started + starting >= attempts.length;
+      if (!full) {
+        starting++; // while this thread decides, nobody fails the call for want of attempts
       }
     }
-    Deadline d = deadline;
-    if (runtime.isShutdown() || (d != null && d.isExpired())) {
-      return false;
-    }
-    if (onTimer ? !runtime.mayHedge() : !runtime.mayRetry()) {
-      return false;
-    }
-    if (runtime.callStarted() > runtime.maxPendingCalls()) {
-      runtime.callEnded();
+    if (full) {
+      failIfNoneLeft(); // all the attempts it may have are started (or ended): fails if none is left
       return false;
     }
     ClientCall<Resp> c = null;
     List<ClientSubchannel> busy = new ArrayList<>(attempts.length);
-    synchronized (attempts) {
-      if (!done && started < attempts.length) {
-        for (int i = 0; i < started; i++) {
-          ClientCall<Resp> a = attempts[i];
-          ClientSubchannel s = a.picked();
-          if (s != null && !a.isFinished()) {
-            busy.add(s);
+    boolean counted = false;
+    try {
+      Deadline d = deadline;
+      if (runtime.isShutdown() || (d != null && d.isExpired())
+          || (onTimer ? !runtime.mayHedge() : !runtime.mayRetry())) {
+        return false;
+      }
+      counted = true;
+      if (runtime.callStarted() > runtime.maxPendingCalls()) {
+        return false;
+      }
+      synchronized (attempts) {
+        if (!done) {
+          for (int i = 0; i < started; i++) {
+            ClientCall<Resp> a = attempts[i];
+            ClientSubchannel s = a.picked();
+            if (s != null && !a.isFinished()) {
+              busy.add(s);
+            }
           }
+          c = newAttempt();
         }
-        c = newAttempt();
+      }
+    } finally {
+      synchronized (attempts) {
+        starting--;
+      }
+      if (c == null) {
+        if (counted) {
+          runtime.callEnded(); // over maxPendingCalls, or the call ended meanwhile
+        }
+        failIfNoneLeft();
       }
     }
     if (c == null) {
-      runtime.callEnded(); // ended, or filled up, meanwhile
       return false;
     }
     runtime.hedgeSent();
-    c.start(request, a -> starter.start(a, busy));
+    ClientCall<Resp> attempt = c;
+    attempt.start(request, a -> starter.start(a, busy));
     return true;
   }
 
@@ -227,6 +249,7 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
             : Status.fromThrowable(error);
         if (failed.code() == Status.Code.UNAVAILABLE) {
           lastFailure = failed;
+          lastFailed = attempt;
         }
       }
     }
@@ -236,19 +259,26 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
       }
       return;
     }
-    if (sendHedge(false)) {
-      return; // another attempt in place of the failed one
-    }
+    sendHedge(false); // another attempt in place of the failed one, if allowed; else the call may fail there
+  }
+
+  /**
+   * Fails the call with the last UNAVAILABLE if every attempt started has ended and none is being started: no more
+   * may start (each path that could start one has just been refused).
+   */
+  private void failIfNoneLeft() {
     Status last = null;
+    ClientCall<Resp> from = null;
     int n = 0;
     synchronized (attempts) {
-      if (!done && ended == started) {
+      if (!done && ended == started && starting == 0) {
         last = lastFailure;
+        from = lastFailed;
         n = started;
       }
     }
-    if (last != null && claim(attempt)) {
-      end(attempt, null, n > 1 ? last.augmentDescription("the last of " + n + " hedged attempts") : last);
+    if (last != null && claim(from)) {
+      end(from, null, n > 1 ? last.augmentDescription("the last of " + n + " hedged attempts") : last);
     }
   }
 

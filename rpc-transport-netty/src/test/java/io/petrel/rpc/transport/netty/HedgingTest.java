@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.StringValue;
 import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.LoadBalancer;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcClientBuilder;
@@ -13,7 +14,9 @@ import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
+import io.petrel.rpc.Subchannel;
 import io.petrel.rpc.internal.ClientChannel;
+import io.petrel.rpc.internal.lb.LoadBalancers;
 import io.petrel.rpc.marshal.ProtobufMarshaller;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -24,6 +27,7 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.UnaryOperator;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -109,13 +113,15 @@ class HedgingTest extends TransportFixture {
     return s;
   }
 
-  /** A round-robin client of the servers, in order: call after call, each is picked first in turn. */
+  /** A round-robin client of the servers, connected to each. */
   private RpcClient clientOf(UnaryOperator<RpcClientBuilder> options, RpcServer... servers) {
     StringBuilder target = new StringBuilder("static://");
     for (RpcServer s : servers) {
       target.append(target.length() > "static://".length() ? "," : "").append("127.0.0.1:").append(s.port());
     }
-    return client(1, b -> options.apply(b.target(target.toString()).loadBalancer("round_robin")));
+    RpcClient client = client(1, b -> options.apply(b.target(target.toString()).loadBalancer("round_robin")));
+    client.start(); // connected to every server: the calls below do not wait for connections
+    return client;
   }
 
   private static int total(Ledger... ledgers) {
@@ -130,7 +136,10 @@ class HedgingTest extends TransportFixture {
   void aHedgedCallEndsWithTheFastServersAnswerAndTheSlowServerSeesTheCancel() throws Exception {
     Ledger slow = new Ledger("slow", Behaviour.HOLD);
     Ledger fast = new Ledger("fast", Behaviour.FAST);
-    RpcClient client = clientOf(b -> b.hedging(2, Duration.ofMillis(50)), server(slow), server(fast));
+    RpcServer slowServer = server(slow);
+    RecordingBalancer balancer = new RecordingBalancer();
+    RpcClient client = clientOf(b -> b.hedging(2, Duration.ofMillis(50)).loadBalancer(balancer), slowServer,
+        server(fast));
 
     long started = System.nanoTime();
     for (int i = 0; i < 4; i++) {
@@ -150,6 +159,51 @@ class HedgingTest extends TransportFixture {
     assertThat(slow.cancelled.tryAcquire(held, 10, TimeUnit.SECONDS)).as("the slow server heard every cancel")
         .isTrue();
     awaitNoPendingCall(client);
+    // The balancer heard every attempt: the losers as CANCELLED on the slow endpoint, the winners as OK.
+    assertThat(balancer.outcomes).containsExactlyInAnyOrderElementsOf(expectedOutcomes(slowServer.port(), held));
+  }
+
+  private static List<String> expectedOutcomes(int slowPort, int held) {
+    List<String> out = new ArrayList<>();
+    for (int i = 0; i < held; i++) {
+      out.add(slowPort + " CANCELLED");
+    }
+    for (int i = 0; i < 4; i++) {
+      out.add("fast OK");
+    }
+    return out;
+  }
+
+  /** Round robin, recording each attempt's outcome as it reaches the balancer ("port STATUS"; "fast" for OK). */
+  private static final class RecordingBalancer implements LoadBalancer.Factory {
+    final List<String> outcomes = new CopyOnWriteArrayList<>();
+
+    @Override
+    public String name() {
+      return "recording_round_robin";
+    }
+
+    @Override
+    public LoadBalancer newLoadBalancer() {
+      LoadBalancer rr = LoadBalancers.ROUND_ROBIN_FACTORY.newLoadBalancer();
+      return new LoadBalancer() {
+        @Override
+        public @Nullable Subchannel pick(PickArgs call) {
+          return rr.pick(call);
+        }
+
+        @Override
+        public void update(List<? extends Subchannel> subchannels) {
+          rr.update(subchannels);
+        }
+
+        @Override
+        public void onAttemptEnded(Subchannel s, Status status, long latencyNanos) {
+          outcomes.add(status.code() == Status.Code.OK ? "fast OK" : s.endpoint().port() + " " + status.code());
+          rr.onAttemptEnded(s, status, latencyNanos);
+        }
+      };
+    }
   }
 
   @Test
@@ -157,15 +211,15 @@ class HedgingTest extends TransportFixture {
     Ledger a = new Ledger("a", Behaviour.HOLD);
     Ledger b = new Ledger("b", Behaviour.HOLD);
     Ledger c = new Ledger("c", Behaviour.HOLD);
-    // Attempts at 0, 300 and 600 ms; a fourth would come at 900 ms, after the 800 ms deadline.
-    RpcClient client = clientOf(o -> o.hedging(5, Duration.ofMillis(300)), server(a), server(b), server(c));
+    // Attempts at 0, 350 and 700 ms; a fourth would come at 1050 ms, after the 1000 ms deadline.
+    RpcClient client = clientOf(o -> o.hedging(5, Duration.ofMillis(350)), server(a), server(b), server(c));
 
     long started = System.nanoTime();
     CompletableFuture<StringValue> f = client.unaryCallAsync(READ, StringValue.of("held"),
-        CallOptions.DEFAULT.withTimeout(Duration.ofMillis(800)));
+        CallOptions.DEFAULT.withTimeout(Duration.ofMillis(1000)));
     StatusException e = assertFails(f, Status.Code.DEADLINE_EXCEEDED, "deadline exceeded");
     long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
-    assertThat(tookMs).as("ended at its deadline: %s", e.status()).isBetween(790L, 2_000L);
+    assertThat(tookMs).as("ended at its deadline: %s", e.status()).isBetween(990L, 2_500L);
     assertThat(a.ran.tryAcquire(1, 10, TimeUnit.SECONDS) && b.ran.tryAcquire(1, 10, TimeUnit.SECONDS)
         && c.ran.tryAcquire(1, 10, TimeUnit.SECONDS)).as("each server ran one attempt").isTrue();
     assertThat(total(a, b, c)).as("one attempt on each server, none after the deadline").isEqualTo(3);
@@ -185,7 +239,7 @@ class HedgingTest extends TransportFixture {
 
     // Hedging asked for this very call as well: still one execution.
     CompletableFuture<StringValue> f = client.unaryCallAsync(WRITE, StringValue.of("once"),
-        CallOptions.DEFAULT.withTimeout(Duration.ofMillis(400)).withHedging(5, Duration.ZERO));
+        CallOptions.DEFAULT.withTimeout(Duration.ofMillis(1000)).withHedging(5, Duration.ZERO));
     assertFails(f, Status.Code.DEADLINE_EXCEEDED);
     assertThat(total(a, b)).isEqualTo(1);
     assertThat(ClientChannel.runtimeOf(client).hedges()).isZero();
@@ -199,13 +253,13 @@ class HedgingTest extends TransportFixture {
     Ledger b = new Ledger("b", Behaviour.HOLD);
     RpcClient hedging = clientOf(o -> o.hedging(2, Duration.ofMillis(10)), server(a), server(b));
     assertFails(hedging.unaryCallAsync(READ, StringValue.of("opted out"), CallOptions.DEFAULT
-        .withTimeout(Duration.ofMillis(300)).withoutHedging()), Status.Code.DEADLINE_EXCEEDED);
+        .withTimeout(Duration.ofMillis(1000)).withoutHedging()), Status.Code.DEADLINE_EXCEEDED);
     awaitNoPendingCall(hedging);
     assertThat(total(a, b)).isEqualTo(1);
 
     RpcClient plain = clientOf(o -> o, servers(a, b));
     assertFails(plain.unaryCallAsync(READ, StringValue.of("hedged"), CallOptions.DEFAULT
-        .withTimeout(Duration.ofMillis(300)).withHedging(2, Duration.ofMillis(10))), Status.Code.DEADLINE_EXCEEDED);
+        .withTimeout(Duration.ofMillis(1000)).withHedging(2, Duration.ofMillis(10))), Status.Code.DEADLINE_EXCEEDED);
     awaitNoPendingCall(plain);
     assertThat(total(a, b)).isEqualTo(3);
     assertThat(ClientChannel.runtimeOf(plain).hedges()).isEqualTo(1);
@@ -243,6 +297,15 @@ class HedgingTest extends TransportFixture {
         Duration.ofSeconds(5))), Status.Code.UNAVAILABLE, "is unavailable", "the last of 3 hedged attempts");
     assertThat(failing.runs.get() - before + other.runs.get()).isEqualTo(3);
     awaitNoPendingCall(allFailing);
+
+    // Both attempts sent at once (delay 0), both failing: the call fails as soon as the second has failed.
+    RpcClient atOnce = clientOf(o -> o.maxRetries(0).hedging(2, Duration.ZERO), servers(failing)[0],
+        servers(other)[0]);
+    int runs = failing.runs.get() + other.runs.get();
+    assertFails(atOnce.unaryCallAsync(READ, StringValue.of("doomed twice"), CallOptions.DEFAULT.withTimeout(
+        Duration.ofSeconds(20))), Status.Code.UNAVAILABLE, "is unavailable", "the last of 2 hedged attempts");
+    assertThat(failing.runs.get() + other.runs.get() - runs).isEqualTo(2);
+    awaitNoPendingCall(atOnce);
   }
 
   @Test
