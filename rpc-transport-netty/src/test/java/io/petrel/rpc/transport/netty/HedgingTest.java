@@ -4,6 +4,7 @@ import static io.petrel.rpc.testing.CallFailures.assertFails;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.StringValue;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.LoadBalancer;
 import io.petrel.rpc.MethodDescriptor;
@@ -138,8 +139,9 @@ class HedgingTest extends TransportFixture {
     Ledger fast = new Ledger("fast", Behaviour.FAST);
     RpcServer slowServer = server(slow);
     RecordingBalancer balancer = new RecordingBalancer();
-    RpcClient client = clientOf(b -> b.hedging(2, Duration.ofMillis(50)).loadBalancer(balancer), slowServer,
-        server(fast));
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    RpcClient client = clientOf(b -> b.hedging(2, Duration.ofMillis(50)).loadBalancer(balancer)
+        .meterRegistry(registry), slowServer, server(fast));
 
     long started = System.nanoTime();
     for (int i = 0; i < 4; i++) {
@@ -161,6 +163,13 @@ class HedgingTest extends TransportFixture {
     awaitNoPendingCall(client);
     // The balancer heard every attempt: the losers as CANCELLED on the slow endpoint, the winners as OK.
     assertThat(balancer.outcomes).containsExactlyInAnyOrderElementsOf(expectedOutcomes(slowServer.port(), held));
+    // The meters: each call recorded once, with its outcome; the hedges counted.
+    assertThat(registry.get("rpc.client.calls").tag("method", "read").timers()).singleElement()
+        .satisfies(t -> {
+          assertThat(t.getId().getTag("status")).isEqualTo("OK");
+          assertThat(t.count()).isEqualTo(4);
+        });
+    assertThat(registry.get("rpc.client.hedges").functionCounter().count()).isEqualTo(held);
   }
 
   private static List<String> expectedOutcomes(int slowPort, int held) {
