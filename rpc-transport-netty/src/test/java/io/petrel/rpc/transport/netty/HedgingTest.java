@@ -17,6 +17,7 @@ import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import io.petrel.rpc.Subchannel;
 import io.petrel.rpc.internal.ClientChannel;
+import io.petrel.rpc.internal.HedgedCall;
 import io.petrel.rpc.internal.lb.LoadBalancers;
 import io.petrel.rpc.marshal.ProtobufMarshaller;
 import java.time.Duration;
@@ -233,11 +234,13 @@ class HedgingTest extends TransportFixture {
         && c.ran.tryAcquire(1, 10, TimeUnit.SECONDS)).as("each server ran one attempt").isTrue();
     assertThat(total(a, b, c)).as("one attempt on each server, none after the deadline").isEqualTo(3);
     assertThat(ClientChannel.runtimeOf(client).hedges()).isEqualTo(2);
+    assertThat(f).isInstanceOfSatisfying(HedgedCall.class, h -> assertThat(h.attempts()).isEqualTo(3));
     // The attempts still running at the deadline were cancelled on their servers.
     assertThat(a.cancelled.tryAcquire(1, 10, TimeUnit.SECONDS) && b.cancelled.tryAcquire(1, 10, TimeUnit.SECONDS)
         && c.cancelled.tryAcquire(1, 10, TimeUnit.SECONDS)).isTrue();
     awaitNoPendingCall(client);
     assertThat(total(a, b, c)).isEqualTo(3);
+    assertThat(((HedgedCall<?>) f).attempts()).as("attempts the client started, after the call ended").isEqualTo(3);
   }
 
   @Test
