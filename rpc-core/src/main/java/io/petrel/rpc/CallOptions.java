@@ -17,7 +17,7 @@ import org.jspecify.annotations.Nullable;
  */
 public final class CallOptions {
   public static final CallOptions DEFAULT = new CallOptions(null, 0, Metadata.EMPTY, List.of(), null, null, false,
-      null, null);
+      null, null, null);
 
   private final @Nullable Deadline deadline;
   private final long timeoutNanos;
@@ -28,11 +28,13 @@ public final class CallOptions {
   private final boolean failFast;
   private final @Nullable String hashKey;
   private final @Nullable Consumer<Endpoint> endpointListener;
+  /** The call's own hedging policy, or null for the client's. */
+  private final @Nullable HedgingPolicy hedging;
 
   private CallOptions(@Nullable Deadline deadline, long timeoutNanos, Metadata metadata,
       List<ClientInterceptor> interceptors, @Nullable Consumer<Metadata> responseMetadataListener,
       @Nullable Executor executor, boolean failFast, @Nullable String hashKey,
-      @Nullable Consumer<Endpoint> endpointListener) {
+      @Nullable Consumer<Endpoint> endpointListener, @Nullable HedgingPolicy hedging) {
     this.deadline = deadline;
     this.timeoutNanos = timeoutNanos;
     this.metadata = metadata;
@@ -42,12 +44,13 @@ public final class CallOptions {
     this.failFast = failFast;
     this.hashKey = hashKey;
     this.endpointListener = endpointListener;
+    this.hedging = hedging;
   }
 
   /** A copy whose calls must end by {@code deadline}. */
   public CallOptions withDeadline(Deadline deadline) {
     return new CallOptions(Objects.requireNonNull(deadline, "deadline"), timeoutNanos, metadata, interceptors,
-        responseMetadataListener, executor, failFast, hashKey, endpointListener);
+        responseMetadataListener, executor, failFast, hashKey, endpointListener, hedging);
   }
 
   /** A copy whose calls must end {@code timeout} after each call starts. */
@@ -57,13 +60,13 @@ public final class CallOptions {
       throw new IllegalArgumentException("timeout must be > 0: " + timeout);
     }
     return new CallOptions(deadline, timeout.toNanos(), metadata, interceptors, responseMetadataListener,
-        executor, failFast, hashKey, endpointListener);
+        executor, failFast, hashKey, endpointListener, hedging);
   }
 
   /** A copy that also sends the given metadata. */
   public CallOptions withMetadata(Metadata more) {
     return new CallOptions(deadline, timeoutNanos, metadata.withAll(Objects.requireNonNull(more, "metadata")),
-        interceptors, responseMetadataListener, executor, failFast, hashKey, endpointListener);
+        interceptors, responseMetadataListener, executor, failFast, hashKey, endpointListener, hedging);
   }
 
   /** A copy whose calls also pass through these interceptors (after the client's own). */
@@ -73,7 +76,7 @@ public final class CallOptions {
       list.add(Objects.requireNonNull(i, "interceptor"));
     }
     return new CallOptions(deadline, timeoutNanos, metadata, List.copyOf(list), responseMetadataListener,
-        executor, failFast, hashKey, endpointListener);
+        executor, failFast, hashKey, endpointListener, hedging);
   }
 
   /**
@@ -82,7 +85,7 @@ public final class CallOptions {
    */
   public CallOptions withResponseMetadataListener(Consumer<Metadata> listener) {
     return new CallOptions(deadline, timeoutNanos, metadata, interceptors, Objects.requireNonNull(listener),
-        executor, failFast, hashKey, endpointListener);
+        executor, failFast, hashKey, endpointListener, hedging);
   }
 
   /**
@@ -92,7 +95,7 @@ public final class CallOptions {
    */
   public CallOptions withExecutor(Executor executor) {
     return new CallOptions(deadline, timeoutNanos, metadata, interceptors, responseMetadataListener,
-        Objects.requireNonNull(executor, "executor"), failFast, hashKey, endpointListener);
+        Objects.requireNonNull(executor, "executor"), failFast, hashKey, endpointListener, hedging);
   }
 
   /**
@@ -104,7 +107,7 @@ public final class CallOptions {
    */
   public CallOptions withFailFast(boolean failFast) {
     return new CallOptions(deadline, timeoutNanos, metadata, interceptors, responseMetadataListener, executor,
-        failFast, hashKey, endpointListener);
+        failFast, hashKey, endpointListener, hedging);
   }
 
   /**
@@ -113,7 +116,7 @@ public final class CallOptions {
    */
   public CallOptions withHashKey(String key) {
     return new CallOptions(deadline, timeoutNanos, metadata, interceptors, responseMetadataListener, executor,
-        failFast, Objects.requireNonNull(key, "hashKey"), endpointListener);
+        failFast, Objects.requireNonNull(key, "hashKey"), endpointListener, hedging);
   }
 
   /**
@@ -129,7 +132,34 @@ public final class CallOptions {
     Objects.requireNonNull(listener, "listener");
     Consumer<Endpoint> before = endpointListener;
     return new CallOptions(deadline, timeoutNanos, metadata, interceptors, responseMetadataListener, executor,
-        failFast, hashKey, before == null ? listener : before.andThen(listener));
+        failFast, hashKey, before == null ? listener : before.andThen(listener), hedging);
+  }
+
+  /**
+   * A copy whose calls are hedged under {@code policy} instead of the client's policy
+   * ({@link RpcClientBuilder#hedging}): up to {@code policy.maxAttempts()} attempts, one more every
+   * {@code policy.delay()} while none has answered; {@link HedgingPolicy#OFF} turns hedging off for these calls.
+   * Only calls of idempotent methods ({@code @RpcMethod(idempotent = true)}) are ever hedged: for any other method
+   * this option changes nothing. See docs/cluster.md, "Hedging".
+   */
+  public CallOptions withHedging(HedgingPolicy policy) {
+    return new CallOptions(deadline, timeoutNanos, metadata, interceptors, responseMetadataListener, executor,
+        failFast, hashKey, endpointListener, Objects.requireNonNull(policy, "hedging policy"));
+  }
+
+  /** As {@link #withHedging(HedgingPolicy)} with {@code HedgingPolicy.of(maxAttempts, delay)}. */
+  public CallOptions withHedging(int maxAttempts, Duration delay) {
+    return withHedging(HedgingPolicy.of(maxAttempts, delay));
+  }
+
+  /** A copy whose calls are never hedged, whatever the client's policy. */
+  public CallOptions withoutHedging() {
+    return withHedging(HedgingPolicy.OFF);
+  }
+
+  /** The policy set by {@link #withHedging}, or null: the client's applies. */
+  public @Nullable HedgingPolicy hedging() {
+    return hedging;
   }
 
   /** The listener set by {@link #withEndpointListener}, or null. */
@@ -193,6 +223,6 @@ public final class CallOptions {
   public String toString() {
     return "CallOptions{deadline=" + deadline + ", timeoutNanos=" + timeoutNanos + ", metadata=" + metadata
         + ", interceptors=" + interceptors.size() + (failFast ? ", failFast" : "")
-        + (hashKey != null ? ", hashKey=" + hashKey : "") + "}";
+        + (hashKey != null ? ", hashKey=" + hashKey : "") + (hedging != null ? ", " + hedging : "") + "}";
   }
 }

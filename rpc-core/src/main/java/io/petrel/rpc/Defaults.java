@@ -39,6 +39,13 @@ public final class Defaults {
   public static final int RETRY_BUDGET_TOKENS = 100;
   /** retryBudget ratio: each successful call gives back a tenth of a token. */
   public static final double RETRY_BUDGET_RATIO = 0.1;
+  /**
+   * hedging: off ({@link HedgingPolicy#OFF}, one attempt at a time). {@code RpcClientBuilder.hedging} and
+   * {@code CallOptions.withHedging} turn it on for calls of idempotent methods.
+   */
+  public static final HedgingPolicy HEDGING = HedgingPolicy.OFF;
+  /** The most attempts a hedged call may make in all (gRPC caps its hedging and retry policies at 5 too). */
+  public static final int MAX_HEDGED_ATTEMPTS = 5;
 
   // ---- server ----
 

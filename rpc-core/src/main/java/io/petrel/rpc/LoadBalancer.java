@@ -40,8 +40,10 @@ public interface LoadBalancer {
    * An attempt of a call picked for {@code subchannel} ended: with {@code status} (OK, the server's error, or
    * what the client decided: DEADLINE_EXCEEDED, CANCELLED, UNAVAILABLE ...), {@code latencyNanos} after the call
    * started. Called on the thread that ended the call, for every call when the client has several endpoints:
-   * keep it cheap. Today a call is one attempt (a call the client moves to another endpoint before sending it
-   * is reported once, for the endpoint first picked). The default does nothing.
+   * keep it cheap. A call retried after a failed attempt reports each failed attempt for the endpoint it was
+   * picked for; a hedged call reports each of its attempts, the ones that lost with CANCELLED (a call the client
+   * moves to another endpoint before sending it is reported once, for the endpoint first picked). The default
+   * does nothing.
    */
   default void onAttemptEnded(Subchannel subchannel, Status status, long latencyNanos) {}
 

@@ -42,6 +42,7 @@ public abstract class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuild
   protected int maxRetries = Defaults.MAX_RETRIES;
   protected int retryBudgetTokens = Defaults.RETRY_BUDGET_TOKENS;
   protected double retryBudgetRatio = Defaults.RETRY_BUDGET_RATIO;
+  protected HedgingPolicy hedging = Defaults.HEDGING;
   protected Duration reconnectInitial = DEFAULT_RECONNECT_INITIAL;
   protected Duration reconnectMax = DEFAULT_RECONNECT_MAX;
   protected @Nullable Executor callbackExecutor;
@@ -232,6 +233,24 @@ public abstract class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuild
     }
     this.retryBudgetTokens = tokens;
     this.retryBudgetRatio = ratio;
+    return this;
+  }
+
+  /**
+   * Hedging of calls of idempotent methods ({@code @RpcMethod(idempotent = true)}), gRPC's hedging policy: a call
+   * sends its first attempt at once and, while none has answered, another every {@code delay}, each to an endpoint
+   * other than those already working on the call where the load balancer has one, up to {@code maxAttempts} in all
+   * (1 to 5; 1 turns it off, the default). The first attempt to end the call wins: its response, or its status
+   * unless that is UNAVAILABLE (then the others go on, and one more is sent at once if allowed); the others are
+   * cancelled, and the servers running them are told. Each hedge sent on the timer takes a token of the
+   * {@link #retryBudget retry budget} and is sent only while more than half of it is left; none is sent after
+   * the call's deadline. Calls of other methods are never hedged; a call can opt out or set its own policy with
+   * {@link CallOptions#withHedging}. An in-process client does not hedge. See docs/cluster.md, "Hedging".
+   *
+   * @param delay how long an attempt runs without an answer before the next is sent (>= 0; 0 sends all at once)
+   */
+  public RpcClientBuilder hedging(int maxAttempts, Duration delay) {
+    this.hedging = HedgingPolicy.of(maxAttempts, delay);
     return this;
   }
 

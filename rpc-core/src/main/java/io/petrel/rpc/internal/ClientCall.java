@@ -112,13 +112,32 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
    */
   public ClientCall(ClientRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
       @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
+    this(runtime, method, deadline, responseMetadata, executor, runtime.metricsFor(method));
+  }
+
+  /**
+   * A call whose end is recorded in {@code metrics}: {@link CallMetrics#NOOP} for an attempt of a hedged call
+   * ({@link HedgedCall}), which records the call itself.
+   */
+  ClientCall(ClientRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+      @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor, CallMetrics metrics) {
     this.runtime = runtime;
     this.method = method;
     this.deadline = deadline;
     this.responseMetadata = responseMetadata;
     this.executor = executor;
-    this.metrics = runtime.metricsFor(method);
+    this.metrics = metrics;
     this.startNanos = System.nanoTime();
+  }
+
+  /**
+   * How many times an attempt that may have run and failed with UNAVAILABLE is made again: the client's
+   * {@code maxRetries} for an idempotent method, else 0. An attempt of a hedged call overrides it with 0 (the hedged
+   * call sends the next attempt itself); a request no handler saw is sent again all the same. Asked only after a
+   * failed attempt.
+   */
+  int maxRetries() {
+    return method.isIdempotent() ? runtime.maxRetries() : 0;
   }
 
   public MethodDescriptor<?, Resp> method() {
@@ -180,6 +199,20 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   public void start(@Nullable Object request) {
     this.request = request;
     startAttempt();
+  }
+
+  /**
+   * Starts the call's first attempt with {@code request} through {@code first} instead of the client's usual pick
+   * (a hedge, which avoids the endpoints of the other attempts); later attempts take the usual way. Fails the call
+   * as {@link #start} does when starting throws.
+   */
+  void start(@Nullable Object request, ClientRuntime.AttemptStarter first) {
+    this.request = request;
+    try {
+      first.start(this);
+    } catch (Throwable t) {
+      startFailed(t);
+    }
   }
 
   private void startAttempt() {
@@ -245,6 +278,16 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   /** The core's: the endpoint picked for the attempt starting now. */
   public void picked(ClientSubchannel s) {
     picked = s;
+  }
+
+  /** The encoded request's size in bytes, or -1 before it was encoded (a hedged call's meters). */
+  int requestSize() {
+    return requestSize;
+  }
+
+  /** The response message's size in bytes, or -1 before one came (a hedged call's meters). */
+  int responseSize() {
+    return responseSize;
   }
 
   /** Attempts made so far, the first included (tests, messages). */
@@ -415,7 +458,7 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     if (progress != AttemptProgress.PROCESSED && resends < MAX_RESENDS
         && !(progress == AttemptProgress.NOT_SENT && options.isFailFast())) {
       resends++;
-    } else if (!full && method.isIdempotent() && retries < runtime.maxRetries() && runtime.mayRetry()) {
+    } else if (!full && retries < maxRetries() && runtime.mayRetry()) {
       retries++;
     } else {
       return false;

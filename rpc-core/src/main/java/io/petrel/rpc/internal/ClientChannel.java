@@ -4,6 +4,7 @@ import io.petrel.rpc.spi.RateLimitedLog;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.ClientInterceptor;
 import io.petrel.rpc.Deadline;
+import io.petrel.rpc.HedgingPolicy;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.MethodType;
@@ -63,6 +64,8 @@ public final class ClientChannel extends RpcClient {
   /** The endpoints and their subchannels; null for a transport without endpoints (in-process). */
   private final @Nullable ClientEndpoints<InternalSubchannel> endpoints;
   private final ClientConfig config;
+  /** The client's hedging policy, or null when it has none (or no endpoints: an in-process client never hedges). */
+  private final @Nullable HedgingPolicy hedging;
 
   /**
    * @param secure what {@link #isSecure()} says: TLS configured, or a transport whose calls never leave the
@@ -90,6 +93,7 @@ public final class ClientChannel extends RpcClient {
     } else {
       this.endpoints = null;
     }
+    this.hedging = endpoints != null && config.hedging().isOn() ? config.hedging() : null;
   }
 
   /** The transport carrying this client's calls (for its own tests). */
@@ -243,29 +247,63 @@ public final class ClientChannel extends RpcClient {
    */
   private <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
       CallOptions options, @Nullable Deadline deadline, @Nullable Consumer<Metadata> responseMetadata) {
+    HedgingPolicy hedge = options.hedging();
+    if (hedge == null) {
+      hedge = hedging; // the client's; null when it does not hedge
+    }
+    if (hedge != null && hedge.isOn() && method.isIdempotent() && method.type() == MethodType.UNARY
+        && endpoints != null) {
+      return sendHedged(method, request, options, deadline, responseMetadata, hedge);
+    }
     Executor executor = options.executor() != null ? options.executor() : runtime.callbackExecutor();
     ClientCall<Resp> call = new ClientCall<>(runtime, method, deadline, responseMetadata, executor);
     // Counted from here; every path below ends the call exactly once, which uncounts it.
-    int n = runtime.callStarted();
-    if (runtime.isShutdown()) {
-      call.fail(Status.UNAVAILABLE.withDescription("client '" + runtime.name() + "' is shut down; "
-          + method.fullName() + " not sent"));
-      return call;
-    }
-    if (n > runtime.maxPendingCalls()) {
-      call.fail(Status.RESOURCE_EXHAUSTED.withDescription("client has " + runtime.maxPendingCalls()
-          + " calls pending (awaiting responses, or waiting for the server to take more calls), its"
-          + " maxPendingCalls (raise RpcClient.builder().maxPendingCalls, or wait for responses before sending"
-          + " more)"));
-      return call;
-    }
-    if (deadline != null && deadline.isExpired()) {
-      call.fail(Status.DEADLINE_EXCEEDED.withDescription("deadline already passed before " + method.fullName()
-          + " was sent"));
+    Status refused = refusal(method, runtime.callStarted(), deadline);
+    if (refused != null) {
+      call.fail(refused);
       return call;
     }
     call.options(options); // what a load balancer reads when it picks for the call
     call.start(request); // the first attempt; the call keeps the request for another (see ClientCall#onClose)
+    return call;
+  }
+
+  /**
+   * Why the client does not send a call now, {@code pending} calls counted with it: shut down, over
+   * maxPendingCalls, or past its deadline; null to send it.
+   */
+  private @Nullable Status refusal(MethodDescriptor<?, ?> method, int pending, @Nullable Deadline deadline) {
+    if (runtime.isShutdown()) {
+      return Status.UNAVAILABLE.withDescription("client '" + runtime.name() + "' is shut down; "
+          + method.fullName() + " not sent");
+    }
+    if (pending > runtime.maxPendingCalls()) {
+      return Status.RESOURCE_EXHAUSTED.withDescription("client has " + runtime.maxPendingCalls()
+          + " calls pending (awaiting responses, or waiting for the server to take more calls), its"
+          + " maxPendingCalls (raise RpcClient.builder().maxPendingCalls, or wait for responses before sending"
+          + " more)");
+    }
+    if (deadline != null && deadline.isExpired()) {
+      return Status.DEADLINE_EXCEEDED.withDescription("deadline already passed before " + method.fullName()
+          + " was sent");
+    }
+    return null;
+  }
+
+  /** A call of an idempotent method under a hedging policy: see {@link HedgedCall}. */
+  private <Req, Resp> CompletableFuture<Resp> sendHedged(MethodDescriptor<Req, Resp> method, Req request,
+      CallOptions options, @Nullable Deadline deadline, @Nullable Consumer<Metadata> responseMetadata,
+      HedgingPolicy policy) {
+    Executor executor = options.executor() != null ? options.executor() : runtime.callbackExecutor();
+    HedgedCall<Resp> call = new HedgedCall<>(runtime, method, options, deadline, responseMetadata, executor, policy,
+        transport.scheduler(), this::startHedge);
+    // Counted from here as its first attempt; each attempt ends exactly once, which uncounts it.
+    Status refused = refusal(method, runtime.callStarted(), deadline);
+    if (refused != null) {
+      call.refused(refused);
+      return call;
+    }
+    call.start(request);
     return call;
   }
 
@@ -283,7 +321,8 @@ public final class ClientChannel extends RpcClient {
     try {
       // The transport ends the call by its deadline; the caller checks too, a little later, so that a blocking
       // call never depends on a thread that user code could block.
-      Deadline own = f instanceof ClientCall<?> call ? call.deadline() : null; // null: an interceptor's future
+      Deadline own = f instanceof ClientCall<?> call ? call.deadline()
+          : f instanceof HedgedCall<?> hedged ? hedged.deadline() : null; // null: an interceptor's future
       Deadline d = own != null ? own : deadlineOf(method, options);
       if (!executor.awaitCompletion(f, d.nanoTime() + SELF_DEADLINE_MARGIN_NANOS)) {
         f.completeExceptionally(Status.DEADLINE_EXCEEDED.withDescription("deadline passed while waiting for "
@@ -356,6 +395,25 @@ public final class ClientChannel extends RpcClient {
     }
     InternalSubchannel previous = (InternalSubchannel) call.picked();
     InternalSubchannel sub = e.pick(call, previous);
+    if (sub == null) {
+      call.fail(e.noPick(call, "; " + call.method().fullName() + " not sent"));
+      return;
+    }
+    call.picked(sub);
+    sub.send(call);
+  }
+
+  /**
+   * A hedge of a call ({@link HedgedCall}): as {@link #startAttempt}, but the endpoint is picked away from
+   * {@code busy}, those of the call's other attempts in flight, where the client has another.
+   */
+  private void startHedge(ClientCall<?> call, List<ClientSubchannel> busy) throws Exception {
+    ClientEndpoints<InternalSubchannel> e = endpoints;
+    if (e == null) {
+      call.startStream(transport, null);
+      return;
+    }
+    InternalSubchannel sub = e.pickAvoiding(call, busy);
     if (sub == null) {
       call.fail(e.noPick(call, "; " + call.method().fullName() + " not sent"));
       return;

@@ -190,6 +190,51 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     return routed(call, s);
   }
 
+  /**
+   * The subchannel for a hedge of a call whose other attempts are on {@code busy}, or null when there is none: the
+   * balancer's pick, asked again when it names a busy one, then the first endpoint not busy (an available one
+   * first); a busy one only when every endpoint is (or the call's hash key holds it there). Counted and routed as
+   * {@link #pick} does.
+   */
+  public @Nullable S pickAvoiding(ClientCall<?> call, List<? extends ClientSubchannel> busy) {
+    S s = single;
+    if (s == null) {
+      s = pickAny(call);
+      for (int i = 0; i < 2 && s != null && busy.contains(s); i++) {
+        s = pickAny(call);
+      }
+      if (s != null && busy.contains(s) && call.hashKey() == null) {
+        S free = notIn(busy);
+        if (free != null) {
+          s = free;
+        }
+      }
+    }
+    if (s == null) {
+      return null;
+    }
+    if (single == null) {
+      call.countOn(s);
+    }
+    return routed(call, s);
+  }
+
+  /** The first endpoint not in {@code busy}, an available one first; or null. */
+  private @Nullable S notIn(List<? extends ClientSubchannel> busy) {
+    S fallback = null;
+    for (S c : subchannels) {
+      if (!busy.contains(c)) {
+        if (c.isAvailable()) {
+          return c;
+        }
+        if (fallback == null) {
+          fallback = c;
+        }
+      }
+    }
+    return fallback;
+  }
+
   /** An endpoint other than {@code previous}: the first that is available, else the first other; or null. */
   private @Nullable S other(S previous) {
     S fallback = null;

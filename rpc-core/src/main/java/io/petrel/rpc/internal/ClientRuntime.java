@@ -1,5 +1,6 @@
 package io.petrel.rpc.internal;
 
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
@@ -14,6 +15,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
@@ -41,6 +43,7 @@ public final class ClientRuntime implements ClientTransportContext {
   private @Nullable Consumer<Runnable> terminator;
   private final int maxRetries;
   private final RetryBudget retryBudget;
+  private final LongAdder hedges = new LongAdder();
   /** Hands an attempt of a call to the transport; set once by the client. */
   private @Nullable AttemptStarter attemptStarter;
 
@@ -67,6 +70,8 @@ public final class ClientRuntime implements ClientTransportContext {
       tags = Tags.of("client", name, "target", target);
       Gauge.builder("rpc.client.calls.pending", pending, AtomicInteger::get).description("Calls not yet ended")
           .tags(tags).register(registry);
+      FunctionCounter.builder("rpc.client.hedges", hedges, LongAdder::sum)
+          .description("Attempts sent as hedges, beyond the first of hedged calls").tags(tags).register(registry);
     } else {
       tags = Tags.empty();
     }
@@ -112,6 +117,24 @@ public final class ClientRuntime implements ClientTransportContext {
 
   public boolean mayRetry() {
     return retryBudget.mayRetry();
+  }
+
+  /**
+   * A hedge is about to be sent on its timer: takes a token of the retry budget if it allows a retry now; false
+   * (no hedge) otherwise. Counted in {@code rpc.client.hedges} when it is sent ({@link #hedgeSent}).
+   */
+  public boolean mayHedge() {
+    return retryBudget.tryTake();
+  }
+
+  /** A hedge (an attempt beyond a hedged call's first) was sent. */
+  public void hedgeSent() {
+    hedges.increment();
+  }
+
+  /** Hedges sent by this client so far ({@code rpc.client.hedges}; tests). */
+  public long hedges() {
+    return hedges.sum();
   }
 
   /** The client's retry budget, shared by all its calls. */

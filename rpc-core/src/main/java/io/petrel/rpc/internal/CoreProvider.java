@@ -95,7 +95,7 @@ public final class CoreProvider extends RpcProvider {
           .keepAliveTimeNanos(keepAliveTime.toNanos()).maxFrameSize(maxFrameSize).maxMetadataSize(maxMetadataSize)
           .maxPendingCalls(maxPendingCalls).reconnectInitialBackoffNanos(reconnectInitial.toNanos())
           .reconnectMaxBackoffNanos(reconnectMax.toNanos()).callbackExecutor(callbackExecutor)
-          .maxRetries(maxRetries).retryBudget(retryBudgetTokens, retryBudgetRatio)
+          .maxRetries(maxRetries).retryBudget(retryBudgetTokens, retryBudgetRatio).hedging(hedging)
           .meterRegistry(meterRegistry).percentileHistograms(percentileHistograms).name(name).tls(tls)
           .options(options()).build();
     }

@@ -6,8 +6,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * A client's retry budget, gRPC's retry throttling: a bucket of tokens, full at start, counted in thousandths.
  * Each attempt that fails with UNAVAILABLE takes a whole token; each call that succeeds gives back
  * {@code ratio} of one, up to the bucket's size; a retry is allowed only while more than half the bucket is left.
- * So while every server fails, retries stop after about half the bucket, whatever the number of calls. One per
- * client; thread-safe. A healthy client (bucket full) pays one volatile read per successful call.
+ * So while every server fails, retries stop after about half the bucket, whatever the number of calls. A hedge
+ * sent on its timer takes a whole token too ({@link #tryTake}), under the same rule. One per client; thread-safe. A healthy client (bucket full) pays one volatile read per successful call.
  */
 public final class RetryBudget {
   private final int max;
@@ -54,6 +54,21 @@ public final class RetryBudget {
   /** Whether a retry may be made now: more than half the bucket is left. */
   public boolean mayRetry() {
     return milliTokens.get() > threshold;
+  }
+
+  /**
+   * Takes a whole token for a hedge if a retry may be made now (more than half the bucket left); false, taking
+   * nothing, otherwise. So hedges and failures draw on the same bucket, and hedging stops with retries.
+   */
+  public boolean tryTake() {
+    int n;
+    do {
+      n = milliTokens.get();
+      if (n <= threshold) {
+        return false;
+      }
+    } while (!milliTokens.compareAndSet(n, n - 1000));
+    return true;
   }
 
   /** Tokens left, in thousandths (tests, toString). */

@@ -4,6 +4,7 @@ import io.petrel.rpc.Defaults;
 import io.petrel.rpc.NameResolver;
 import io.petrel.rpc.Defaults;
 import io.petrel.rpc.LoadBalancer;
+import io.petrel.rpc.HedgingPolicy;
 import io.petrel.rpc.Defaults;
 import io.petrel.rpc.ClientInterceptor;
 import io.petrel.rpc.Defaults;
@@ -40,6 +41,7 @@ public final class ClientConfig extends TransportConfig {
   private final int maxRetries;
   private final int retryBudgetTokens;
   private final double retryBudgetRatio;
+  private final HedgingPolicy hedging;
 
   /** Default deadline of a call: 30 s ({@code RpcClient.builder().defaultDeadline}). */
   public static final Duration DEFAULT_DEADLINE = Defaults.DEADLINE;
@@ -79,6 +81,7 @@ public final class ClientConfig extends TransportConfig {
     this.maxRetries = b.maxRetries;
     this.retryBudgetTokens = b.retryBudgetTokens;
     this.retryBudgetRatio = b.retryBudgetRatio;
+    this.hedging = b.hedging;
   }
 
   /** A builder with every option at its default; the user-facing builder fills it. */
@@ -171,6 +174,14 @@ public final class ClientConfig extends TransportConfig {
     return retryBudgetRatio;
   }
 
+  /**
+   * How calls of idempotent methods are hedged when their options set no policy of their own
+   * ({@link HedgingPolicy#OFF} by default).
+   */
+  public HedgingPolicy hedging() {
+    return hedging;
+  }
+
   @Override
   public String toString() {
     return "ClientConfig{"
@@ -188,6 +199,7 @@ public final class ClientConfig extends TransportConfig {
         + "callbackExecutor=" + callbackExecutor + ", "
         + "maxRetries=" + maxRetries + ", "
         + "retryBudget=" + retryBudgetTokens + "/" + retryBudgetRatio + ", "
+        + "hedging=" + hedging + ", "
         + commonToString() + "}";
   }
 
@@ -208,6 +220,7 @@ public final class ClientConfig extends TransportConfig {
     private int maxRetries = DEFAULT_MAX_RETRIES;
     private int retryBudgetTokens = DEFAULT_RETRY_BUDGET_TOKENS;
     private double retryBudgetRatio = DEFAULT_RETRY_BUDGET_RATIO;
+    private HedgingPolicy hedging = Defaults.HEDGING;
 
     private Builder() {
       super("petrel-client");
@@ -281,6 +294,11 @@ public final class ClientConfig extends TransportConfig {
     public Builder retryBudget(int tokens, double ratio) {
       this.retryBudgetTokens = tokens;
       this.retryBudgetRatio = ratio;
+      return this;
+    }
+
+    public Builder hedging(HedgingPolicy hedging) {
+      this.hedging = hedging;
       return this;
     }
 
