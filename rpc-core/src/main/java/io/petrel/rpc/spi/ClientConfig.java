@@ -1,21 +1,14 @@
 package io.petrel.rpc.spi;
 
-import io.petrel.rpc.Defaults;
-import io.petrel.rpc.NameResolver;
-import io.petrel.rpc.Defaults;
-import io.petrel.rpc.LoadBalancer;
-import io.petrel.rpc.HedgingPolicy;
-import io.petrel.rpc.Defaults;
 import io.petrel.rpc.ClientInterceptor;
 import io.petrel.rpc.Defaults;
+import io.petrel.rpc.HedgingPolicy;
+import io.petrel.rpc.LoadBalancer;
+import io.petrel.rpc.NameResolver;
 import io.petrel.rpc.TransportOption;
-import io.petrel.rpc.Defaults;
 import java.time.Duration;
-import io.petrel.rpc.Defaults;
 import java.util.List;
-import io.petrel.rpc.Defaults;
 import java.util.concurrent.Executor;
-import io.petrel.rpc.Defaults;
 import org.jspecify.annotations.Nullable;
 
 /**

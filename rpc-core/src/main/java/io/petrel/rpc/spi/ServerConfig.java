@@ -1,24 +1,15 @@
 package io.petrel.rpc.spi;
 
 import io.petrel.rpc.Defaults;
-import java.time.Duration;
-import io.petrel.rpc.Defaults;
 import io.petrel.rpc.ExceptionMapper;
-import io.petrel.rpc.Defaults;
 import io.petrel.rpc.ServerInterceptor;
-import io.petrel.rpc.Defaults;
 import io.petrel.rpc.ServerLifecycleListener;
-import io.petrel.rpc.Defaults;
 import io.petrel.rpc.ServiceDefinition;
-import io.petrel.rpc.Defaults;
 import io.petrel.rpc.TransportOption;
-import io.petrel.rpc.Defaults;
 import java.net.InetSocketAddress;
-import io.petrel.rpc.Defaults;
+import java.time.Duration;
 import java.util.List;
-import io.petrel.rpc.Defaults;
 import java.util.concurrent.Executor;
-import io.petrel.rpc.Defaults;
 import org.jspecify.annotations.Nullable;
 
 /**
