@@ -1,6 +1,8 @@
 package io.petrel.rpc.benchmarks;
 
+import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.ExtensionRegistryLite;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufAllocator;
 import io.petrel.rpc.benchmarks.proto.BenchmarkMessage;
@@ -90,5 +92,45 @@ public class MarshallerBenchmark {
     byte[] a = new byte[encoded.readableBytes()];
     encoded.getBytes(encoded.readerIndex(), a);
     return BenchmarkMessage.parseFrom(a);
+  }
+
+  /**
+   * Protobuf's own coder over the buffer's NIO view, no copy: for a direct buffer its unsafe direct encoder, for
+   * a heap buffer its array encoder.
+   */
+  @Benchmark
+  public int writeNio() throws IOException {
+    out.clear();
+    int size = message.getSerializedSize();
+    out.ensureWritable(size);
+    CodedOutputStream cos = CodedOutputStream.newInstance(out.nioBuffer(out.writerIndex(), size));
+    message.writeTo(cos);
+    cos.flush();
+    out.writerIndex(out.writerIndex() + size);
+    return out.writerIndex();
+  }
+
+  /**
+   * Protobuf's own decoder over the buffer's NIO view, no copy (for a direct buffer its unsafe direct decoder,
+   * which reads the buffer's memory in place).
+   */
+  @Benchmark
+  public BenchmarkMessage readNio() throws Exception {
+    return BenchmarkMessage.parser().parseFrom(
+        CodedInputStream.newInstance(encoded.nioBuffer(encoded.readerIndex(), encoded.readableBytes())),
+        ExtensionRegistryLite.getEmptyRegistry());
+  }
+
+  /**
+   * One copy into a byte[] of the message's own, parsed with aliasing on: the proto2 string fields (kept as
+   * bytes until read) then point into that array instead of each getting a copy of its own.
+   */
+  @Benchmark
+  public BenchmarkMessage readAliased() throws Exception {
+    byte[] a = new byte[encoded.readableBytes()];
+    encoded.getBytes(encoded.readerIndex(), a);
+    CodedInputStream in = CodedInputStream.newInstance(a);
+    in.enableAliasing(true);
+    return BenchmarkMessage.parser().parseFrom(in, ExtensionRegistryLite.getEmptyRegistry());
   }
 }
