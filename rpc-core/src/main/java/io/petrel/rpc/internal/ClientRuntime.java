@@ -127,6 +127,11 @@ public final class ClientRuntime implements ClientTransportContext {
     return retryBudget.tryTake();
   }
 
+  /** A hedge {@link #mayHedge} allowed was not sent after all: its token goes back to the retry budget. */
+  public void hedgeNotSent() {
+    retryBudget.giveBack();
+  }
+
   /** A hedge (an attempt beyond a hedged call's first) was sent. */
   public void hedgeSent() {
     hedges.increment();

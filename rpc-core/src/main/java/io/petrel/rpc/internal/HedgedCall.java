@@ -175,9 +175,9 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
 
   /**
    * Starts another attempt if the call may have one: not ended, below maxAttempts, before its deadline, the client
-   * not shut down, within maxPendingCalls, and the retry budget allowing it ({@code onTimer}: taking a token; after
-   * a failed attempt, which took one: only checking). Returns whether it started one; if not, and no attempt is
-   * left in flight, the call fails ({@link #failIfNoneLeft}).
+   * not shut down, within maxPendingCalls, and the retry budget allowing it ({@code onTimer}: taking a token, given
+   * back if the hedge is then not sent; after a failed attempt, which took one: only checking). Returns whether it
+   * started one; if not, and no attempt is left in flight, the call fails ({@link #failIfNoneLeft}).
    */
   private boolean sendHedge(boolean onTimer) {
     boolean full;
@@ -194,10 +194,18 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
     ClientCall<Resp> c = null;
     List<ClientSubchannel> busy = new ArrayList<>(attempts.length);
     boolean counted = false;
+    boolean tokenTaken = false;
     try {
       Deadline d = deadline;
-      if (runtime.isShutdown() || (d != null && d.isExpired())
-          || (onTimer ? !runtime.mayHedge() : !runtime.mayRetry())) {
+      if (runtime.isShutdown() || (d != null && d.isExpired())) {
+        return false;
+      }
+      if (onTimer) {
+        if (!runtime.mayHedge()) {
+          return false;
+        }
+        tokenTaken = true;
+      } else if (!runtime.mayRetry()) {
         return false;
       }
       counted = true;
@@ -223,6 +231,9 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
       if (c == null) {
         if (counted) {
           runtime.callEnded(); // over maxPendingCalls, or the call ended meanwhile
+        }
+        if (tokenTaken) {
+          runtime.hedgeNotSent(); // not sent: the budget gets its token back
         }
         failIfNoneLeft();
       }

@@ -71,6 +71,20 @@ public final class RetryBudget {
     return true;
   }
 
+  /**
+   * Gives back the whole token a {@link #tryTake} took for a hedge that was then not sent (the call ended, or the
+   * client had no room for another attempt): a hedge that never went out costs the budget nothing.
+   */
+  public void giveBack() {
+    int n;
+    do {
+      n = milliTokens.get();
+      if (n >= max) {
+        return;
+      }
+    } while (!milliTokens.compareAndSet(n, Math.min(max, n + 1000)));
+  }
+
   /** Tokens left, in thousandths (tests, toString). */
   public int milliTokens() {
     return milliTokens.get();

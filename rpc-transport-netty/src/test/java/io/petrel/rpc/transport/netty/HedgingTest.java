@@ -344,6 +344,30 @@ class HedgingTest extends TransportFixture {
         .isEqualTo(calls + (int) hedges);
   }
 
+  @Test
+  void aHedgeNotSentForWantOfRoomGivesItsTokenBack() throws Exception {
+    Ledger a = new Ledger("a", Behaviour.HOLD);
+    Ledger b = new Ledger("b", Behaviour.HOLD);
+    // Ten calls fill maxPendingCalls: every hedge their timers bring (every 20 ms until the deadline, about 20 per
+    // call) is refused for want of room. Each takes a token and must give it back; before, the budget fell to half
+    // (10 of 20 tokens) within the first round of timers, and retries of UNAVAILABLE stopped for every call.
+    RpcClient client = clientOf(o -> o.hedging(2, Duration.ofMillis(20)).retryBudget(20, 0.1).maxPendingCalls(10),
+        server(a), server(b));
+    List<CompletableFuture<StringValue>> futures = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      futures.add(client.unaryCallAsync(READ, StringValue.of("full " + i), CallOptions.DEFAULT.withTimeout(
+          Duration.ofMillis(500))));
+    }
+    for (CompletableFuture<StringValue> f : futures) {
+      assertFails(f, Status.Code.DEADLINE_EXCEEDED);
+    }
+    assertThat(ClientChannel.runtimeOf(client).hedges()).as("hedges sent").isZero();
+    assertThat(ClientChannel.runtimeOf(client).retryBudget().milliTokens()).as("the budget's tokens, in thousandths")
+        .isEqualTo(20_000);
+    awaitNoPendingCall(client);
+    assertThat(total(a, b)).as("executions: each call once, no hedge").isEqualTo(10);
+  }
+
   private static void awaitNoPendingCall(RpcClient client) throws InterruptedException {
     long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     while (client.pendingCalls() > 0 && System.nanoTime() < until) {
