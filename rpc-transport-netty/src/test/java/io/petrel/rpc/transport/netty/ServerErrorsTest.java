@@ -81,7 +81,31 @@ class ServerErrorsTest extends TransportFixture {
       // As if an Error had escaped one worker loop: it ends while the server runs.
       transport.workerLoops().iterator().next().shutdownGracefully(0, 0, TimeUnit.SECONDS);
       log.await(Level.ERROR, Duration.ofSeconds(10), "is stopping", "which ended", "restart the process");
-      assertThat(server.awaitTermination(20, TimeUnit.SECONDS)).as("server terminated").isTrue();
+      boolean terminated = server.awaitTermination(20, TimeUnit.SECONDS);
+      assertThat(terminated).as("server terminated; if not, where it stands:%n%s", terminated ? ""
+          : whereItStands(server, transport)).isTrue();
     }
+  }
+
+  /**
+   * What a server that does not terminate is waiting for: its state, its transport's connections and event loops,
+   * and the stacks of its threads (this test failed once in a full build, 40 s, and passed in every rerun).
+   */
+  private static String whereItStands(RpcServer server, NettyServerTransport transport) {
+    StringBuilder b = new StringBuilder().append(server).append(", open connections ")
+        .append(transport.openConnections()).append(", in-flight calls ").append(transport.inFlightCalls());
+    for (io.netty.util.concurrent.EventExecutor loop : transport.workerLoops()) {
+      b.append(System.lineSeparator()).append("worker loop ").append(loop).append(": shutting down ")
+          .append(loop.isShuttingDown()).append(", terminated ").append(loop.isTerminated());
+    }
+    Thread.getAllStackTraces().forEach((t, stack) -> {
+      if (t.getName().contains("petrel-server") || t.getName().contains("globalEventExecutor")) {
+        b.append(System.lineSeparator()).append(t.getName()).append(" ").append(t.getState());
+        for (StackTraceElement e : stack) {
+          b.append(System.lineSeparator()).append("    at ").append(e);
+        }
+      }
+    });
+    return b.toString();
   }
 }
