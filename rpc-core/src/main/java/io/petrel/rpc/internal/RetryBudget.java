@@ -39,16 +39,7 @@ public final class RetryBudget {
 
   /** A call succeeded: gives back a fraction of a token; nothing to do while the bucket is full. */
   public void onSuccess() {
-    int n = milliTokens.get();
-    if (n >= max) {
-      return;
-    }
-    while (!milliTokens.compareAndSet(n, Math.min(max, n + perSuccess))) {
-      n = milliTokens.get();
-      if (n >= max) {
-        return;
-      }
-    }
+    add(perSuccess);
   }
 
   /** Whether a retry may be made now: more than half the bucket is left. */
@@ -76,13 +67,18 @@ public final class RetryBudget {
    * client had no room for another attempt): a hedge that never went out costs the budget nothing.
    */
   public void giveBack() {
+    add(1000);
+  }
+
+  /** Adds {@code milli} thousandths of a token, up to the bucket's size; one read while the bucket is full. */
+  private void add(int milli) {
     int n;
     do {
       n = milliTokens.get();
       if (n >= max) {
         return;
       }
-    } while (!milliTokens.compareAndSet(n, Math.min(max, n + 1000)));
+    } while (!milliTokens.compareAndSet(n, Math.min(max, n + milli)));
   }
 
   /** Tokens left, in thousandths (tests, toString). */
