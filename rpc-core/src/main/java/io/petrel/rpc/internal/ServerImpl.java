@@ -284,7 +284,16 @@ public final class ServerImpl extends RpcServer {
       log.info("Petrel server '{}' closing its connections now; {} in-flight calls fail with UNAVAILABLE",
           config.name(), left);
     }
-    CompletableFuture<Void> closed = transport.closeConnections(force).toCompletableFuture();
+    CompletableFuture<Void> closed;
+    try {
+      closed = transport.closeConnections(force).toCompletableFuture();
+    } catch (RuntimeException | Error e) {
+      // The transport failed to close its connections: the stop goes on (its release closes them with the
+      // event loops), rather than leave the server draining forever and awaitTermination waiting.
+      log.error("Petrel server '{}': closing its connections failed ({}); stopping all the same", config.name(),
+          e.toString(), e);
+      closed = CompletableFuture.completedFuture(null);
+    }
     if (ownPool != null) {
       if (force) {
         for (Runnable never : ownPool.shutdownNow()) {

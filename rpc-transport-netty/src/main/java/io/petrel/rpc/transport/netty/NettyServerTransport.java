@@ -402,7 +402,7 @@ final class NettyServerTransport implements ServerTransport {
       if (c.channel().eventLoop().isShuttingDown()) {
         // Its event loop ended (see watchEventLoops): nothing runs there any more, not even a close or the
         // listener of one; close the socket from here and count it closed.
-        c.channel().unsafe().closeForcibly();
+        closeOnEndedLoop(c.channel());
         connectionClosed(c);
         continue;
       }
@@ -425,6 +425,33 @@ final class NettyServerTransport implements ServerTransport {
     }
     next.run();
     return all;
+  }
+
+  /**
+   * Closes the socket of a channel whose event loop has ended, from another thread. Netty's own
+   * {@code unsafe().closeForcibly()} must run on the channel's loop (with assertions on it throws an
+   * AssertionError anywhere else, and the stop that called it went no further), so an epoll or io_uring socket
+   * is closed through its file descriptor. The loop may have closed the socket as it ended, without the
+   * channel's inactive event, which it could no longer run: then there is nothing to close.
+   */
+  private static void closeOnEndedLoop(Channel ch) {
+    if (!ch.isOpen()) {
+      return;
+    }
+    if (ch instanceof io.netty.channel.unix.UnixChannel unix) {
+      try {
+        unix.fd().close();
+      } catch (IOException | RuntimeException e) {
+        log.debug("closing {} after its event loop ended: {}", ch, e.toString());
+      }
+      return;
+    }
+    try {
+      ch.unsafe().closeForcibly(); // NIO: correct without assertions; with them Netty refuses the foreign thread
+    } catch (AssertionError e) {
+      log.debug("{} left open: its event loop ended, and Netty refuses to close an NIO channel from another"
+          + " thread with assertions on; it closes when the process ends", ch);
+    }
   }
 
   @Override
