@@ -63,7 +63,13 @@ final class ControlServer implements AutoCloseable {
         + " direct=" + directMemory();
   }
 
-  /** Direct memory in use by this JVM: the JDK's direct buffers plus both Nettys' own counts. */
+  /**
+   * Direct memory in use by this JVM, each byte counted once: the JDK's direct buffers, plus what each Netty
+   * (Petrel's, and gRPC-java's shaded one) allocates without a cleaner. A Netty that allocates through the JDK
+   * ({@code ByteBuffer.allocateDirect}, its default on Java 17 without {@code --add-opens}) is already in the JDK's
+   * figure, and its own counter counts the same bytes again (Netty 4.2 and gRPC's 4.1 both do): its counter is
+   * added only when it uses buffers without cleaners, which the JDK does not see.
+   */
   static long directMemory() {
     long jdk = 0;
     for (java.lang.management.BufferPoolMXBean b
@@ -72,8 +78,11 @@ final class ControlServer implements AutoCloseable {
         jdk = b.getMemoryUsed();
       }
     }
-    return jdk + Math.max(0, io.netty.util.internal.PlatformDependent.usedDirectMemory())
-        + Math.max(0, io.grpc.netty.shaded.io.netty.util.internal.PlatformDependent.usedDirectMemory());
+    long petrel = io.netty.util.internal.PlatformDependent.useDirectBufferNoCleaner()
+        ? Math.max(0, io.netty.util.internal.PlatformDependent.usedDirectMemory()) : 0;
+    long grpc = io.grpc.netty.shaded.io.netty.util.internal.PlatformDependent.useDirectBufferNoCleaner()
+        ? Math.max(0, io.grpc.netty.shaded.io.netty.util.internal.PlatformDependent.usedDirectMemory()) : 0;
+    return jdk + petrel + grpc;
   }
 
   /** Sends one command to a control port and returns the one-line answer. */
