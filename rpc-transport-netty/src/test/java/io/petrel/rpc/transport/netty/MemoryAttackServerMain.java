@@ -1,10 +1,8 @@
 package io.petrel.rpc.transport.netty;
 
-import io.netty.util.internal.PlatformDependent;
 import io.petrel.rpc.RpcServer;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
-import java.lang.management.BufferPoolMXBean;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
@@ -149,15 +147,8 @@ public final class MemoryAttackServerMain {
     return ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
   }
 
-  /** Direct memory in use: Netty's own count (its pools, without cleaners) plus the JDK's direct buffers. */
+  /** Direct memory in use, each byte counted once ({@link DirectMemory}). */
   private static long direct() {
-    long netty = Math.max(0, PlatformDependent.usedDirectMemory());
-    long jdk = 0;
-    for (BufferPoolMXBean b : ManagementFactory.getPlatformMXBeans(BufferPoolMXBean.class)) {
-      if (b.getName().equals("direct")) {
-        jdk = b.getMemoryUsed();
-      }
-    }
-    return netty + jdk;
+    return DirectMemory.used();
   }
 }

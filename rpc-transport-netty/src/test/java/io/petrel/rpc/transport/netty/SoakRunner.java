@@ -1,8 +1,6 @@
 package io.petrel.rpc.transport.netty;
 
 import com.google.protobuf.StringValue;
-import io.netty.buffer.PooledByteBufAllocator;
-import io.netty.util.internal.PlatformDependent;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
@@ -165,8 +163,7 @@ public final class SoakRunner {
   private Sample report(long second, long callsPerSecond) {
     Runtime rt = Runtime.getRuntime();
     long heap = rt.totalMemory() - rt.freeMemory();
-    long directUsed = PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory()
-        + Math.max(0, PlatformDependent.usedDirectMemory());
+    long directUsed = DirectMemory.used();
     int threadCount = ManagementFactory.getThreadMXBean().getThreadCount();
     long files = -1;
     if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.UnixOperatingSystemMXBean u) {
