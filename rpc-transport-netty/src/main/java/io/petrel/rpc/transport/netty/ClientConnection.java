@@ -6,6 +6,7 @@ import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.handler.codec.DecoderException;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
 import io.netty.handler.timeout.IdleStateEvent;
@@ -780,7 +781,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     return peerMaxCalls;
   }
 
-  /** Event loop: why the connection failed, if it was a TLS error; else null. */
+  /** Event loop: why the connection failed (a TLS error, a keepalive unanswered, a protocol violation); else null. */
   @Nullable String closeReason() {
     return closeReason;
   }
@@ -801,10 +802,21 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       channel.close();
       return;
     }
+    Throwable t = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+    if (t instanceof ProtocolException && closeReason == null) {
+      closeReason = violation(String.valueOf(t.getMessage())); // the calls it fails say why
+    }
     ConnectionErrors.close(client.limitLog(), channel, cause, "to " + authority);
   }
 
   private void protocolViolation(String what) {
+    if (closeReason == null) {
+      closeReason = violation(what);
+    }
     ConnectionErrors.protocolViolation(client.limitLog(), channel, what, "to " + authority);
+  }
+
+  private static String violation(String what) {
+    return "the server broke the protocol: " + what + "; is this address a Petrel server of a compatible version?";
   }
 }

@@ -87,7 +87,8 @@ final class FrameDecoder extends ByteToMessageDecoder {
       int magic = in.getUnsignedShort(r + OFF_MAGIC);
       if (magic != MAGIC) {
         throw fail(in, String.format("bad magic 0x%04x (expected 0x%04x): the peer does not speak the Petrel"
-            + " protocol", magic, MAGIC));
+            + " protocol", magic, MAGIC) + (looksLikeTls(in, r) ? " (its bytes look like TLS: one side uses TLS and"
+            + " the other does not; configure tls on both or neither)" : ""));
       }
     }
     if (readable >= OFF_VERSION + 1) {
@@ -141,6 +142,12 @@ final class FrameDecoder extends ByteToMessageDecoder {
     in.skipBytes((int) frameSize);
     out.add(new Frame(type, in.getByte(r + OFF_FLAGS), in.getUnsignedByte(r + OFF_STATUS), requestId, methodId,
         in.getUnsignedInt(r + OFF_TIMEOUT), metadata, body));
+  }
+
+  /** The first bytes look like a TLS record header: content type 20-23, protocol version 3.x (SSL 3.0 to TLS 1.3). */
+  private static boolean looksLikeTls(ByteBuf in, int r) {
+    int type = in.getUnsignedByte(r);
+    return type >= 20 && type <= 23 && in.getUnsignedByte(r + 1) == 3 && in.getUnsignedByte(r + 2) <= 4;
   }
 
   private void releaseReserved() {

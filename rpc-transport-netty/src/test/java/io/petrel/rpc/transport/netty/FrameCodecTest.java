@@ -238,11 +238,29 @@ class FrameCodecTest {
     EmbeddedChannel ch = new EmbeddedChannel(new FrameDecoder(1024, 8192));
     assertThatThrownBy(() -> ch.writeInbound(Unpooled.wrappedBuffer(new byte[] {0, 0, 0, 28, 'G', 'E', 1, 1})))
         .isInstanceOf(DecoderException.class).hasCauseInstanceOf(ProtocolException.class)
-        .hasMessageContaining("bad magic 0x4745");
+        .hasMessageContaining("bad magic 0x4745").hasMessageNotContaining("TLS");
     // Everything after a violation is discarded.
     ch.writeInbound(Unpooled.wrappedBuffer(new byte[64]));
     assertThat((Object) ch.readInbound()).isNull();
     assertFalse(ch.finish());
+  }
+
+  /** A TLS record where a frame should be (one side configured for TLS, the other not) is named as such. */
+  @Test
+  void tlsBytesWhereAFrameShouldBeAreNamedInTheViolation() {
+    EmbeddedChannel clientHello = new EmbeddedChannel(new FrameDecoder(1024, 8192));
+    // A TLS 1.2/1.3 ClientHello record: handshake (22), version 3.1, length 512, then message type 1.
+    assertThatThrownBy(() -> clientHello.writeInbound(Unpooled.wrappedBuffer(
+        new byte[] {22, 3, 1, 2, 0, 1, 0, 1, (byte) 0xfc, 3, 3})))
+        .isInstanceOf(DecoderException.class).hasCauseInstanceOf(ProtocolException.class)
+        .hasMessageContaining("does not speak the Petrel protocol")
+        .hasMessageContaining("its bytes look like TLS: one side uses TLS and the other does not");
+    assertFalse(clientHello.finish());
+    EmbeddedChannel alert = new EmbeddedChannel(new FrameDecoder(1024, 8192));
+    // A TLS alert record (21), version 3.3, as a TLS server may answer a plaintext client.
+    assertThatThrownBy(() -> alert.writeInbound(Unpooled.wrappedBuffer(new byte[] {21, 3, 3, 0, 2, 2, 70})))
+        .hasMessageContaining("look like TLS");
+    assertFalse(alert.finish());
   }
 
   @Test

@@ -1,0 +1,212 @@
+package io.petrel.rpc.transport.netty;
+
+import static io.petrel.rpc.transport.netty.Protocol.*;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.google.protobuf.StringValue;
+import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The client against servers that break the protocol: a fake server on a plain socket ({@link RawPeer}) reads the
+ * client's requests and answers with what a broken or hostile server sends. Every call ends with a result or a
+ * clear status, long before its deadline when the server has shown it cannot answer; a connection that broke the
+ * protocol is closed and the next call gets a new one; what the client cannot use is skipped without being
+ * buffered.
+ */
+class HostileServerTest extends TransportFixture {
+  private static final long WAIT_SECONDS = 20;
+
+  /** Reads frames until the client's next REQUEST, answering its PINGs on the way. */
+  private static RawPeer.RawFrame nextRequest(RawPeer peer) throws Exception {
+    for (;;) {
+      RawPeer.RawFrame f = peer.readRaw();
+      if (f.type() == TYPE_PING) {
+        peer.send(RawPeer.control(TYPE_PONG, f.requestId()));
+      } else if (f.type() == TYPE_REQUEST) {
+        return f;
+      }
+    }
+  }
+
+  /** A fake server's work on one accepted connection; runs on another thread. */
+  private interface Script {
+    void play(RawPeer peer) throws Exception;
+  }
+
+  /** Accepts one connection after another and plays the scripts in turn, each on its own connection. */
+  private static CompletableFuture<Void> fake(ServerSocket ss, CountDownLatch testDone, Script... scripts) {
+    return CompletableFuture.runAsync(() -> {
+      for (Script s : scripts) {
+        try (RawPeer peer = new RawPeer(ss.accept())) {
+          s.play(peer);
+          if (s == scripts[scripts.length - 1]) {
+            testDone.await(WAIT_SECONDS, TimeUnit.SECONDS); // keep the last connection open until the test ends
+          }
+        } catch (Exception e) {
+          throw new IllegalStateException("fake server: " + e, e);
+        }
+      }
+    });
+  }
+
+  /** Answers the next {@code n} requests with their own bodies (an echo). */
+  private static Script echo(int n) {
+    return peer -> {
+      for (int i = 0; i < n; i++) {
+        RawPeer.RawFrame r = nextRequest(peer);
+        peer.send(RawPeer.response(r.requestId(), r.body()));
+      }
+    };
+  }
+
+  private static StatusException failureOf(CompletableFuture<?> f) {
+    ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
+        () -> f.get(WAIT_SECONDS, TimeUnit.SECONDS));
+    assertThat(e.getCause()).isInstanceOf(StatusException.class);
+    return (StatusException) e.getCause();
+  }
+
+  /**
+   * A client pointed at something that is not a Petrel server (here an HTTP server's answer): the call fails at
+   * once, not at its deadline, with UNAVAILABLE saying that the peer does not speak the protocol.
+   */
+  @Test
+  void aServerSpeakingAnotherProtocolFailsTheCallAtOnceSayingSo() throws Exception {
+    CountDownLatch testDone = new CountDownLatch(1);
+    try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<Void> fake = fake(ss, testDone, peer -> {
+        nextRequest(peer);
+        peer.send("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+      });
+      RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO));
+      long start = System.nanoTime();
+      CompletableFuture<StringValue> call = client.unaryCallAsync(TestService.ECHO, StringValue.of("hi"),
+          CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(15)));
+      StatusException e = failureOf(call);
+      long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(e.status().description()).contains("does not speak the Petrel protocol");
+      assertThat(tookMs).as("failed after %d ms of a 15 s deadline", tookMs).isLessThan(5_000);
+      testDone.countDown();
+      fake.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+  }
+
+  /**
+   * Answers for request ids the client never sent, and a second answer to a call already answered, are dropped:
+   * the call gets its own answer, and the connection goes on serving calls.
+   */
+  @Test
+  void answersToUnknownIdsAndRepeatedAnswersAreDroppedAndTheConnectionGoesOn() throws Exception {
+    CountDownLatch testDone = new CountDownLatch(1);
+    try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<Void> fake = fake(ss, testDone, peer -> {
+        RawPeer.RawFrame r = nextRequest(peer);
+        peer.send(RawPeer.response(r.requestId() + 7777, StringValue.of("stray").toByteArray()));
+        peer.send(RawPeer.response(r.requestId(), r.body()));
+        peer.send(RawPeer.response(r.requestId(), StringValue.of("again").toByteArray()));
+        RawPeer.RawFrame second = nextRequest(peer); // the same connection
+        peer.send(RawPeer.response(second.requestId(), second.body()));
+      });
+      RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO));
+      assertThat(client.unaryCall(TestService.ECHO, StringValue.of("first")).getValue()).isEqualTo("first");
+      assertThat(client.unaryCall(TestService.ECHO, StringValue.of("second")).getValue()).isEqualTo("second");
+      testDone.countDown();
+      fake.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+  }
+
+  /**
+   * A server that sends a frame only clients send (a REQUEST) breaks the protocol: the connection is closed and
+   * its call fails at once with UNAVAILABLE naming the violation; the next call connects again and is answered.
+   */
+  @Test
+  void aRequestFromTheServerClosesTheConnectionAndTheNextCallConnectsAgain() throws Exception {
+    CountDownLatch testDone = new CountDownLatch(1);
+    try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<Void> fake = fake(ss, testDone, peer -> {
+        nextRequest(peer);
+        peer.send(RawPeer.frame(TYPE_REQUEST, 1, StringValue.of("call me").toByteArray()));
+        peer.readUntilClosed(); // the client closes this connection
+      }, echo(1));
+      RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO)
+          .reconnectBackoff(Duration.ofMillis(10), Duration.ofMillis(100)));
+      CompletableFuture<StringValue> call = client.unaryCallAsync(TestService.ECHO, StringValue.of("hi"),
+          CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(15)));
+      StatusException e = failureOf(call);
+      assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(e.status().description()).contains("REQUEST frame, which only clients send");
+      StringValue again = client.unaryCall(TestService.ECHO, StringValue.of("again"),
+          CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(10)));
+      assertThat(again.getValue()).isEqualTo("again");
+      testDone.countDown();
+      fake.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+  }
+
+  /**
+   * A response that declares nearly 4 GiB (the largest length the header can carry): the client allocates
+   * nothing for it, fails that call with RESOURCE_EXHAUSTED naming its maxFrameSize, and skips the bytes as
+   * they come; when the server then closes, the other call in flight ends with UNAVAILABLE, not at its deadline.
+   */
+  @Test
+  void aResponseDeclaringFourGibibytesFailsItsCallWithoutBeingBuffered() throws Exception {
+    CountDownLatch testDone = new CountDownLatch(1);
+    try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<Void> fake = fake(ss, testDone, peer -> {
+        RawPeer.RawFrame a = nextRequest(peer);
+        nextRequest(peer);
+        peer.send(RawPeer.header(TYPE_RESPONSE, a.requestId(), 0, -1 - MIN_LENGTH)); // length field 0xFFFFFFFF
+        peer.send(new byte[1 << 20]); // a first MiB of the body, skipped
+        peer.socket.close();
+      });
+      RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO));
+      CallOptions options = CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(15));
+      CompletableFuture<StringValue> big = client.unaryCallAsync(TestService.ECHO, StringValue.of("a"), options);
+      CompletableFuture<StringValue> other = client.unaryCallAsync(TestService.ECHO, StringValue.of("b"), options);
+      long start = System.nanoTime();
+      StatusException e = failureOf(big);
+      assertThat(e.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(e.status().description()).contains("4294967299 bytes exceeds the client's maxFrameSize");
+      assertThat(failureOf(other).code()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(5_000);
+      testDone.countDown();
+      fake.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+  }
+
+  /** Half a response header, then silence with the connection open: the call ends by its deadline. */
+  @Test
+  void halfAResponseThenSilenceEndsTheCallByItsDeadline() throws Exception {
+    CountDownLatch testDone = new CountDownLatch(1);
+    try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<Void> fake = fake(ss, testDone, peer -> {
+        RawPeer.RawFrame r = nextRequest(peer);
+        peer.send(java.util.Arrays.copyOf(RawPeer.response(r.requestId(), r.body()), HEADER_SIZE / 2));
+      });
+      RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO));
+      long start = System.nanoTime();
+      assertThatThrownBy(() -> client.unaryCall(TestService.ECHO, StringValue.of("hi"),
+          CallOptions.DEFAULT.withTimeout(Duration.ofMillis(500))))
+          .isInstanceOfSatisfying(StatusException.class,
+              s -> assertThat(s.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
+      long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+      assertThat(tookMs).as("ended after %d ms", tookMs).isBetween(400L, 3_000L);
+      testDone.countDown();
+      fake.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+  }
+}
