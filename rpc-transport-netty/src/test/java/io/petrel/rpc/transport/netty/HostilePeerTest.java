@@ -326,6 +326,34 @@ class HostilePeerTest extends TransportFixture {
     assertThat(good.unaryCall(TestService.ECHO, StringValue.of("ok")).getValue()).isEqualTo("ok");
   }
 
+  /**
+   * A client that sends a frame only servers send (a RESPONSE) breaks the protocol: the server closes that
+   * connection, says so in one WARN line naming the frame, runs nothing for it, and serves everyone else. GOAWAY
+   * and SETTINGS from a client are reserved for later versions and ignored: the connection goes on.
+   */
+  @Test
+  void aResponseFromAClientClosesItsConnectionAndGoawayOrSettingsAreIgnored() throws Exception {
+    RpcServer server = startServer();
+    RpcClient good = client(server.port());
+    try (LogCapture log = new LogCapture(RpcServer.class)) {
+      try (RawPeer p = new RawPeer(server.port())) {
+        p.send(RawPeer.response(7, StringValue.of("answer to nobody").toByteArray()));
+        assertThat(p.readUntilClosed()).isEmpty();
+      }
+      assertThat(log.await(ch.qos.logback.classic.Level.WARN, Duration.ofSeconds(10), "protocol violation"))
+          .contains("a client sent a RESPONSE frame, which only servers send");
+    }
+    try (RawPeer p = new RawPeer(server.port())) {
+      p.send(RawPeer.control(TYPE_GOAWAY, 0));
+      p.send(RawPeer.settingsFrame(SETTING_MAX_CONCURRENT_CALLS, 1));
+      p.send(RawPeer.request(TestService.ECHO, 1, 0, StringValue.of("still here")));
+      RawPeer.RawFrame answer = p.read();
+      assertThat(answer.type()).isEqualTo((int) TYPE_RESPONSE);
+      assertThat(StringValue.parseFrom(answer.body()).getValue()).isEqualTo("still here");
+    }
+    assertThat(good.unaryCall(TestService.ECHO, StringValue.of("ok")).getValue()).isEqualTo("ok");
+  }
+
   /** Weakness 7: a flood of refused connections logs a line, not a line each. */
   @Test
   void aFloodOfRefusedConnectionsLogsOneLinePerCause() throws Exception {
