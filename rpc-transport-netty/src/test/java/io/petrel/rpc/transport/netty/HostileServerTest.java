@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.google.protobuf.StringValue;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import java.net.InetAddress;
@@ -17,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -72,9 +74,33 @@ class HostileServerTest extends TransportFixture {
     };
   }
 
-  private static StatusException failureOf(CompletableFuture<?> f) {
+  /** What a test does with a client of the fake server. */
+  private interface ClientSide {
+    void run(RpcClient client) throws Exception;
+  }
+
+  /**
+   * Starts a fake server playing {@code scripts}, runs {@code test} with a client of it (keepalive off, then
+   * {@code options}), and checks that the fake server's scripts ran through.
+   */
+  private void againstFake(UnaryOperator<RpcClientBuilder> options, ClientSide test, Script... scripts)
+      throws Exception {
+    CountDownLatch testDone = new CountDownLatch(1);
+    try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<Void> fake = fake(ss, testDone, scripts);
+      test.run(client(ss.getLocalPort(), b -> options.apply(b.keepAliveTime(Duration.ZERO))));
+      testDone.countDown();
+      fake.get(WAIT_SECONDS, TimeUnit.SECONDS);
+    }
+  }
+
+  /** The status {@code f} fails with, within {@code ms} milliseconds of now (long before the call's deadline). */
+  private static StatusException failsWithin(long ms, CompletableFuture<?> f) {
+    long start = System.nanoTime();
     ExecutionException e = org.junit.jupiter.api.Assertions.assertThrows(ExecutionException.class,
         () -> f.get(WAIT_SECONDS, TimeUnit.SECONDS));
+    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertThat(tookMs).as("failed after %d ms", tookMs).isLessThan(ms);
     assertThat(e.getCause()).isInstanceOf(StatusException.class);
     return (StatusException) e.getCause();
   }
@@ -85,24 +111,15 @@ class HostileServerTest extends TransportFixture {
    */
   @Test
   void aServerSpeakingAnotherProtocolFailsTheCallAtOnceSayingSo() throws Exception {
-    CountDownLatch testDone = new CountDownLatch(1);
-    try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
-      CompletableFuture<Void> fake = fake(ss, testDone, peer -> {
-        nextRequest(peer);
-        peer.send("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-      });
-      RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO));
-      long start = System.nanoTime();
-      CompletableFuture<StringValue> call = client.unaryCallAsync(TestService.ECHO, StringValue.of("hi"),
-          CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(15)));
-      StatusException e = failureOf(call);
-      long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    againstFake(b -> b, client -> {
+      StatusException e = failsWithin(5_000, client.unaryCallAsync(TestService.ECHO, StringValue.of("hi"),
+          CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(15))));
       assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
       assertThat(e.status().description()).contains("does not speak the Petrel protocol");
-      assertThat(tookMs).as("failed after %d ms of a 15 s deadline", tookMs).isLessThan(5_000);
-      testDone.countDown();
-      fake.get(WAIT_SECONDS, TimeUnit.SECONDS);
-    }
+    }, peer -> {
+      nextRequest(peer);
+      peer.send("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+    });
   }
 
   /**
@@ -111,22 +128,17 @@ class HostileServerTest extends TransportFixture {
    */
   @Test
   void answersToUnknownIdsAndRepeatedAnswersAreDroppedAndTheConnectionGoesOn() throws Exception {
-    CountDownLatch testDone = new CountDownLatch(1);
-    try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
-      CompletableFuture<Void> fake = fake(ss, testDone, peer -> {
-        RawPeer.RawFrame r = nextRequest(peer);
-        peer.send(RawPeer.response(r.requestId() + 7777, StringValue.of("stray").toByteArray()));
-        peer.send(RawPeer.response(r.requestId(), r.body()));
-        peer.send(RawPeer.response(r.requestId(), StringValue.of("again").toByteArray()));
-        RawPeer.RawFrame second = nextRequest(peer); // the same connection
-        peer.send(RawPeer.response(second.requestId(), second.body()));
-      });
-      RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO));
+    againstFake(b -> b, client -> {
       assertThat(client.unaryCall(TestService.ECHO, StringValue.of("first")).getValue()).isEqualTo("first");
       assertThat(client.unaryCall(TestService.ECHO, StringValue.of("second")).getValue()).isEqualTo("second");
-      testDone.countDown();
-      fake.get(WAIT_SECONDS, TimeUnit.SECONDS);
-    }
+    }, peer -> {
+      RawPeer.RawFrame r = nextRequest(peer);
+      peer.send(RawPeer.response(r.requestId() + 7777, StringValue.of("stray").toByteArray()));
+      peer.send(RawPeer.response(r.requestId(), r.body()));
+      peer.send(RawPeer.response(r.requestId(), StringValue.of("again").toByteArray()));
+      RawPeer.RawFrame second = nextRequest(peer); // the same connection
+      peer.send(RawPeer.response(second.requestId(), second.body()));
+    });
   }
 
   /**
@@ -135,26 +147,19 @@ class HostileServerTest extends TransportFixture {
    */
   @Test
   void aRequestFromTheServerClosesTheConnectionAndTheNextCallConnectsAgain() throws Exception {
-    CountDownLatch testDone = new CountDownLatch(1);
-    try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
-      CompletableFuture<Void> fake = fake(ss, testDone, peer -> {
-        nextRequest(peer);
-        peer.send(RawPeer.frame(TYPE_REQUEST, 1, StringValue.of("call me").toByteArray()));
-        peer.readUntilClosed(); // the client closes this connection
-      }, echo(1));
-      RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO)
-          .reconnectBackoff(Duration.ofMillis(10), Duration.ofMillis(100)));
-      CompletableFuture<StringValue> call = client.unaryCallAsync(TestService.ECHO, StringValue.of("hi"),
-          CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(15)));
-      StatusException e = failureOf(call);
+    againstFake(b -> b.reconnectBackoff(Duration.ofMillis(10), Duration.ofMillis(100)), client -> {
+      StatusException e = failsWithin(5_000, client.unaryCallAsync(TestService.ECHO, StringValue.of("hi"),
+          CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(15))));
       assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
       assertThat(e.status().description()).contains("REQUEST frame, which only clients send");
       StringValue again = client.unaryCall(TestService.ECHO, StringValue.of("again"),
           CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(10)));
       assertThat(again.getValue()).isEqualTo("again");
-      testDone.countDown();
-      fake.get(WAIT_SECONDS, TimeUnit.SECONDS);
-    }
+    }, peer -> {
+      nextRequest(peer);
+      peer.send(RawPeer.frame(TYPE_REQUEST, 1, StringValue.of("call me").toByteArray()));
+      peer.readUntilClosed(); // the client closes this connection
+    }, echo(1));
   }
 
   /**
@@ -164,40 +169,27 @@ class HostileServerTest extends TransportFixture {
    */
   @Test
   void aResponseDeclaringFourGibibytesFailsItsCallWithoutBeingBuffered() throws Exception {
-    CountDownLatch testDone = new CountDownLatch(1);
-    try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
-      CompletableFuture<Void> fake = fake(ss, testDone, peer -> {
-        RawPeer.RawFrame a = nextRequest(peer);
-        nextRequest(peer);
-        peer.send(RawPeer.header(TYPE_RESPONSE, a.requestId(), 0, -1 - MIN_LENGTH)); // length field 0xFFFFFFFF
-        peer.send(new byte[1 << 20]); // a first MiB of the body, skipped
-        peer.socket.close();
-      });
-      RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO));
+    againstFake(b -> b, client -> {
       CallOptions options = CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(15));
       CompletableFuture<StringValue> big = client.unaryCallAsync(TestService.ECHO, StringValue.of("a"), options);
       CompletableFuture<StringValue> other = client.unaryCallAsync(TestService.ECHO, StringValue.of("b"), options);
-      long start = System.nanoTime();
-      StatusException e = failureOf(big);
+      StatusException e = failsWithin(5_000, big);
       assertThat(e.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
       assertThat(e.status().description()).contains("4294967299 bytes exceeds the client's maxFrameSize");
-      assertThat(failureOf(other).code()).isEqualTo(Status.Code.UNAVAILABLE);
-      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).isLessThan(5_000);
-      testDone.countDown();
-      fake.get(WAIT_SECONDS, TimeUnit.SECONDS);
-    }
+      assertThat(failsWithin(5_000, other).code()).isEqualTo(Status.Code.UNAVAILABLE);
+    }, peer -> {
+      RawPeer.RawFrame a = nextRequest(peer);
+      nextRequest(peer);
+      peer.send(RawPeer.header(TYPE_RESPONSE, a.requestId(), 0, -1 - MIN_LENGTH)); // length field 0xFFFFFFFF
+      peer.send(new byte[1 << 20]); // a first MiB of the body, skipped
+      peer.socket.close();
+    });
   }
 
   /** Half a response header, then silence with the connection open: the call ends by its deadline. */
   @Test
   void halfAResponseThenSilenceEndsTheCallByItsDeadline() throws Exception {
-    CountDownLatch testDone = new CountDownLatch(1);
-    try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
-      CompletableFuture<Void> fake = fake(ss, testDone, peer -> {
-        RawPeer.RawFrame r = nextRequest(peer);
-        peer.send(java.util.Arrays.copyOf(RawPeer.response(r.requestId(), r.body()), HEADER_SIZE / 2));
-      });
-      RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO));
+    againstFake(b -> b, client -> {
       long start = System.nanoTime();
       assertThatThrownBy(() -> client.unaryCall(TestService.ECHO, StringValue.of("hi"),
           CallOptions.DEFAULT.withTimeout(Duration.ofMillis(500))))
@@ -205,8 +197,9 @@ class HostileServerTest extends TransportFixture {
               s -> assertThat(s.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
       long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
       assertThat(tookMs).as("ended after %d ms", tookMs).isBetween(400L, 3_000L);
-      testDone.countDown();
-      fake.get(WAIT_SECONDS, TimeUnit.SECONDS);
-    }
+    }, peer -> {
+      RawPeer.RawFrame r = nextRequest(peer);
+      peer.send(java.util.Arrays.copyOf(RawPeer.response(r.requestId(), r.body()), HEADER_SIZE / 2));
+    });
   }
 }
