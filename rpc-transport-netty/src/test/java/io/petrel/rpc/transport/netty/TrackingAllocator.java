@@ -16,6 +16,7 @@ import java.util.List;
  */
 final class TrackingAllocator extends AbstractByteBufAllocator {
   private final List<ByteBuf> buffers = new ArrayList<>();
+  private long allocatedBytes;
 
   TrackingAllocator() {
     super(false);
@@ -33,12 +34,18 @@ final class TrackingAllocator extends AbstractByteBufAllocator {
 
   private ByteBuf track(ByteBuf buf) {
     buffers.add(buf);
+    allocatedBytes += buf.capacity();
     return buf;
   }
 
   @Override
   public boolean isDirectBufferPooled() {
     return false;
+  }
+
+  /** Bytes allocated so far: the sum of every buffer's capacity when it was made. */
+  long allocatedBytes() {
+    return allocatedBytes;
   }
 
   /** Number of buffers allocated so far. */
