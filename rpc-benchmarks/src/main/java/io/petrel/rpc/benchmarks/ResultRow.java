@@ -18,6 +18,7 @@ import java.util.List;
  *     all runs of the row; NaN where not measured
  * @param tpsRuns each run's TPS, in the order the runs were given (also avgRuns, p99Runs): ratios are taken
  *     within each run, then their median
+ * @param serverCpuRuns each run's server CPU per call in microseconds, in the same order (empty where not measured)
  * @param failed calls that failed, over all runs' measured iterations (JMH's TPS counts them as calls made)
  * @param refused calls that were refused (RESOURCE_EXHAUSTED, UNAVAILABLE, a refused connection), likewise
  */
@@ -43,6 +44,7 @@ record ResultRow(
     List<Double> tpsRuns,
     List<Double> avgRuns,
     List<Double> p99Runs,
+    List<Double> serverCpuRuns,
     long failed,
     long refused) {
 

@@ -193,12 +193,41 @@ class ReportTest {
         result("SyncCallBenchmark", 16, "17.0.15", 300, 0, 0, Map.of("framework", "PETREL", "connections", "8")),
         result("SyncCallBenchmark", 16, "17.0.15", 200, 0, 0, Map.of("framework", "NETTY", "connections", "8")));
     String ratios = Report.ratios(rows);
-    assertThat(ratios).contains("| payload | callers | conns | TPS Petrel / gRPC |")
+    assertThat(ratios).contains("| payload | callers | conns | TPS pool / Netty | TPS direct / Netty |")
         .contains("|---|---:|---|---:|")
-        .contains("| BenchmarkMessage | 16 | 1 | - | - | 0.50 |")
-        .contains("| BenchmarkMessage | 16 | 8 | - | - | 1.50 |");
+        .contains("| BenchmarkMessage | 16 | 1 | 0.50 | - |")
+        .contains("| BenchmarkMessage | 16 | 8 | 1.50 | - |");
     assertThat(Report.markdown(rows, List.of())).contains("#### By connections:")
         .containsSubsequence("| 1 | 100 | 200 |", "| 8 | 300 | 200 |");
+  }
+
+  /**
+   * Every goal's figure of one configuration, over three runs: each is the median of the within-run ratios (or,
+   * for the server CPU, differences), not the ratio of the medians.
+   */
+  @Test
+  void theGoalsFiguresAreMediansOfWithinRunRatios() {
+    JsonArray runs = new JsonArray();
+    // Per run: pool, direct, gRPC-java (default), gRPC-java (direct), echo.
+    double[][] tps = {{60, 80, 20, 30, 100}, {90, 100, 20, 30, 150}, {70, 70, 35, 30, 100}};
+    // Per run: pool's and direct's server CPU per call (us).
+    double[][] cpu = {{9, 4}, {10, 2}, {12, 10}};
+    Framework[] fw = {Framework.PETREL, Framework.PETREL_DIRECT, Framework.GRPC, Framework.GRPC_DIRECT,
+        Framework.NETTY};
+    for (int run = 0; run < 3; run++) {
+      for (int f = 0; f < fw.length; f++) {
+        JsonObject o = sync(fw[f], Payload.MESSAGE, 16, tps[run][f]);
+        if (f < 2) {
+          o.getAsJsonObject("secondaryMetrics").getAsJsonObject("server.cpu").addProperty("score", cpu[run][f]);
+        }
+        runs.add(o);
+      }
+    }
+    // pool / echo 0.60, 0.60, 0.70; direct / echo 0.80, 0.67, 0.70; pool / gRPC 3, 4.5, 2; direct / gRPC direct
+    // 2.67, 3.33, 2.33 (the medians' ratios would be 0.70 and 0.80 of the echo). Server CPU pool - direct: 5, 8,
+    // 2 (the medians' difference would be 6).
+    assertThat(Report.ratios(Report.parse(runs)))
+        .contains("| BenchmarkMessage | 16 | 0.60 | 0.70 | 3.00 | 2.67 | 1.00 | 1.00 | 5.0 | 1.00 | 1.00 |");
   }
 
   @Test
