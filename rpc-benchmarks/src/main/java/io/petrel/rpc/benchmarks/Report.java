@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.DoubleBinaryOperator;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
@@ -328,33 +329,31 @@ public final class Report {
 
   /** The median over runs of a's figure over b's, each ratio taken within one run. */
   private static String ratio(@Nullable ResultRow a, @Nullable ResultRow b, Function<ResultRow, List<Double>> f) {
-    if (a == null || b == null) {
-      return "-";
-    }
-    List<Double> x = f.apply(a);
-    List<Double> y = f.apply(b);
-    List<Double> r = new ArrayList<>();
-    for (int i = 0; i < Math.min(x.size(), y.size()); i++) {
-      if (y.get(i) != 0) {
-        r.add(x.get(i) / y.get(i));
-      }
-    }
-    return fmt(median(r), 2);
+    return fmt(median(perRun(a, b, f, (x, y) -> y == 0 ? Double.NaN : x / y)), 2);
   }
 
   /** The median over runs of a's figure minus b's, each difference taken within one run (one decimal). */
   private static String difference(@Nullable ResultRow a, @Nullable ResultRow b,
       Function<ResultRow, List<Double>> f) {
+    return fmt(median(perRun(a, b, f, (x, y) -> x - y)), 1);
+  }
+
+  /** {@code op} of a's and b's figures of each run both have (a NaN result left out); empty if either is null. */
+  private static List<Double> perRun(@Nullable ResultRow a, @Nullable ResultRow b,
+      Function<ResultRow, List<Double>> f, DoubleBinaryOperator op) {
+    List<Double> out = new ArrayList<>();
     if (a == null || b == null) {
-      return "-";
+      return out;
     }
     List<Double> x = f.apply(a);
     List<Double> y = f.apply(b);
-    List<Double> d = new ArrayList<>();
     for (int i = 0; i < Math.min(x.size(), y.size()); i++) {
-      d.add(x.get(i) - y.get(i));
+      double v = op.applyAsDouble(x.get(i), y.get(i));
+      if (!Double.isNaN(v)) {
+        out.add(v);
+      }
     }
-    return fmt(median(d), 1);
+    return out;
   }
 
   /** The row of blocking callers of framework {@code f} in the configuration of {@code c}, or null. */
