@@ -4,7 +4,8 @@
 #
 #   rpc-benchmarks/scripts/scale-io.sh [common options] [-v MODES] [-c CALLERS] [-p PAYLOAD]
 #
-#   -v MODES    I/O modes, comma-separated (default epoll,nio; epoll needs Linux)
+#   -v MODES    I/O modes, comma-separated (default epoll,nio; also io_uring; epoll and io_uring need Linux, and
+#               gRPC-java, whose shaded Netty has no io_uring, runs on epoll in the io_uring trials)
 #   -c CALLERS  blocking callers (default 16), on one connection
 #   -p PAYLOAD  the payload (default MESSAGE)
 #

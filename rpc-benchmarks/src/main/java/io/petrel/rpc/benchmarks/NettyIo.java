@@ -10,35 +10,73 @@ import io.netty.channel.socket.ServerSocketChannel;
 import io.netty.channel.socket.SocketChannel;
 import io.netty.channel.socket.nio.NioServerSocketChannel;
 import io.netty.channel.socket.nio.NioSocketChannel;
+import io.netty.channel.uring.IoUring;
+import io.netty.channel.uring.IoUringIoHandler;
+import io.netty.channel.uring.IoUringServerSocketChannel;
+import io.netty.channel.uring.IoUringSocketChannel;
 import io.petrel.rpc.transport.netty.IoMode;
 
-/** The Netty I/O flavour of the raw echo, chosen the way Petrel chooses its own (epoll when present, else NIO). */
+/**
+ * The Netty I/O flavour of the raw echo, chosen the way Petrel chooses its own: AUTO is epoll when present, else
+ * NIO; IO_URING and EPOLL fail when not available, as Petrel's do.
+ */
 final class NettyIo {
   private static final boolean EPOLL = Epoll.isAvailable();
 
+  private enum Kind { NIO, EPOLL, IO_URING }
+
   private NettyIo() {}
 
-  /** Whether {@code mode} means epoll here; AUTO and IO_URING fall back to epoll, then NIO. */
-  static boolean epoll(IoMode mode) {
-    if (mode == IoMode.NIO) {
-      return false;
+  private static Kind kind(IoMode mode) {
+    switch (mode) {
+      case NIO:
+        return Kind.NIO;
+      case IO_URING:
+        if (!IoUring.isAvailable()) {
+          throw new IllegalStateException("io_uring requested but not available: " + IoUring.unavailabilityCause());
+        }
+        return Kind.IO_URING;
+      case EPOLL:
+        if (!EPOLL) {
+          throw new IllegalStateException("epoll requested but not available: " + Epoll.unavailabilityCause());
+        }
+        return Kind.EPOLL;
+      default:
+        return EPOLL ? Kind.EPOLL : Kind.NIO;
     }
-    if (mode == IoMode.EPOLL && !EPOLL) {
-      throw new IllegalStateException("epoll requested but not available: " + Epoll.unavailabilityCause());
-    }
-    return EPOLL;
   }
 
   static IoHandlerFactory handlerFactory(IoMode mode) {
-    return epoll(mode) ? EpollIoHandler.newFactory() : NioIoHandler.newFactory();
+    switch (kind(mode)) {
+      case IO_URING:
+        return IoUringIoHandler.newFactory();
+      case EPOLL:
+        return EpollIoHandler.newFactory();
+      default:
+        return NioIoHandler.newFactory();
+    }
   }
 
   static Class<? extends ServerSocketChannel> serverChannel(IoMode mode) {
-    return epoll(mode) ? EpollServerSocketChannel.class : NioServerSocketChannel.class;
+    switch (kind(mode)) {
+      case IO_URING:
+        return IoUringServerSocketChannel.class;
+      case EPOLL:
+        return EpollServerSocketChannel.class;
+      default:
+        return NioServerSocketChannel.class;
+    }
   }
 
   static Class<? extends SocketChannel> channel(IoMode mode) {
-    return epoll(mode) ? EpollSocketChannel.class : NioSocketChannel.class;
+    switch (kind(mode)) {
+      case IO_URING:
+        return IoUringSocketChannel.class;
+      case EPOLL:
+        return EpollSocketChannel.class;
+      default:
+        return NioSocketChannel.class;
+    }
   }
 
   /** "auto", "nio", "epoll", "io_uring" (any case) to an {@link IoMode}. */

@@ -39,7 +39,7 @@ public record ServerOptions(
         --business-queue N    queue of Petrel's business pool (default: Petrel's, 2048)
         --executor E          Petrel's non-direct executor: pool (its bounded pool, default) or cached
                               (a cached thread pool, as gRPC-java's default executor is)
-        --io MODE             auto (default), epoll or nio, for every server
+        --io MODE             auto (default), epoll, nio or io_uring (gRPC-java: epoll), for every server
         --max-calls-per-connection N
                               Petrel's calls in flight per connection (default 65536; Petrel's own
                               default is 1000): a call over it is refused with RESOURCE_EXHAUSTED

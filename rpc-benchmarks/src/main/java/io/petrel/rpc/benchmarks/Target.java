@@ -41,8 +41,8 @@ public class Target {
   public int connections;
 
   /**
-   * The client's I/O: auto (epoll when present), epoll or nio; also the I/O of a server this benchmark starts
-   * itself, unless {@code serverArgs} set {@code --io}.
+   * The client's I/O: auto (epoll when present), epoll, nio or io_uring (gRPC-java: epoll); also the I/O of a
+   * server this benchmark starts itself, unless {@code serverArgs} set {@code --io}.
    */
   @Param({"auto"})
   public String io;
