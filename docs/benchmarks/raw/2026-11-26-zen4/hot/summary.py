@@ -1,0 +1,1 @@
+../../2026-11-26-stop24/hot/summary.py
