@@ -15,6 +15,7 @@ import io.netty.channel.uring.IoUringIoHandler;
 import io.netty.channel.uring.IoUringServerSocketChannel;
 import io.netty.channel.uring.IoUringSocketChannel;
 import io.petrel.rpc.transport.netty.IoMode;
+import java.util.function.Supplier;
 
 /**
  * The Netty I/O flavour of the raw echo, chosen the way Petrel chooses its own: AUTO is epoll when present, else
@@ -23,7 +24,23 @@ import io.petrel.rpc.transport.netty.IoMode;
 final class NettyIo {
   private static final boolean EPOLL = Epoll.isAvailable();
 
-  private enum Kind { NIO, EPOLL, IO_URING }
+  /** A Netty transport: its I/O handler and its channel classes. */
+  private enum Kind {
+    NIO(NioIoHandler::newFactory, NioServerSocketChannel.class, NioSocketChannel.class),
+    EPOLL(EpollIoHandler::newFactory, EpollServerSocketChannel.class, EpollSocketChannel.class),
+    IO_URING(IoUringIoHandler::newFactory, IoUringServerSocketChannel.class, IoUringSocketChannel.class);
+
+    final Supplier<IoHandlerFactory> handlers;
+    final Class<? extends ServerSocketChannel> serverChannel;
+    final Class<? extends SocketChannel> channel;
+
+    Kind(Supplier<IoHandlerFactory> handlers, Class<? extends ServerSocketChannel> serverChannel,
+        Class<? extends SocketChannel> channel) {
+      this.handlers = handlers;
+      this.serverChannel = serverChannel;
+      this.channel = channel;
+    }
+  }
 
   private NettyIo() {}
 
@@ -47,36 +64,15 @@ final class NettyIo {
   }
 
   static IoHandlerFactory handlerFactory(IoMode mode) {
-    switch (kind(mode)) {
-      case IO_URING:
-        return IoUringIoHandler.newFactory();
-      case EPOLL:
-        return EpollIoHandler.newFactory();
-      default:
-        return NioIoHandler.newFactory();
-    }
+    return kind(mode).handlers.get();
   }
 
   static Class<? extends ServerSocketChannel> serverChannel(IoMode mode) {
-    switch (kind(mode)) {
-      case IO_URING:
-        return IoUringServerSocketChannel.class;
-      case EPOLL:
-        return EpollServerSocketChannel.class;
-      default:
-        return NioServerSocketChannel.class;
-    }
+    return kind(mode).serverChannel;
   }
 
   static Class<? extends SocketChannel> channel(IoMode mode) {
-    switch (kind(mode)) {
-      case IO_URING:
-        return IoUringSocketChannel.class;
-      case EPOLL:
-        return EpollSocketChannel.class;
-      default:
-        return NioSocketChannel.class;
-    }
+    return kind(mode).channel;
   }
 
   /** "auto", "nio", "epoll", "io_uring" (any case) to an {@link IoMode}. */

@@ -71,6 +71,11 @@ class BenchmarksSmokeTest {
   }
 
   private static ChainedOptionsBuilder shortRun(String benchmark, Path json) {
+    return shortRun(benchmark, json, server.controlPort());
+  }
+
+  /** One 100 ms iteration in this JVM against the benchmark server at {@code controlPort}, results to {@code json}. */
+  static ChainedOptionsBuilder shortRun(String benchmark, Path json, int controlPort) {
     return new OptionsBuilder()
         .include("\\." + benchmark + "\\.")
         .forks(0)
@@ -79,7 +84,7 @@ class BenchmarksSmokeTest {
         .measurementTime(TimeValue.milliseconds(100))
         .threads(1)
         .param("host", "127.0.0.1")
-        .param("port", Integer.toString(server.controlPort()))
+        .param("port", Integer.toString(controlPort))
         .addProfiler(PetrelProfiler.class)
         .shouldFailOnError(true)
         .verbosity(VerboseMode.SILENT)
@@ -158,23 +163,12 @@ class BenchmarksSmokeTest {
     try (BenchmarkServer narrow = BenchmarkServer.start(ServerOptions.parse("--bind", "127.0.0.1", "--port", "0",
         "--worker-threads", "1", "--frameworks", "petrel", "--business-threads", "1", "--business-queue", "0"))) {
       Path json = dir.resolve("refused.json");
-      Collection<RunResult> results = new Runner(new OptionsBuilder()
-          .include("\\.SyncCallBenchmark\\.")
-          .forks(0)
-          .warmupIterations(0)
-          .measurementIterations(1)
+      Collection<RunResult> results = new Runner(shortRun("SyncCallBenchmark", json, narrow.controlPort())
           .measurementTime(TimeValue.milliseconds(300))
           .threads(8)
           .mode(Mode.Throughput)
-          .param("host", "127.0.0.1")
-          .param("port", Integer.toString(narrow.controlPort()))
           .param("framework", "PETREL")
           .param("payload", Payload.MESSAGE.name())
-          .addProfiler(PetrelProfiler.class)
-          .shouldFailOnError(true)
-          .verbosity(VerboseMode.SILENT)
-          .resultFormat(ResultFormatType.JSON)
-          .result(json.toString())
           .build()).run();
       assertThat(results).hasSize(1);
       RunResult r = results.iterator().next();
@@ -244,21 +238,12 @@ class BenchmarksSmokeTest {
 
   private static RunResult runAsyncWindow64(ServerOptions options) throws Exception {
     try (BenchmarkServer server = BenchmarkServer.start(options)) {
-      Collection<RunResult> results = new Runner(new OptionsBuilder()
-          .include("\\.AsyncCallBenchmark\\.")
-          .forks(0)
-          .warmupIterations(0)
-          .measurementIterations(1)
+      Collection<RunResult> results = new Runner(shortRun("AsyncCallBenchmark", dir.resolve("window64.json"),
+              server.controlPort())
           .measurementTime(TimeValue.milliseconds(300))
-          .threads(1)
-          .param("host", "127.0.0.1")
-          .param("port", Integer.toString(server.controlPort()))
           .param("framework", "PETREL")
           .param("payload", Payload.MESSAGE.name())
           .param("window", "64")
-          .addProfiler(PetrelProfiler.class)
-          .shouldFailOnError(true)
-          .verbosity(VerboseMode.SILENT)
           .build()).run();
       assertThat(results).hasSize(1);
       return results.iterator().next();

@@ -17,9 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.openjdk.jmh.annotations.Mode;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
-import org.openjdk.jmh.runner.options.OptionsBuilder;
 import org.openjdk.jmh.runner.options.TimeValue;
-import org.openjdk.jmh.runner.options.VerboseMode;
 
 /** {@code -p io=io_uring}: Petrel and the raw echo on Netty's io_uring transport, both sides, where it loads. */
 class IoUringBenchmarkTest {
@@ -44,22 +42,14 @@ class IoUringBenchmarkTest {
     assumeTrue(IoUring.isAvailable(), () -> "io_uring is not available here: " + IoUring.unavailabilityCause());
     try (BenchmarkServer server = BenchmarkServer.start(ServerOptions.parse("--bind", "127.0.0.1", "--port", "0",
         "--worker-threads", "2", "--io", "io_uring", "--frameworks", "petrel,petrel_direct,netty"))) {
-      Collection<RunResult> results = new Runner(new OptionsBuilder()
-          .include("\\.SyncCallBenchmark\\.")
-          .forks(0)
-          .warmupIterations(0)
-          .measurementIterations(1)
+      Collection<RunResult> results = new Runner(BenchmarksSmokeTest.shortRun("SyncCallBenchmark",
+              dir.resolve("uring.json"), server.controlPort())
           .measurementTime(TimeValue.milliseconds(200))
           .threads(2)
           .mode(Mode.Throughput)
-          .param("host", "127.0.0.1")
-          .param("port", Integer.toString(server.controlPort()))
           .param("framework", "PETREL", "PETREL_DIRECT", "NETTY")
           .param("payload", Payload.MESSAGE.name())
           .param("io", "io_uring")
-          .addProfiler(PetrelProfiler.class)
-          .shouldFailOnError(true)
-          .verbosity(VerboseMode.SILENT)
           .build()).run();
       assertThat(results).hasSize(3);
       for (RunResult r : results) {

@@ -12,6 +12,8 @@ import io.petrel.rpc.StatusException;
 import io.petrel.rpc.spi.ServerCall;
 import io.petrel.rpc.spi.ServerDispatcher;
 import io.petrel.rpc.spi.ServerStream;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletionException;
@@ -42,6 +44,21 @@ final class CoreServerCall implements ServerCall, Runnable {
   private int messages;
   /** The end of the client's stream has been delivered. */
   private boolean ended;
+  /**
+   * Set by an executor that counts the calls it runs against a limit ({@link VirtualThreadExecutor}): frees the
+   * call's place. Run once, by whichever comes first: the call about to hand its answer to the transport, or the
+   * executor when {@link #run} returns. So a client that has the answer finds the place free for its next call.
+   */
+  private volatile @Nullable Runnable beforeAnswer;
+  private static final VarHandle BEFORE_ANSWER;
+
+  static {
+    try {
+      BEFORE_ANSWER = MethodHandles.lookup().findVarHandle(CoreServerCall.class, "beforeAnswer", Runnable.class);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
 
   @SuppressWarnings("unchecked")
   CoreServerCall(CoreDispatcher dispatcher, CoreDispatcher.Entry entry, ServerContext context, ServerStream stream) {
@@ -158,7 +175,24 @@ final class CoreServerCall implements ServerCall, Runnable {
         + " request message; it takes exactly one; the handler was not run (send one request per call)");
   }
 
+  /**
+   * For a counting executor: {@code release} frees the call's place; it runs once, just before the answer goes to
+   * the transport, unless the executor takes it back first with {@link #takeBeforeAnswer} (and runs it itself).
+   */
+  void beforeAnswer(Runnable release) {
+    beforeAnswer = release;
+  }
+
+  /** The release set with {@link #beforeAnswer} if it has not run yet (it then never runs here), else null. */
+  @Nullable Runnable takeBeforeAnswer() {
+    return (Runnable) BEFORE_ANSWER.getAndSet(this, (Runnable) null);
+  }
+
   private void finish(@Nullable Object response, @Nullable Throwable error) {
+    Runnable release = beforeAnswer == null ? null : takeBeforeAnswer(); // null unless a counting executor runs it
+    if (release != null) {
+      release.run();
+    }
     Status.Code code = Status.Code.OK;
     int responseBytes = -1;
     try {

@@ -9,6 +9,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
@@ -92,6 +93,18 @@ public final class VirtualThreadExecutor implements Executor {
     if (!permits.tryAcquire()) {
       throw new RejectedExecutionException(fullMessage());
     }
+    // The place is freed once: before the call hands its answer to the transport (a client that has the answer
+    // and calls again at once must find it free), or when the call's run ends, whichever comes first.
+    AtomicBoolean held = new AtomicBoolean(true);
+    Runnable release = () -> {
+      if (held.compareAndSet(true, false)) {
+        completed.incrementAndGet();
+        permits.release();
+      }
+    };
+    if (call instanceof CoreServerCall c) {
+      c.beforeAnswer(release);
+    }
     Thread t;
     try {
       t = threads.newThread(() -> {
@@ -100,13 +113,17 @@ public final class VirtualThreadExecutor implements Executor {
           call.run();
         } finally {
           running.remove(Thread.currentThread());
-          completed.incrementAndGet();
-          permits.release();
+          release.run();
         }
       });
       t.start();
     } catch (RuntimeException | Error e) {
-      permits.release();
+      if (call instanceof CoreServerCall c) {
+        c.takeBeforeAnswer();
+      }
+      if (held.compareAndSet(true, false)) {
+        permits.release();
+      }
       throw new RejectedExecutionException("cannot start a virtual thread for the call: " + e, e);
     }
   }
@@ -122,12 +139,12 @@ public final class VirtualThreadExecutor implements Executor {
     return "virtual threads, at most " + maxConcurrentCalls + " calls at once";
   }
 
-  /** Calls running now. */
+  /** Calls running now (a call counts until it hands its answer to the transport, or its run ends). */
   public int active() {
     return maxConcurrentCalls - permits.availablePermits();
   }
 
-  /** Calls run to their end so far. */
+  /** Calls run to their end (their answer handed to the transport, or their run ended) so far. */
   public long completed() {
     return completed.get();
   }

@@ -112,6 +112,24 @@ class VirtualThreadsTest {
   }
 
   @Test
+  void aCallerThatCallsAgainAsSoonAsItHasItsAnswerFindsThePlaceFree() throws Exception {
+    requireJava21();
+    // One place and one caller that calls again the moment it has each answer: the call's place is freed before
+    // its answer is written, so no call finds it still taken by the one before (RESOURCE_EXHAUSTED).
+    RpcServer server = RpcServer.builder().bindAddress("127.0.0.1", 0).name("vt-one").virtualThreads(1)
+        .addService(ServiceDefinition.builder("test.Virtual").unary(HOLD, request -> "done " + request).build())
+        .build().start();
+    try (RpcClient client = RpcClient.builder().address("127.0.0.1", server.port()).build()) {
+      for (int i = 0; i < 2000; i++) {
+        assertThat(client.unaryCall(HOLD, Integer.toString(i))).isEqualTo("done " + i);
+      }
+    } finally {
+      server.shutdown();
+      assertThat(server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    }
+  }
+
+  @Test
   void aForcedShutdownInterruptsHandlersStillRunning() throws Exception {
     requireJava21();
     CountDownLatch entered = new CountDownLatch(1);
