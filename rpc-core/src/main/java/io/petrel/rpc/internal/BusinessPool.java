@@ -149,6 +149,12 @@ public final class BusinessPool implements Executor {
   private final AtomicInteger watchIdle = new AtomicInteger();
   /** Times the watch found a queued call held up and woke a worker for it (written by the watch only). */
   private final AtomicLong watchWakeups = new AtomicLong();
+  /**
+   * Frees a call's place: run once per call, by the call just before it hands its answer to the transport (see
+   * {@link CoreServerCall#beforeAnswer}), or by the worker when the call's run ends, whichever comes first. So a
+   * client that calls again as soon as it has an answer never finds the place of the call before still taken.
+   */
+  private final Runnable release = this::ended;
   /** Told of an error that escaped a call (see ServerDispatcher.fatal); set by the server. */
   private volatile BiConsumer<String, Throwable> onError = (where, t) -> {};
 
@@ -208,10 +214,13 @@ public final class BusinessPool implements Executor {
         throw new RejectedExecutionException("the business pool is full");
       }
     } while (!ctl.compareAndSet(c, c + 1 + OFFERING_ONE));
+    if (task instanceof CoreServerCall call) {
+      call.beforeAnswer(release);
+    }
     boolean queued = queue.offer(task); // false cannot happen: the array has room for every call admitted
     ctl.getAndAdd(-OFFERING_ONE); // from here on a shutdownNow takes this call back if no worker has
     if (!queued) {
-      ended();
+      freePlace(task);
       throw new RejectedExecutionException("the business pool's queue is full");
     }
     signalWork();
@@ -348,6 +357,13 @@ public final class BusinessPool implements Executor {
     return ((long) BITS.getAndBitwiseAnd(bits, index >>> 6, ~bit) & bit) != 0;
   }
 
+  /** Frees the place of a call admitted, unless the call freed it before its answer (its release then never runs). */
+  private void freePlace(Runnable task) {
+    if (!(task instanceof CoreServerCall call) || call.takeBeforeAnswer() != null) {
+      ended();
+    }
+  }
+
   /** A call admitted has ended (run, or taken back): frees its place, and lets the workers go after a shutdown. */
   private void ended() {
     long c = ctl.decrementAndGet();
@@ -401,7 +417,7 @@ public final class BusinessPool implements Executor {
     Runnable r;
     while ((r = queue.poll()) != null) {
       never.add(r);
-      ended();
+      freePlace(r);
     }
     for (int i = 0; i < threads; i++) {
       Worker w = slots.get(i);
@@ -672,7 +688,7 @@ public final class BusinessPool implements Executor {
         }
         active.decrementAndGet();
         completed.increment();
-        ended();
+        freePlace(task); // unless the call freed it already, before its answer
       }
     }
   }

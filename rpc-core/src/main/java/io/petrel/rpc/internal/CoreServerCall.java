@@ -45,11 +45,14 @@ final class CoreServerCall implements ServerCall, Runnable {
   /** The end of the client's stream has been delivered. */
   private boolean ended;
   /**
-   * Set by an executor that counts the calls it runs against a limit ({@link VirtualThreadExecutor}): frees the
-   * call's place. Run once, by whichever comes first: the call about to hand its answer to the transport, or the
-   * executor when {@link #run} returns. So a client that has the answer finds the place free for its next call.
+   * Set by an executor that counts the calls it runs against a limit ({@link BusinessPool},
+   * {@link VirtualThreadExecutor}): frees the call's place. Run once, by whichever comes first: the call about to
+   * hand its answer to the transport, or the executor when {@link #run} returns. So a client that has the answer
+   * finds the place free for its next call.
    */
-  private volatile @Nullable Runnable beforeAnswer;
+  // Not volatile: set before the call is queued (the queue orders it before the run), taken atomically with
+  // BEFORE_ANSWER; a stale read in finish() only leaves the release to the executor, which takes it after run().
+  private @Nullable Runnable beforeAnswer;
   private static final VarHandle BEFORE_ANSWER;
 
   static {
@@ -189,7 +192,7 @@ final class CoreServerCall implements ServerCall, Runnable {
   }
 
   private void finish(@Nullable Object response, @Nullable Throwable error) {
-    Runnable release = beforeAnswer == null ? null : takeBeforeAnswer(); // null unless a counting executor runs it
+    Runnable release = beforeAnswer == null ? null : takeBeforeAnswer(); // a plain read: null in direct mode
     if (release != null) {
       release.run();
     }

@@ -116,6 +116,17 @@ class FailureTest extends TransportFixture {
   }
 
   @Test
+  void aCallerThatCallsAgainAsSoonAsItHasItsAnswerFindsTheOnlyThreadFree() throws Exception {
+    // One business thread and no queue: the call's place is freed before its answer is written, so a caller
+    // that calls again the moment it has each answer is never told the pool is full.
+    RpcServer server = startServer(b -> b.businessThreads(1).businessQueueSize(0));
+    RpcClient client = client(server.port());
+    for (int i = 0; i < 2000; i++) {
+      assertThat(client.unaryCall(TestService.ECHO, StringValue.of("n" + i)).getValue()).isEqualTo("n" + i);
+    }
+  }
+
+  @Test
   void perConnectionCallLimitGivesResourceExhaustedToAPeerThatIgnoresTheServersSettings() throws Exception {
     RpcServer server = startServer(b -> b.maxConcurrentCallsPerConnection(1));
     // A peer that sends beyond the limit the server announced is refused, with the option named.

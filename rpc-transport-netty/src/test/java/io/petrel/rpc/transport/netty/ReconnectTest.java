@@ -15,10 +15,13 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
@@ -31,7 +34,29 @@ import org.junit.jupiter.api.Test;
 class ReconnectTest extends TransportFixture {
   private static final CallOptions THREE_SECONDS = CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(3));
 
+  /**
+   * A free loopback port below the kernel's ephemeral range where it can be read, else any free port. The tests
+   * here leave their port with no listener while the client keeps connecting to it; a port from the ephemeral
+   * range can then be given to one of those connections as its own local port, and it connects to itself (TCP's
+   * simultaneous open), which holds the port: the server's next start failed with "Address already in use" once.
+   */
   private static int freePort() throws IOException {
+    int low = 0;
+    try {
+      low = Integer.parseInt(Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim()
+          .split("\\s+")[0]);
+    } catch (IOException | RuntimeException notLinux) {
+      // no such file: any free port
+    }
+    for (int i = 0; low > 11_000 && i < 100; i++) {
+      int port = 10_000 + ThreadLocalRandom.current().nextInt(low - 10_000);
+      try (ServerSocket s = new ServerSocket()) {
+        s.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 1);
+        return port;
+      } catch (IOException taken) {
+        // try another
+      }
+    }
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       return s.getLocalPort();
     }
