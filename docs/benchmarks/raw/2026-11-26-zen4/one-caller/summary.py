@@ -1,0 +1,1 @@
+../../2026-11-26-stop25/one-caller/summary.py
