@@ -359,7 +359,7 @@ public final class BusinessPool implements Executor {
 
   /** Frees the place of a call admitted, unless the call freed it before its answer (its release then never runs). */
   private void freePlace(Runnable task) {
-    if (!(task instanceof CoreServerCall call) || call.takeBeforeAnswer() != null) {
+    if (CoreServerCall.stillHoldsPlace(task)) {
       ended();
     }
   }

@@ -191,6 +191,14 @@ final class CoreServerCall implements ServerCall, Runnable {
     return (Runnable) BEFORE_ANSWER.getAndSet(this, (Runnable) null);
   }
 
+  /**
+   * For a counting executor whose task has ended or will never run: whether it must free the task's place itself,
+   * that is, unless the task is a call that freed it before its answer (its release then never runs).
+   */
+  static boolean stillHoldsPlace(Runnable task) {
+    return !(task instanceof CoreServerCall call) || call.takeBeforeAnswer() != null;
+  }
+
   private void finish(@Nullable Object response, @Nullable Throwable error) {
     Runnable release = beforeAnswer == null ? null : takeBeforeAnswer(); // a plain read: null in direct mode
     if (release != null) {

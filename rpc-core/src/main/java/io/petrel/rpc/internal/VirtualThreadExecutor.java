@@ -9,7 +9,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
@@ -52,6 +51,11 @@ public final class VirtualThreadExecutor implements Executor {
   private final ThreadFactory threads;
   private final Set<Thread> running = ConcurrentHashMap.newKeySet();
   private final AtomicLong completed = new AtomicLong();
+  /**
+   * Frees a call's place: run once per call, by the call just before it hands its answer to the transport (see
+   * {@link CoreServerCall#beforeAnswer}), or when its run ends, whichever comes first.
+   */
+  private final Runnable release = this::callEnded;
 
   /**
    * @throws UnsupportedOperationException before Java 21, saying so
@@ -93,17 +97,8 @@ public final class VirtualThreadExecutor implements Executor {
     if (!permits.tryAcquire()) {
       throw new RejectedExecutionException(fullMessage());
     }
-    // The place is freed once: before the call hands its answer to the transport (a client that has the answer
-    // and calls again at once must find it free), or when the call's run ends, whichever comes first.
-    AtomicBoolean held = new AtomicBoolean(true);
-    Runnable release = () -> {
-      if (held.compareAndSet(true, false)) {
-        completed.incrementAndGet();
-        permits.release();
-      }
-    };
     if (call instanceof CoreServerCall c) {
-      c.beforeAnswer(release);
+      c.beforeAnswer(release); // the place is freed before the answer goes out, or when the run ends
     }
     Thread t;
     try {
@@ -113,19 +108,23 @@ public final class VirtualThreadExecutor implements Executor {
           call.run();
         } finally {
           running.remove(Thread.currentThread());
-          release.run();
+          if (CoreServerCall.stillHoldsPlace(call)) {
+            release.run();
+          }
         }
       });
       t.start();
     } catch (RuntimeException | Error e) {
-      if (call instanceof CoreServerCall c) {
-        c.takeBeforeAnswer();
-      }
-      if (held.compareAndSet(true, false)) {
-        permits.release();
+      if (CoreServerCall.stillHoldsPlace(call)) {
+        permits.release(); // never ran: not counted as completed
       }
       throw new RejectedExecutionException("cannot start a virtual thread for the call: " + e, e);
     }
+  }
+
+  private void callEnded() {
+    completed.incrementAndGet();
+    permits.release();
   }
 
   /** What to tell a caller whose call did not fit. */
