@@ -10,7 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -30,7 +33,9 @@ import org.jspecify.annotations.Nullable;
  * <pre>java -cp benchmarks.jar io.petrel.rpc.benchmarks.Report results.json [--out docs/benchmarks]</pre>
  *
  * <p>Several result files of the same configurations (repeated runs) give one row each, with the median of
- * every figure. Writes {@code results.md}, {@code tps-<payload>.png} (throughput against callers),
+ * every figure. Each file is one run: the goals' ratios are taken between figures of the same file, and a
+ * configuration missing from a file (its trial failed, or was not run) leaves that run out of its ratios
+ * instead of pairing another run's figure with it. Writes {@code results.md}, {@code tps-<payload>.png} (throughput against callers),
  * {@code latency-<payload>-<load>.png} (percentiles, log scale) and the scale tables' charts
  * ({@code mbps-payload-...png}, {@code tps-connections-...png}, {@code tps-load-async-...png}) into the output
  * directory, and prints the
@@ -58,69 +63,35 @@ public final class Report {
       System.err.println("usage: Report results.json [more.json ...] [--out DIR]");
       System.exit(2);
     }
-    JsonArray all = new JsonArray();
+    List<JsonArray> runs = new ArrayList<>();
     for (Path p : inputs) {
       try (Reader r = Files.newBufferedReader(p, StandardCharsets.UTF_8)) {
-        all.addAll(JsonParser.parseReader(r).getAsJsonArray());
+        runs.add(JsonParser.parseReader(r).getAsJsonArray());
       }
     }
-    List<ResultRow> rows = parse(all);
+    List<ResultRow> rows = parse(runs);
     Files.createDirectories(out);
     String md = markdown(rows, Charts.write(rows, out));
     Files.writeString(out.resolve("results.md"), md, StandardCharsets.UTF_8);
     System.out.println(md);
   }
 
-  /** Merges the JMH entries of one configuration (Throughput and SampleTime runs) into rows. */
+  /** The rows of one run's results (one JMH JSON file). */
   static List<ResultRow> parse(JsonArray results) {
+    return parse(List.of(results));
+  }
+
+  /**
+   * Merges the JMH entries of one configuration (Throughput and SampleTime runs) into rows, over runs given one
+   * JSON array each (one file each). A figure is known by its run: the file, and, where one file holds the same
+   * configuration and mode more than once (results joined by hand), which of them it is.
+   */
+  static List<ResultRow> parse(List<JsonArray> runs) {
     Map<String, Builder> byKey = new LinkedHashMap<>();
-    for (JsonElement e : results) {
-      JsonObject o = e.getAsJsonObject();
-      String benchmark = o.get("benchmark").getAsString();
-      String owner = benchmark.substring(0, benchmark.lastIndexOf('.'));
-      String simple = owner.substring(owner.lastIndexOf('.') + 1);
-      JsonObject params = o.has("params") ? o.getAsJsonObject("params") : new JsonObject();
-      Framework framework = Framework.valueOf(param(params, "framework", "PETREL"));
-      Payload payload = Payload.valueOf(param(params, "payload", "MESSAGE"));
-      int connections = Integer.parseInt(param(params, "connections", "1"));
-      String io = ioLabel(params);
-      String jdk = o.has("jdkVersion") ? o.get("jdkVersion").getAsString() : "";
-      int threads = o.get("threads").getAsInt();
-      boolean async = simple.startsWith("Async");
-      int load = async ? Integer.parseInt(param(params, "window", "0")) : threads;
-      int rate = async ? Integer.parseInt(param(params, "rate", "0")) : 0;
-      String key = simple + '|' + framework + '|' + payload + '|' + load + '|' + rate + '|' + connections + '|' + io
-          + '|' + jdk;
-      Builder b = byKey.computeIfAbsent(key,
-          k -> new Builder(simple, framework, payload, load, rate, connections, io, jdk));
-      String mode = o.get("mode").getAsString();
-      JsonObject primary = o.getAsJsonObject("primaryMetric");
-      JsonObject secondary = o.has("secondaryMetrics") ? o.getAsJsonObject("secondaryMetrics") : new JsonObject();
-      if (mode.equals("thrpt")) {
-        b.tps.add(perSecond(primary.get("score").getAsDouble(), primary.get("scoreUnit").getAsString()));
-      } else if (mode.equals("sample")) {
-        String unit = primary.get("scoreUnit").getAsString();
-        JsonObject pct = primary.getAsJsonObject("scorePercentiles");
-        b.sampled.add(new double[] {micros(primary.get("score").getAsDouble(), unit),
-            micros(pct.get("50.0").getAsDouble(), unit), micros(pct.get("90.0").getAsDouble(), unit),
-            micros(pct.get("99.0").getAsDouble(), unit), micros(pct.get("99.9").getAsDouble(), unit)});
-      }
-      if (secondary.has("rtt.p99")) {
-        b.recorded.add(new double[] {score(secondary, "rtt.avg"), score(secondary, "rtt.p50"),
-            score(secondary, "rtt.p90"), score(secondary, "rtt.p99"), score(secondary, "rtt.p999")});
-      }
-      if (secondary.has("server.cpu") && (mode.equals("thrpt") || b.tps.isEmpty())) {
-        b.cpu.add(score(secondary, "server.cpu"));
-      }
-      if (secondary.has("client.cpu") && (mode.equals("thrpt") || b.tps.isEmpty())) {
-        b.clientCpu.add(score(secondary, "client.cpu"));
-      }
-      if (secondary.has("calls.failed") && (mode.equals("thrpt") || b.tps.isEmpty())) {
-        b.failed += Math.round(score(secondary, "calls.failed"));
-        b.refused += Math.round(score(secondary, "calls.refused"));
-      }
-      if (secondary.has("machine.steal")) {
-        b.steal = Math.max(Double.isNaN(b.steal) ? 0 : b.steal, score(secondary, "machine.steal"));
+    Map<String, Integer> seen = new HashMap<>();
+    for (int file = 0; file < runs.size(); file++) {
+      for (JsonElement e : runs.get(file)) {
+        add(byKey, seen, file, e.getAsJsonObject());
       }
     }
     List<ResultRow> rows = new ArrayList<>();
@@ -134,6 +105,58 @@ public final class Report {
         .thenComparing(Report::javaOrder)
         .thenComparing(ResultRow::framework));
     return rows;
+  }
+
+  /** Adds one JMH entry of run {@code file} to its configuration's builder. */
+  private static void add(Map<String, Builder> byKey, Map<String, Integer> seen, int file, JsonObject o) {
+    String benchmark = o.get("benchmark").getAsString();
+    String owner = benchmark.substring(0, benchmark.lastIndexOf('.'));
+    String simple = owner.substring(owner.lastIndexOf('.') + 1);
+    JsonObject params = o.has("params") ? o.getAsJsonObject("params") : new JsonObject();
+    Framework framework = Framework.valueOf(param(params, "framework", "PETREL"));
+    Payload payload = Payload.valueOf(param(params, "payload", "MESSAGE"));
+    int connections = Integer.parseInt(param(params, "connections", "1"));
+    String io = ioLabel(params);
+    String jdk = o.has("jdkVersion") ? o.get("jdkVersion").getAsString() : "";
+    int threads = o.get("threads").getAsInt();
+    boolean async = simple.startsWith("Async");
+    int load = async ? Integer.parseInt(param(params, "window", "0")) : threads;
+    int rate = async ? Integer.parseInt(param(params, "rate", "0")) : 0;
+    String key = simple + '|' + framework + '|' + payload + '|' + load + '|' + rate + '|' + connections + '|' + io
+        + '|' + jdk;
+    Builder b = byKey.computeIfAbsent(key,
+        k -> new Builder(simple, framework, payload, load, rate, connections, io, jdk));
+    String mode = o.get("mode").getAsString();
+    int occurrence = seen.merge(file + "|" + key + "|" + mode, 1, Integer::sum) - 1;
+    String run = occurrence == 0 ? Integer.toString(file) : file + "#" + occurrence;
+    JsonObject primary = o.getAsJsonObject("primaryMetric");
+    JsonObject secondary = o.has("secondaryMetrics") ? o.getAsJsonObject("secondaryMetrics") : new JsonObject();
+    if (mode.equals("thrpt")) {
+      b.tps.put(run, perSecond(primary.get("score").getAsDouble(), primary.get("scoreUnit").getAsString()));
+    } else if (mode.equals("sample")) {
+      String unit = primary.get("scoreUnit").getAsString();
+      JsonObject pct = primary.getAsJsonObject("scorePercentiles");
+      b.sampled.put(run, new double[] {micros(primary.get("score").getAsDouble(), unit),
+          micros(pct.get("50.0").getAsDouble(), unit), micros(pct.get("90.0").getAsDouble(), unit),
+          micros(pct.get("99.0").getAsDouble(), unit), micros(pct.get("99.9").getAsDouble(), unit)});
+    }
+    if (secondary.has("rtt.p99")) {
+      b.recorded.put(run, new double[] {score(secondary, "rtt.avg"), score(secondary, "rtt.p50"),
+          score(secondary, "rtt.p90"), score(secondary, "rtt.p99"), score(secondary, "rtt.p999")});
+    }
+    if (secondary.has("server.cpu") && (mode.equals("thrpt") || b.tps.isEmpty())) {
+      b.cpu.put(run, score(secondary, "server.cpu"));
+    }
+    if (secondary.has("client.cpu") && (mode.equals("thrpt") || b.tps.isEmpty())) {
+      b.clientCpu.put(run, score(secondary, "client.cpu"));
+    }
+    if (secondary.has("calls.failed") && (mode.equals("thrpt") || b.tps.isEmpty())) {
+      b.failed += Math.round(score(secondary, "calls.failed"));
+      b.refused += Math.round(score(secondary, "calls.refused"));
+    }
+    if (secondary.has("machine.steal")) {
+      b.steal = Math.max(Double.isNaN(b.steal) ? 0 : b.steal, score(secondary, "machine.steal"));
+    }
   }
 
   /**
@@ -328,31 +351,37 @@ public final class Report {
   }
 
   /** The median over runs of a's figure over b's, each ratio taken within one run. */
-  private static String ratio(@Nullable ResultRow a, @Nullable ResultRow b, Function<ResultRow, List<Double>> f) {
+  private static String ratio(@Nullable ResultRow a, @Nullable ResultRow b,
+      Function<ResultRow, Map<String, Double>> f) {
     return fmt(median(perRun(a, b, f, (x, y) -> y == 0 ? Double.NaN : x / y)), 2);
   }
 
   /** The median over runs of a's figure minus b's, each difference taken within one run (one decimal). */
   private static String difference(@Nullable ResultRow a, @Nullable ResultRow b,
-      Function<ResultRow, List<Double>> f) {
+      Function<ResultRow, Map<String, Double>> f) {
     return fmt(median(perRun(a, b, f, (x, y) -> x - y)), 1);
   }
 
-  /** {@code op} of a's and b's figures of each run both have (a NaN result left out); empty if either is null. */
+  /**
+   * {@code op} of a's and b's figures of each run that has both (a NaN result left out); empty if either is null.
+   * A run in which only one of them was measured gives nothing.
+   */
   private static List<Double> perRun(@Nullable ResultRow a, @Nullable ResultRow b,
-      Function<ResultRow, List<Double>> f, DoubleBinaryOperator op) {
+      Function<ResultRow, Map<String, Double>> f, DoubleBinaryOperator op) {
     List<Double> out = new ArrayList<>();
     if (a == null || b == null) {
       return out;
     }
-    List<Double> x = f.apply(a);
-    List<Double> y = f.apply(b);
-    for (int i = 0; i < Math.min(x.size(), y.size()); i++) {
-      double v = op.applyAsDouble(x.get(i), y.get(i));
-      if (!Double.isNaN(v)) {
-        out.add(v);
+    Map<String, Double> y = f.apply(b);
+    f.apply(a).forEach((run, x) -> {
+      Double other = y.get(run);
+      if (other != null) {
+        double v = op.applyAsDouble(x, other);
+        if (!Double.isNaN(v)) {
+          out.add(v);
+        }
       }
-    }
+    });
     return out;
   }
 
@@ -430,16 +459,17 @@ public final class Report {
     final int connections;
     final String io;
     final String jdk;
-    final List<Double> tps = new ArrayList<>();
-    final List<Double> cpu = new ArrayList<>();
-    final List<Double> clientCpu = new ArrayList<>();
+    /** Each figure by its run ({@link #parse(List)}), in the order the runs were given. */
+    final Map<String, Double> tps = new LinkedHashMap<>();
+    final Map<String, Double> cpu = new LinkedHashMap<>();
+    final Map<String, Double> clientCpu = new LinkedHashMap<>();
     double steal = Double.NaN;
     long failed;
     long refused;
     /** avg, p50, p90, p99, p99.9 of each run, from HdrHistogram (every call). */
-    final List<double[]> recorded = new ArrayList<>();
+    final Map<String, double[]> recorded = new LinkedHashMap<>();
     /** The same from JMH's SampleTime mode, used when no run recorded every call. */
-    final List<double[]> sampled = new ArrayList<>();
+    final Map<String, double[]> sampled = new LinkedHashMap<>();
 
     Builder(String benchmark, Framework framework, Payload payload, int load, int rate, int connections, String io,
         String jdk) {
@@ -454,29 +484,30 @@ public final class Report {
     }
 
     ResultRow build() {
-      List<double[]> lat = recorded.isEmpty() ? sampled : recorded;
+      Map<String, double[]> lat = recorded.isEmpty() ? sampled : recorded;
       double[] l = new double[5];
       for (int i = 0; i < 5; i++) {
         List<Double> v = new ArrayList<>();
-        for (double[] run : lat) {
+        for (double[] run : lat.values()) {
           v.add(run[i]);
         }
         l[i] = median(v);
       }
       int runs = Math.max(tps.size(), lat.size());
-      List<Double> avgRuns = new ArrayList<>();
-      List<Double> p99Runs = new ArrayList<>();
-      for (double[] run : lat) {
-        avgRuns.add(run[0]);
-        p99Runs.add(run[3]);
-      }
-      return new ResultRow(benchmark, framework, payload, load, rate, connections, io, jdk, runs, median(tps), l[0], l[1],
-          l[2], l[3], l[4], median(cpu), median(clientCpu), steal, List.copyOf(tps), avgRuns, p99Runs, List.copyOf(cpu),
-          failed, refused);
+      Map<String, Double> avgRuns = new LinkedHashMap<>();
+      Map<String, Double> p99Runs = new LinkedHashMap<>();
+      lat.forEach((run, figures) -> {
+        avgRuns.put(run, figures[0]);
+        p99Runs.put(run, figures[3]);
+      });
+      return new ResultRow(benchmark, framework, payload, load, rate, connections, io, jdk, runs,
+          median(tps.values()), l[0], l[1], l[2], l[3], l[4], median(cpu.values()), median(clientCpu.values()), steal,
+          Collections.unmodifiableMap(new LinkedHashMap<>(tps)), Collections.unmodifiableMap(avgRuns),
+          Collections.unmodifiableMap(p99Runs), Collections.unmodifiableMap(new LinkedHashMap<>(cpu)), failed, refused);
     }
   }
 
-  static double median(List<Double> values) {
+  static double median(Collection<Double> values) {
     if (values.isEmpty()) {
       return Double.NaN;
     }

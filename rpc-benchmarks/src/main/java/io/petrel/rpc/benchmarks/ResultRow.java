@@ -1,6 +1,6 @@
 package io.petrel.rpc.benchmarks;
 
-import java.util.List;
+import java.util.Map;
 
 /**
  * One line of a report: one framework, payload and load, with the figures of one JMH run. Latencies are in
@@ -16,9 +16,9 @@ import java.util.List;
  * @param runs how many runs the figures are the medians of
  * @param steal the highest share (percent) of CPU time the hypervisor took during a measured iteration, over
  *     all runs of the row; NaN where not measured
- * @param tpsRuns each run's TPS, in the order the runs were given (also avgRuns, p99Runs): ratios are taken
- *     within each run, then their median
- * @param serverCpuRuns each run's server CPU per call in microseconds, in the same order (empty where not measured)
+ * @param tpsRuns each run's TPS by its run (the result file it came from; also avgRuns, p99Runs), in the order the
+ *     runs were given: ratios are taken between two rows' figures of the same run, then their median
+ * @param serverCpuRuns each run's server CPU per call in microseconds, likewise (empty where not measured)
  * @param failed calls that failed, over all runs' measured iterations (JMH's TPS counts them as calls made)
  * @param refused calls that were refused (RESOURCE_EXHAUSTED, UNAVAILABLE, a refused connection), likewise
  */
@@ -41,10 +41,10 @@ record ResultRow(
     double serverCpu,
     double clientCpu,
     double steal,
-    List<Double> tpsRuns,
-    List<Double> avgRuns,
-    List<Double> p99Runs,
-    List<Double> serverCpuRuns,
+    Map<String, Double> tpsRuns,
+    Map<String, Double> avgRuns,
+    Map<String, Double> p99Runs,
+    Map<String, Double> serverCpuRuns,
     long failed,
     long refused) {
 

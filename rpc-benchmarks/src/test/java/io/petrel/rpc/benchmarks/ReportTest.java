@@ -230,6 +230,46 @@ class ReportTest {
         .contains("| BenchmarkMessage | 16 | 0.60 | 0.70 | 3.00 | 2.67 | 1.00 | 1.00 | 5.0 | 1.00 | 1.00 |");
   }
 
+  /**
+   * Three result files, one per run; gRPC-java's trial of the second run is missing (it failed, or was not run).
+   * Each ratio pairs figures of the same file: the second run gives no pool / gRPC ratio, instead of its pool
+   * figure being divided by the third run's gRPC figure (and the third's pool by nothing).
+   */
+  @Test
+  void aRunMissingAFrameworkIsLeftOutOfItsRatiosNotPairedWithAnotherRun() {
+    double[][] tps = {{60, 20, 100}, {90, Double.NaN, 150}, {70, 10, 100}};
+    Framework[] fw = {Framework.PETREL, Framework.GRPC, Framework.NETTY};
+    List<JsonArray> files = new java.util.ArrayList<>();
+    for (double[] run : tps) {
+      JsonArray file = new JsonArray();
+      for (int f = 0; f < fw.length; f++) {
+        if (!Double.isNaN(run[f])) {
+          file.add(sync(fw[f], Payload.MESSAGE, 16, run[f]));
+        }
+      }
+      files.add(file);
+    }
+    List<ResultRow> rows = Report.parse(files);
+    // pool / gRPC: runs 1 and 3 only, 3.0 and 7.0: median 5.00 (paired by position it would be 60/20 and 90/10,
+    // median 6.00). pool / echo: all three runs, 0.60, 0.60, 0.70.
+    assertThat(Report.ratios(rows)).contains("| BenchmarkMessage | 16 | 0.60 | - | 5.00 |");
+    assertThat(rows).filteredOn(r -> r.framework() == Framework.GRPC).singleElement()
+        .satisfies(r -> assertThat(r.runs()).isEqualTo(2))
+        .satisfies(r -> assertThat(r.tpsRuns()).containsOnlyKeys("0", "2"));
+  }
+
+  /** One file holding the same configuration twice (runs joined by hand): each occurrence is its own run. */
+  @Test
+  void aConfigurationRepeatedInOneFileCountsAsThatManyRuns() {
+    List<ResultRow> rows = rows(sync(Framework.PETREL, Payload.MESSAGE, 16, 60),
+        sync(Framework.NETTY, Payload.MESSAGE, 16, 100), sync(Framework.PETREL, Payload.MESSAGE, 16, 80),
+        sync(Framework.NETTY, Payload.MESSAGE, 16, 100));
+    assertThat(rows).filteredOn(r -> r.framework() == Framework.PETREL).singleElement()
+        .satisfies(r -> assertThat(r.runs()).isEqualTo(2))
+        .satisfies(r -> assertThat(r.tps()).isEqualTo(70.0));
+    assertThat(Report.ratios(rows)).contains("| BenchmarkMessage | 16 | 0.70 |");
+  }
+
   @Test
   void aSweepsChartsAreDrawnOncePerVariant() throws Exception {
     List<ResultRow> rows = rows(
