@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.StringValue;
 import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.Deadline;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.Status;
@@ -42,6 +43,33 @@ class FailureTest extends TransportFixture {
     assertThat(client.pendingCalls()).isZero();
     // The handler still holds a business thread; the connection keeps serving others.
     assertThat(client.unaryCall(TestService.ECHO, StringValue.of("next")).getValue()).isEqualTo("next");
+  }
+
+  /**
+   * A call never ends with DEADLINE_EXCEEDED before its deadline (a timer that fired early would cut calls short):
+   * asynchronous calls with an absolute deadline, and blocking ones with a timeout, as a stub's caller makes them.
+   */
+  @Test
+  void aDeadlineIsNeverDeclaredExceededBeforeItPasses() throws Exception {
+    RpcServer server = startServer();
+    RpcClient client = client(server.port());
+    assertThat(client.unaryCall(TestService.ECHO, StringValue.of("warm")).getValue()).isEqualTo("warm");
+    for (int i = 0; i < 5; i++) {
+      Deadline deadline = Deadline.after(Duration.ofMillis(200));
+      CompletableFuture<StringValue> f = client.unaryCallAsync(TestService.BLOCK, StringValue.of("slow"),
+          CallOptions.DEFAULT.withDeadline(deadline));
+      StatusException e = failureOf(f);
+      long lateNanos = -deadline.remainingNanos();
+      assertThat(e.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+      assertThat(lateNanos).as("nanoseconds past the deadline when the call failed: %s", e.getMessage())
+          .isGreaterThanOrEqualTo(0);
+    }
+    for (int i = 0; i < 3; i++) { // blocking, as a stub's caller waits
+      long start = System.nanoTime();
+      assertFails(() -> client.unaryCall(TestService.BLOCK, StringValue.of("slow"),
+          CallOptions.DEFAULT.withTimeout(Duration.ofMillis(200))), Status.Code.DEADLINE_EXCEEDED);
+      assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(200));
+    }
   }
 
   @Test
