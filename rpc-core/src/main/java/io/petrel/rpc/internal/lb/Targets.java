@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.ServiceLoader;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Parses a client target: {@code host:port}; {@code static://host:port,host:port;weight=N,...}; or
@@ -71,7 +72,16 @@ public final class Targets {
             }
             case "zone" -> zone = value;
             case "version" -> version = value;
-            default -> attributes.put(name, value);
+            default -> {
+              String meant = misspelt(name);
+              if (meant != null) {
+                throw new IllegalArgumentException("endpoint attribute '" + name + "' in target '" + target
+                    + "' looks like '" + meant + "' misspelt: write '" + meant + "=" + value + "' (names other than"
+                    + " weight, zone and version are passed to the load balancer as they are, and nothing reads a"
+                    + " misspelt one)");
+              }
+              attributes.put(name, value);
+            }
           }
         }
         p = p.substring(0, semi).trim();
@@ -91,6 +101,47 @@ public final class Targets {
           + " static://host:port,host:port");
     }
     return out;
+  }
+
+  /**
+   * The known attribute (weight, zone, version) that {@code name} most likely misspells, or null: the same name in
+   * other case, two neighbouring letters swapped, or (for weight and version) one letter missing or extra. Other
+   * near names stay free for attributes of your own ("height", "zones").
+   */
+  static @Nullable String misspelt(String name) {
+    for (String known : new String[] {"weight", "zone", "version"}) {
+      String n = name.toLowerCase(Locale.ROOT);
+      if (n.equals(known) || swapsTwoNeighbours(n, known)
+          || (known.length() > 4 && (dropsOne(n, known) || dropsOne(known, n)))) {
+        return known;
+      }
+    }
+    return null;
+  }
+
+  /** {@code a} is {@code b} with two neighbouring characters swapped. */
+  private static boolean swapsTwoNeighbours(String a, String b) {
+    if (a.length() != b.length()) {
+      return false;
+    }
+    int i = 0;
+    while (i < a.length() && a.charAt(i) == b.charAt(i)) {
+      i++;
+    }
+    return i + 1 < a.length() && a.charAt(i) == b.charAt(i + 1) && a.charAt(i + 1) == b.charAt(i)
+        && a.substring(i + 2).equals(b.substring(i + 2));
+  }
+
+  /** {@code shorter} is {@code longer} with one character left out. */
+  private static boolean dropsOne(String shorter, String longer) {
+    if (shorter.length() + 1 != longer.length()) {
+      return false;
+    }
+    int i = 0;
+    while (i < shorter.length() && shorter.charAt(i) == longer.charAt(i)) {
+      i++;
+    }
+    return shorter.substring(i).equals(longer.substring(i + 1));
   }
 
   /** "host:port" or "[v6]:port". */

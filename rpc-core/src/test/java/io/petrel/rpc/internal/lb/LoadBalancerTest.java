@@ -156,6 +156,18 @@ class LoadBalancerTest {
     assertThatThrownBy(() -> Targets.resolver("static://a:1,a:1")).hasMessageContaining("appears twice");
     assertThatThrownBy(() -> Targets.resolver("static://a:1;weight=0")).hasMessageContaining("weight must be");
     assertThatThrownBy(() -> Targets.resolver("static://a:1;zone")).hasMessageContaining("expected name=value");
+    // A misspelt weight, zone or version would be kept as an attribute nothing reads: the split would change
+    // silently. Refused, saying what to write; names merely near one stay the user's own.
+    assertThatThrownBy(() -> Targets.resolver("static://a:1,b:2;wieght=2"))
+        .hasMessageContaining("endpoint attribute 'wieght'").hasMessageContaining("write 'weight=2'");
+    for (String typo : new String[] {"Weight", "weigt", "weightt", "Zone", "zoen", "verison", "versions"}) {
+      assertThatThrownBy(() -> Targets.resolver("static://a:1;" + typo + "=x"), typo)
+          .hasMessageContaining("looks like");
+    }
+    for (String own : new String[] {"height", "zones", "zon", "rack", "versioned", "w"}) {
+      assertThat(((StaticResolver) Targets.resolver("static://a:1;" + own + "=x")).endpoints().get(0).attribute(own))
+          .as(own).isEqualTo("x");
+    }
     Endpoint attributed = ((StaticResolver) Targets.resolver("static://a:1;weight=2;zone=eu-1;version=2.1;rack=r7"))
         .endpoints().get(0);
     assertThat(attributed).isEqualTo(new Endpoint("a", 1, 2, "eu-1", "2.1", Map.of("rack", "r7")));
