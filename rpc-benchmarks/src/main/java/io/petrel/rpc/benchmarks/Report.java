@@ -14,11 +14,13 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.function.DoubleBinaryOperator;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -35,12 +37,12 @@ import org.jspecify.annotations.Nullable;
  * <p>Several result files of the same configurations (repeated runs) give one row each, with the median of
  * every figure. Each file is one run: the goals' ratios are taken between figures of the same file, and a
  * configuration missing from a file (its trial failed, or was not run) leaves that run out of its ratios
- * instead of pairing another run's figure with it. Writes {@code results.md}, {@code tps-<payload>.png} (throughput against callers),
- * {@code latency-<payload>-<load>.png} (percentiles, log scale) and the scale tables' charts
- * ({@code mbps-payload-...png}, {@code tps-connections-...png}, {@code tps-load-async-...png}) into the output
- * directory, and prints the
- * Markdown. Latencies come from the HdrHistogram recording of every call when present, else from JMH's
- * SampleTime mode.
+ * instead of pairing another run's figure with it. Writes {@code results.md}, {@code tps-<payload>.png}
+ * (throughput against callers), {@code latency-<payload>-<load>.png} (percentiles, log scale) and the scale
+ * tables' charts ({@code mbps-payload-...png}, {@code tps-connections-...png}, {@code tps-load-async-...png})
+ * into the output directory, and prints the Markdown. Latencies come from the HdrHistogram recording of every
+ * call when present, else from JMH's SampleTime mode; where one run has both a Throughput and a SampleTime entry
+ * of a configuration, the Throughput entry's recorded figures stand for the run.
  */
 public final class Report {
   private Report() {}
@@ -140,22 +142,34 @@ public final class Report {
           micros(pct.get("50.0").getAsDouble(), unit), micros(pct.get("90.0").getAsDouble(), unit),
           micros(pct.get("99.0").getAsDouble(), unit), micros(pct.get("99.9").getAsDouble(), unit)});
     }
+    // A run's Throughput entry and its SampleTime entry (-bm thrpt,sample) carry the same kinds of figures: the
+    // Throughput one's stand for the run, whichever comes first in the file.
+    boolean primaryEntry = mode.equals("thrpt");
     if (secondary.has("rtt.p99")) {
-      b.recorded.put(run, new double[] {score(secondary, "rtt.avg"), score(secondary, "rtt.p50"),
+      put(b.recorded, run, primaryEntry, new double[] {score(secondary, "rtt.avg"), score(secondary, "rtt.p50"),
           score(secondary, "rtt.p90"), score(secondary, "rtt.p99"), score(secondary, "rtt.p999")});
     }
-    if (secondary.has("server.cpu") && (mode.equals("thrpt") || b.tps.isEmpty())) {
-      b.cpu.put(run, score(secondary, "server.cpu"));
+    if (secondary.has("server.cpu")) {
+      put(b.cpu, run, primaryEntry, score(secondary, "server.cpu"));
     }
-    if (secondary.has("client.cpu") && (mode.equals("thrpt") || b.tps.isEmpty())) {
-      b.clientCpu.put(run, score(secondary, "client.cpu"));
+    if (secondary.has("client.cpu")) {
+      put(b.clientCpu, run, primaryEntry, score(secondary, "client.cpu"));
     }
-    if (secondary.has("calls.failed") && (mode.equals("thrpt") || b.tps.isEmpty())) {
-      b.failed += Math.round(score(secondary, "calls.failed"));
-      b.refused += Math.round(score(secondary, "calls.refused"));
+    if (secondary.has("calls.failed")) {
+      put(b.failed, run, primaryEntry, Math.round(score(secondary, "calls.failed")));
+      put(b.refused, run, primaryEntry, Math.round(score(secondary, "calls.refused")));
     }
     if (secondary.has("machine.steal")) {
       b.steal = Math.max(Double.isNaN(b.steal) ? 0 : b.steal, score(secondary, "machine.steal"));
+    }
+  }
+
+  /** A run's figure: a Throughput entry's replaces another's, any other entry's only fills a gap. */
+  private static <T> void put(Map<String, T> byRun, String run, boolean primaryEntry, T value) {
+    if (primaryEntry) {
+      byRun.put(run, value);
+    } else {
+      byRun.putIfAbsent(run, value);
     }
   }
 
@@ -464,8 +478,8 @@ public final class Report {
     final Map<String, Double> cpu = new LinkedHashMap<>();
     final Map<String, Double> clientCpu = new LinkedHashMap<>();
     double steal = Double.NaN;
-    long failed;
-    long refused;
+    final Map<String, Long> failed = new LinkedHashMap<>();
+    final Map<String, Long> refused = new LinkedHashMap<>();
     /** avg, p50, p90, p99, p99.9 of each run, from HdrHistogram (every call). */
     final Map<String, double[]> recorded = new LinkedHashMap<>();
     /** The same from JMH's SampleTime mode, used when no run recorded every call. */
@@ -493,7 +507,10 @@ public final class Report {
         }
         l[i] = median(v);
       }
-      int runs = Math.max(tps.size(), lat.size());
+      Set<String> allRuns = new HashSet<>(tps.keySet());
+      allRuns.addAll(recorded.keySet());
+      allRuns.addAll(sampled.keySet());
+      int runs = allRuns.size();
       Map<String, Double> avgRuns = new LinkedHashMap<>();
       Map<String, Double> p99Runs = new LinkedHashMap<>();
       lat.forEach((run, figures) -> {
@@ -503,7 +520,16 @@ public final class Report {
       return new ResultRow(benchmark, framework, payload, load, rate, connections, io, jdk, runs,
           median(tps.values()), l[0], l[1], l[2], l[3], l[4], median(cpu.values()), median(clientCpu.values()), steal,
           Collections.unmodifiableMap(new LinkedHashMap<>(tps)), Collections.unmodifiableMap(avgRuns),
-          Collections.unmodifiableMap(p99Runs), Collections.unmodifiableMap(new LinkedHashMap<>(cpu)), failed, refused);
+          Collections.unmodifiableMap(p99Runs), Collections.unmodifiableMap(new LinkedHashMap<>(cpu)), sum(failed),
+          sum(refused));
+    }
+
+    private static long sum(Map<String, Long> byRun) {
+      long total = 0;
+      for (long v : byRun.values()) {
+        total += v;
+      }
+      return total;
     }
   }
 

@@ -258,6 +258,57 @@ class ReportTest {
         .satisfies(r -> assertThat(r.tpsRuns()).containsOnlyKeys("0", "2"));
   }
 
+  /** A SampleTime entry of {@code f}: its own score and percentiles, and the recorded figures given. */
+  private static JsonObject sampled(Framework f, double avgMicros, double p99Micros, double serverCpu, long failed) {
+    JsonObject o = sync(f, Payload.MESSAGE, 16, 0);
+    o.addProperty("mode", "sample");
+    JsonObject primary = new JsonObject();
+    primary.addProperty("score", avgMicros);
+    primary.addProperty("scoreUnit", "us/op");
+    JsonObject pct = new JsonObject();
+    for (String k : new String[] {"50.0", "90.0", "99.0", "99.9"}) {
+      pct.addProperty(k, p99Micros);
+    }
+    primary.add("scorePercentiles", pct);
+    o.add("primaryMetric", primary);
+    JsonObject secondary = o.getAsJsonObject("secondaryMetrics");
+    secondary.getAsJsonObject("rtt.avg").addProperty("score", avgMicros);
+    secondary.getAsJsonObject("rtt.p99").addProperty("score", p99Micros);
+    secondary.getAsJsonObject("server.cpu").addProperty("score", serverCpu);
+    secondary.getAsJsonObject("calls.failed").addProperty("score", (double) failed);
+    return o;
+  }
+
+  /**
+   * Runs made with {@code -bm thrpt,sample}: a run's Throughput and SampleTime entries are one run, whichever
+   * comes first, and the Throughput entry's figures stand for it (its failed calls are not counted twice); a run
+   * that has only a SampleTime entry still counts, with its figures.
+   */
+  @Test
+  void aRunsThroughputAndSampleTimeEntriesAreOneRun() {
+    JsonArray both = new JsonArray();
+    both.add(sampled(Framework.PETREL, 400, 4000, 50, 3)); // listed first: the Throughput entry still wins
+    JsonObject pool = sync(Framework.PETREL, Payload.MESSAGE, 16, 60);
+    pool.getAsJsonObject("secondaryMetrics").getAsJsonObject("calls.failed").addProperty("score", 2.0);
+    both.add(pool);
+    both.add(sync(Framework.NETTY, Payload.MESSAGE, 16, 100));
+    both.add(sampled(Framework.NETTY, 300, 3000, 40, 0));
+    JsonArray sampleOnly = new JsonArray();
+    sampleOnly.add(sampled(Framework.PETREL, 200, 600, 7, 1));
+    List<ResultRow> rows = Report.parse(List.of(both, sampleOnly));
+    ResultRow petrel = rows.stream().filter(r -> r.framework() == Framework.PETREL).findFirst().orElseThrow();
+    assertThat(petrel.runs()).isEqualTo(2);
+    assertThat(petrel.tpsRuns()).containsOnlyKeys("0");
+    // Run 0: the Throughput entry's figures (rtt.avg 100, rtt.p99 300, server CPU 5, 2 failed); run 1: the
+    // SampleTime entry's (200, 600, 7, 1 failed).
+    assertThat(petrel.avgRuns()).containsExactlyInAnyOrderEntriesOf(Map.of("0", 100.0, "1", 200.0));
+    assertThat(petrel.p99Runs()).containsExactlyInAnyOrderEntriesOf(Map.of("0", 300.0, "1", 600.0));
+    assertThat(petrel.serverCpuRuns()).containsExactlyInAnyOrderEntriesOf(Map.of("0", 5.0, "1", 7.0));
+    assertThat(petrel.failed()).isEqualTo(3);
+    // The echo, in run 0 only: the ratios of run 0 alone (TPS 0.60; avg and p99 of both from the recording).
+    assertThat(Report.ratios(rows)).contains("| BenchmarkMessage | 16 | 0.60 | - | - | - | 1.00 | - | - |");
+  }
+
   /** One file holding the same configuration twice (runs joined by hand): each occurrence is its own run. */
   @Test
   void aConfigurationRepeatedInOneFileCountsAsThatManyRuns() {

@@ -42,10 +42,14 @@ public class GreeterMain {
       Greeter greeter = GreeterRpc.stub(client)        // generated: implements Greeter
           .withDeadline(Duration.ofSeconds(2));        // each call's deadline, from when it starts
       HelloReply reply = greeter.sayHello(HelloRequest.newBuilder().setName("Ada").build()); // blocking
-      CompletableFuture<Integer> sum = GreeterRpc.asyncStub(client).add(40, 2);            // async
+      CompletableFuture<Integer> sum = GreeterRpc.asyncStub(client)
+          .withDeadline(Duration.ofSeconds(2))         // each stub has its own options
+          .add(40, 2);                                 // async
       greeter.log("a oneway line");                    // oneway: returns once the request is handed over
       System.out.println(reply.getMessage() + ", " + sum.get(2, TimeUnit.SECONDS));        // Hello Ada, 42
-      service.logged.await(2, TimeUnit.SECONDS);       // the server got the oneway call: "server got: ..."
+      if (!service.logged.await(2, TimeUnit.SECONDS)) { // the server runs the oneway call: "server got: ..."
+        throw new IllegalStateException("the oneway call did not reach the server within 2 s");
+      }
     }
   }
 }

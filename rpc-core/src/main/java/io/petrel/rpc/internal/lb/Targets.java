@@ -105,18 +105,33 @@ public final class Targets {
 
   /**
    * The known attribute (weight, zone, version) that {@code name} most likely misspells, or null: the same name in
-   * other case, two neighbouring letters swapped, or (for weight and version) one letter missing or extra. Other
-   * near names stay free for attributes of your own ("height", "zones").
+   * other case, two neighbouring letters swapped, one letter other than the first mistyped, or (for weight and
+   * version) one letter missing or extra, but for an added final "s". Names that differ more, in the first letter
+   * ("height") or by a plural ("zones", "versions"), stay free for attributes of your own.
    */
   static @Nullable String misspelt(String name) {
+    String n = name.toLowerCase(Locale.ROOT);
     for (String known : new String[] {"weight", "zone", "version"}) {
-      String n = name.toLowerCase(Locale.ROOT);
-      if (n.equals(known) || swapsTwoNeighbours(n, known)
-          || (known.length() > 4 && (dropsOne(n, known) || dropsOne(known, n)))) {
+      if (n.equals(known) || swapsTwoNeighbours(n, known) || mistypesOneAfterTheFirst(n, known)
+          || (known.length() > 4 && (dropsOne(n, known) || (dropsOne(known, n) && !n.equals(known + "s"))))) {
         return known;
       }
     }
     return null;
+  }
+
+  /** {@code a} is {@code b} with one character, not the first, replaced by another. */
+  private static boolean mistypesOneAfterTheFirst(String a, String b) {
+    if (a.length() != b.length() || a.isEmpty() || a.charAt(0) != b.charAt(0)) {
+      return false;
+    }
+    int differ = 0;
+    for (int i = 1; i < a.length(); i++) {
+      if (a.charAt(i) != b.charAt(i)) {
+        differ++;
+      }
+    }
+    return differ == 1;
   }
 
   /** {@code a} is {@code b} with two neighbouring characters swapped. */

@@ -160,11 +160,12 @@ class LoadBalancerTest {
     // silently. Refused, saying what to write; names merely near one stay the user's own.
     assertThatThrownBy(() -> Targets.resolver("static://a:1,b:2;wieght=2"))
         .hasMessageContaining("endpoint attribute 'wieght'").hasMessageContaining("write 'weight=2'");
-    for (String typo : new String[] {"Weight", "weigt", "weightt", "Zone", "zoen", "verison", "versions"}) {
+    for (String typo : new String[] {"Weight", "weigt", "weightt", "weigjt", "Zone", "zoen", "zome", "verison",
+        "versiom", "vrsion"}) {
       assertThatThrownBy(() -> Targets.resolver("static://a:1;" + typo + "=x"), typo)
           .hasMessageContaining("looks like");
     }
-    for (String own : new String[] {"height", "zones", "zon", "rack", "versioned", "w"}) {
+    for (String own : new String[] {"height", "zones", "zon", "rack", "versioned", "versions", "weights", "w"}) {
       assertThat(((StaticResolver) Targets.resolver("static://a:1;" + own + "=x")).endpoints().get(0).attribute(own))
           .as(own).isEqualTo("x");
     }
