@@ -76,6 +76,27 @@ public abstract class RpcServer implements AutoCloseable {
 
   public abstract boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException;
 
+  /**
+   * Waits, without a time limit, until the server has terminated: after {@link #shutdown()} (once the calls in
+   * flight have ended, within the grace period), {@link #shutdownNow()}, or an error that stopped it (see
+   * docs/reliability.md). A program that only serves calls this at the end of its {@code main}: the server's
+   * event loops are daemon threads, so a JVM whose {@code main} has returned exits with nothing else keeping it
+   * alive (as with gRPC-java's {@code Server.awaitTermination()}).
+   *
+   * <pre>{@code
+   * RpcServer server = RpcServer.builder().port(7000).addService(service).build().start();
+   * Runtime.getRuntime().addShutdownHook(new Thread(server::close));   // Ctrl-C, SIGTERM: drain, then stop
+   * server.awaitTermination();
+   * }</pre>
+   *
+   * @throws InterruptedException if the waiting thread is interrupted (the server keeps running)
+   */
+  public void awaitTermination() throws InterruptedException {
+    while (!awaitTermination(1, TimeUnit.DAYS)) {
+      // still serving: wait on
+    }
+  }
+
   /** Calls served so far and currently in flight, for operators and tests. */
   public abstract long inFlightCalls();
 

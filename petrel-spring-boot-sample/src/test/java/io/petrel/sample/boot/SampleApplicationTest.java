@@ -11,7 +11,18 @@ import io.petrel.rpc.StatusException;
 import io.petrel.spring.boot.PetrelClients;
 import io.petrel.spring.boot.PetrelHealthIndicator;
 import io.petrel.spring.boot.PetrelServerLifecycle;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.health.contributor.Health;
@@ -102,6 +113,62 @@ class SampleApplicationTest {
       return clients.stub("frontdesk", Frontdesk.class);
     }
   }
+
+  /**
+   * The sample run as its own JVM, as {@code java -cp ... SampleApplication}: its main returns once the context
+   * has started, and the application goes on serving (the server's event loops are daemon threads; the starter
+   * keeps the JVM up while the server serves) until it is told to stop (SIGTERM: a graceful drain, then exit).
+   */
+  @Test
+  void runAsItsOwnProcessTheApplicationKeepsServingAfterItsMainReturnsUntilTold() throws Exception {
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    Process p = new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
+        SampleApplication.class.getName(), "--petrel.server.port=0", "--petrel.server.address=127.0.0.1",
+        "--spring.main.banner-mode=off", "--petrel.clients.frontdesk.target=127.0.0.1:1")
+        .redirectErrorStream(true).start();
+    BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    Thread reader = new Thread(() -> {
+      try (BufferedReader r = new BufferedReader(new InputStreamReader(p.getInputStream(),
+          StandardCharsets.UTF_8))) {
+        for (String l; (l = r.readLine()) != null; ) {
+          lines.add(l);
+        }
+      } catch (IOException e) {
+        // the process ended
+      }
+    }, "sample-output");
+    reader.setDaemon(true);
+    reader.start();
+    try {
+      int port = -1;
+      boolean started = false;
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      List<String> seen = new ArrayList<>();
+      while (!started) {
+        String l = lines.poll(Math.max(1, until - System.nanoTime()), TimeUnit.NANOSECONDS);
+        assertThat(l).as("the sample's output so far: %s", seen).isNotNull();
+        seen.add(l);
+        Matcher m = LISTENING.matcher(l);
+        if (m.find()) {
+          port = Integer.parseInt(m.group(1));
+        }
+        started = l.contains("Started SampleApplication"); // logged as run() returns to main
+      }
+      assertThat(port).as("the 'listening on' line in %s", seen).isPositive();
+      // Before the starter kept the JVM up, the process exited about 10 ms after that line.
+      assertThat(p.waitFor(3, TimeUnit.SECONDS)).as("the sample exited after its main returned: %s", seen)
+          .isFalse();
+      try (RpcClient client = RpcClient.builder().address("127.0.0.1", port).build()) {
+        assertThat(GreeterRpc.stub(client).greet("Ada")).isEqualTo("Hello Ada");
+      }
+      p.destroy(); // SIGTERM: Boot closes the context, Petrel drains and stops, the JVM exits
+      assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("the sample stops when told to").isTrue();
+    } finally {
+      p.destroyForcibly();
+    }
+  }
+
+  private static final Pattern LISTENING = Pattern.compile("listening on /127\\.0\\.0\\.1:(\\d+)");
 
   @Test
   void aStubBeanIsNeverServedEvenWhenItsDeclaredTypeIsTheServiceInterface() {

@@ -17,13 +17,17 @@ import org.springframework.context.SmartLifecycle;
  * Runs the auto-configured {@link RpcServer}: built and started once the context has refreshed (every singleton
  * made, so handlers find their dependencies ready), and drained first when the context closes: new calls are
  * refused, calls in flight get up to {@code petrel.server.shutdown-grace-period} to finish, then the rest are
- * failed. Clients of the context close after it, so a handler that calls out while draining still can.
+ * failed. Clients of the context close after it, so a handler that calls out while draining still can. While
+ * the server serves, a non-daemon thread ({@value #KEEP_ALIVE_THREAD}) keeps the JVM up, so that an application
+ * without a web server keeps serving after its {@code main} has returned.
  */
 public final class PetrelServerLifecycle implements SmartLifecycle {
   /** Started late and stopped early, as Boot's web server: {@link SmartLifecycle#DEFAULT_PHASE} - 1024. */
   public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 1024;
 
   private static final Logger log = LoggerFactory.getLogger(PetrelServerLifecycle.class);
+  /** The name of the non-daemon thread that keeps the JVM up while the server serves. */
+  static final String KEEP_ALIVE_THREAD = "petrel-server-keep-alive";
 
   private final Supplier<ServerPlan> plan;
   private volatile @Nullable RpcServer server;
@@ -50,12 +54,33 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
           + " started (set petrel.server.enabled=false to say so and silence this)");
       return;
     }
+    RpcServer started;
     try {
-      server = p.builder().build().start();
-      grace = p.grace();
+      started = p.builder().build().start();
     } catch (IOException e) {
       throw new UncheckedIOException("the Petrel server could not start: " + e.getMessage(), e);
     }
+    server = started;
+    grace = p.grace();
+    keepAlive(started);
+  }
+
+  /**
+   * Holds the JVM up while the server serves, as Boot's web servers do: the server's event loops are daemon
+   * threads, so an application that serves only Petrel (no web server) would otherwise exit as soon as its
+   * {@code main} returned. The thread ends once the server has terminated (the context closed, or the server
+   * stopped on a fatal error).
+   */
+  private static void keepAlive(RpcServer s) {
+    Thread t = new Thread(() -> {
+      try {
+        s.awaitTermination();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }, KEEP_ALIVE_THREAD);
+    t.setDaemon(false);
+    t.start();
   }
 
   @Override

@@ -13,6 +13,8 @@ import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -96,6 +98,41 @@ class PetrelAutoConfigurationTest {
       assertThat(timerCount(context.getBean(MeterRegistry.class), "rpc.server.calls", "service", EchoService.NAME,
           "method", "echo", "status", "OK")).isEqualTo(1);
     });
+  }
+
+  /**
+   * The server's event loops are daemon threads: without a non-daemon thread of its own, an application that
+   * serves only Petrel would exit once its main returned. One keeps the JVM up while the server serves, and ends
+   * when the context closes; a context with nothing to serve starts none.
+   */
+  @Test
+  void aNonDaemonThreadKeepsTheJvmUpWhileTheServerServesAndEndsWithIt() throws Exception {
+    List<Thread> seen = new ArrayList<>();
+    List<Thread> before = keepAliveThreads(); // other tests' contexts may still be closing
+    runner.withUserConfiguration(Echo.class).run(context -> {
+      assertThat(context).hasNotFailed();
+      seen.addAll(keepAliveThreads());
+      seen.removeAll(before);
+      assertThat(seen).singleElement().satisfies(t -> {
+        assertThat(t.isDaemon()).isFalse();
+        assertThat(t.isAlive()).isTrue();
+      });
+    });
+    // The runner closed the context: the server terminated, and its thread ends with it.
+    seen.get(0).join(TimeUnit.SECONDS.toMillis(20));
+    assertThat(seen.get(0).isAlive()).isFalse();
+    List<Thread> earlier = keepAliveThreads();
+    runner.run(context -> assertThat(keepAliveThreads()).isSubsetOf(earlier)); // no services: no server, no thread
+  }
+
+  private static List<Thread> keepAliveThreads() {
+    List<Thread> out = new ArrayList<>();
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      if (t.getName().equals(PetrelServerLifecycle.KEEP_ALIVE_THREAD) && t.isAlive()) {
+        out.add(t);
+      }
+    }
+    return out;
   }
 
   @Test

@@ -13,6 +13,9 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
+import java.util.Collections;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -39,10 +42,21 @@ final class TransportMetrics {
     connectionsOpened = Counter.builder(p + ".connections.opened").tags(tags).register(registry);
     connectionsClosed = Counter.builder(p + ".connections.closed").tags(tags).register(registry);
     ByteBufAllocator alloc = IoSupport.ALLOCATOR; // the allocator of Petrel's channels and frames
-    if (alloc instanceof ByteBufAllocatorMetricProvider provider) {
-      // Micrometer's binder: netty.allocator.* (JVM-wide, so no server or client tag; registering it again from
-      // another server or client of the same registry finds the same meters).
+    if (alloc instanceof ByteBufAllocatorMetricProvider provider && firstInRegistry(registry)) {
+      // Micrometer's binder: netty.allocator.* (JVM-wide, so no server or client tag), bound once per registry:
+      // binding it again for another server or client of the same registry would find its gauges there, and
+      // Micrometer warns of a gauge registered twice.
       new NettyAllocatorMetrics(provider).bindTo(registry);
+    }
+  }
+
+  /** Registries the allocator's meters are bound to (weakly held: a registry thrown away is not kept). */
+  private static final Set<MeterRegistry> ALLOCATOR_BOUND = Collections.newSetFromMap(new WeakHashMap<>());
+
+  /** True the first time for {@code registry}: the caller binds the allocator's meters to it. */
+  private static boolean firstInRegistry(MeterRegistry registry) {
+    synchronized (ALLOCATOR_BOUND) {
+      return ALLOCATOR_BOUND.add(registry);
     }
   }
 

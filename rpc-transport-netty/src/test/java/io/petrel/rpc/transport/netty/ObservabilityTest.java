@@ -250,6 +250,33 @@ class ObservabilityTest extends TransportFixture {
     assertThat(registry.get("netty.eventexecutor.tasks.pending").tags("server", "s1").gauges()).isNotEmpty();
   }
 
+  /**
+   * One registry for a JVM's servers and clients (as a Spring Boot application's): the JVM-wide allocator meters
+   * are bound to it once, not once per server or client, so Micrometer has no gauge registered twice to warn of.
+   */
+  @Test
+  void serversAndClientsSharingARegistryBindTheAllocatorsMetersOnce() throws Exception {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    Logger micrometer = (Logger) LoggerFactory.getLogger(io.micrometer.core.instrument.MeterRegistry.class);
+    ListAppender<ILoggingEvent> warnings = new ListAppender<>();
+    warnings.start();
+    micrometer.addAppender(warnings);
+    try {
+      RpcServer s1 = startServer(b -> b.meterRegistry(registry).name("shared-1"));
+      RpcServer s2 = startServer(b -> b.meterRegistry(registry).name("shared-2"));
+      RpcClient c1 = client(s1.port(), b -> b.meterRegistry(registry).name("shared-c1"));
+      RpcClient c2 = client(s2.port(), b -> b.meterRegistry(registry).name("shared-c2"));
+      assertThat(c1.unaryCall(TestService.ECHO, StringValue.of("a")).getValue()).isEqualTo("a");
+      assertThat(c2.unaryCall(TestService.ECHO, StringValue.of("b")).getValue()).isEqualTo("b");
+    } finally {
+      micrometer.detachAppender(warnings);
+    }
+    assertThat(warnings.list).extracting(ILoggingEvent::getFormattedMessage)
+        .noneMatch(m -> m.contains("already registered"));
+    assertThat(registry.get("netty.allocator.memory.used").tags("memory.type", "direct").gauges()).hasSize(1);
+    assertThat(registry.get("rpc.server.connections").gauges()).hasSize(2); // the per-server meters stay two
+  }
+
   @Test
   void accessLogWritesOneLinePerCall() throws Exception {
     Logger access = (Logger) LoggerFactory.getLogger("io.petrel.rpc.access");
