@@ -1,10 +1,12 @@
 package io.petrel.rpc.benchmarks;
 
+import io.petrel.rpc.transport.netty.IoMode;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import org.jspecify.annotations.Nullable;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.results.format.ResultFormatFactory;
 import org.openjdk.jmh.results.format.ResultFormatType;
@@ -34,22 +36,31 @@ public final class BenchmarkMain {
       return;
     }
     List<String> a = new ArrayList<>(List.of(args));
+    String problem = checkParams(a);
+    if (problem != null) {
+      System.err.println(problem);
+      System.exit(2);
+    }
+    int sweep = a.indexOf("--threads");
+    String list = null;
+    if (sweep >= 0) {
+      list = sweep + 1 < a.size() ? a.remove(sweep + 1) : "";
+      a.remove(sweep);
+      if (!list.matches("\\d+(,\\d+)*")) {
+        System.err.println("--threads needs a list of caller counts, e.g. --threads 1,16,128"
+            + (list.isEmpty() ? "" : " (got '" + list + "')"));
+        System.exit(2);
+      }
+    }
     boolean run = a.stream().noneMatch(NO_RUN::contains);
     if (run && !String.join(" ", a).contains(PetrelProfiler.class.getName())) {
       a.add("-prof");
       a.add(PetrelProfiler.class.getName());
     }
-    int sweep = a.indexOf("--threads");
-    if (sweep < 0) {
+    if (list == null) {
       org.openjdk.jmh.Main.main(a.toArray(new String[0]));
       return;
     }
-    if (sweep + 1 >= a.size()) {
-      System.err.println("--threads needs a list, e.g. --threads 1,16,128");
-      System.exit(2);
-    }
-    String list = a.remove(sweep + 1);
-    a.remove(sweep);
     CommandLineOptions cmd = new CommandLineOptions(a.toArray(new String[0]));
     ResultFormatType type = cmd.getResultFormat().orElse(ResultFormatType.JSON);
     String file = cmd.getResult().orElse("jmh-result." + type.name().toLowerCase(Locale.ROOT));
@@ -64,5 +75,46 @@ public final class BenchmarkMain {
       ResultFormatFactory.getInstance(type, file).writeOut(all);
     }
     System.out.println("All results: " + file);
+  }
+
+  /**
+   * A message for the first {@code -p framework=...}, {@code -p payload=...} or {@code -p io=...} value that names
+   * nothing (JMH would fail every trial with it and still exit 0), or null.
+   */
+  static @Nullable String checkParams(List<String> args) {
+    for (int i = 0; i + 1 < args.size(); i++) {
+      if (!args.get(i).equals("-p")) {
+        continue;
+      }
+      String param = args.get(i + 1);
+      int eq = param.indexOf('=');
+      if (eq < 0) {
+        continue;
+      }
+      String name = param.substring(0, eq);
+      for (String v : param.substring(eq + 1).split(",")) {
+        String problem = switch (name) {
+          case "framework" -> unknown(Framework.class, v, param);
+          case "payload" -> unknown(Payload.class, v, param);
+          case "io" -> unknown(IoMode.class, v, param);
+          default -> null;
+        };
+        if (problem != null) {
+          return problem;
+        }
+      }
+    }
+    return null;
+  }
+
+  private static <E extends Enum<E>> @Nullable String unknown(Class<E> type, String value, String param) {
+    boolean io = type == IoMode.class; // the io parameter is read in any case; the others are JMH's enums
+    for (E e : type.getEnumConstants()) {
+      if (io ? e.name().equalsIgnoreCase(value.trim()) : e.name().equals(value.trim())) {
+        return null;
+      }
+    }
+    return "unknown value '" + value.trim() + "' in -p " + param + ": one of " + EnumArgs.names(type, !io)
+        + (io ? "" : " (written as here, in capitals)");
   }
 }

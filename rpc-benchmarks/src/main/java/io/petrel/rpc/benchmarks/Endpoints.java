@@ -20,7 +20,14 @@ public record Endpoints(String host, int controlPort, Map<Framework, Integer> po
 
   /** Asks the control port at {@code host:controlPort} where everything is. */
   public static Endpoints discover(String host, int controlPort) throws IOException {
-    String line = ControlServer.ask(host, controlPort, "PORTS");
+    String line;
+    try {
+      line = ControlServer.ask(host, controlPort, "PORTS");
+    } catch (java.net.ConnectException e) {
+      throw new java.net.ConnectException("no benchmark server at " + host + ":" + controlPort + " (" + e.getMessage()
+          + "): start one there with `java -cp benchmarks.jar io.petrel.rpc.benchmarks.BenchmarkServer --port "
+          + controlPort + "`, or leave out the host to let each trial start its own");
+    }
     Map<Framework, Integer> ports = new EnumMap<>(Framework.class);
     for (String kv : line.trim().split(" ")) {
       int eq = kv.indexOf('=');

@@ -45,7 +45,7 @@ public final class IdleConnections {
 
   public static void main(String[] args) throws Exception {
     int n = args.length > 0 ? Integer.parseInt(args[0]) : 10_000;
-    IoMode io = args.length > 1 ? IoMode.valueOf(args[1].toUpperCase(Locale.ROOT)) : IoMode.AUTO;
+    IoMode io = args.length > 1 ? NettyIo.parse(args[1]) : IoMode.AUTO;
     List<Row> rows = measure(n, io, List.of(Framework.PETREL, Framework.GRPC));
     System.out.print(table(rows));
   }

@@ -77,6 +77,6 @@ final class NettyIo {
 
   /** "auto", "nio", "epoll", "io_uring" (any case) to an {@link IoMode}. */
   static IoMode parse(String s) {
-    return IoMode.valueOf(s.trim().toUpperCase(java.util.Locale.ROOT));
+    return EnumArgs.parse(IoMode.class, s, "I/O mode");
   }
 }

@@ -32,7 +32,9 @@ import org.jspecify.annotations.Nullable;
  * of whatever the results varied ({@link ScaleTables}: payload, callers or window, connections, I/O, Java), and
  * PNG charts.
  *
- * <pre>java -cp benchmarks.jar io.petrel.rpc.benchmarks.Report results.json [--out docs/benchmarks]</pre>
+ * <pre>java -cp benchmarks.jar io.petrel.rpc.benchmarks.Report results.json [--out DIR]</pre>
+ *
+ * <p>{@code DIR} is {@code benchmark-report} in the current directory unless given.
  *
  * <p>Several result files of the same configurations (repeated runs) give one row each, with the median of
  * every figure. Each file is one run: the goals' ratios are taken between figures of the same file, and a
@@ -45,30 +47,37 @@ import org.jspecify.annotations.Nullable;
  * of a configuration, the Throughput entry's recorded figures stand for the run.
  */
 public final class Report {
+  private static final String USAGE =
+      "usage: Report results.json [more.json ...] [--out DIR] (DIR: benchmark-report by default)";
+
   private Report() {}
 
   public static void main(String[] args) throws IOException {
     System.setProperty("java.awt.headless", "true");
     List<Path> inputs = new ArrayList<>();
-    Path out = Path.of("docs", "benchmarks");
+    Path out = Path.of("benchmark-report"); // not docs/benchmarks: a run from the repository root would overwrite
+                                            // the committed report
     for (int i = 0; i < args.length; i++) {
       if (args[i].equals("--out") && i + 1 < args.length) {
         out = Path.of(args[++i]);
       } else if (args[i].startsWith("-")) {
-        System.err.println("usage: Report results.json [more.json ...] [--out DIR]");
+        System.err.println(USAGE);
         System.exit(2);
       } else {
         inputs.add(Path.of(args[i]));
       }
     }
     if (inputs.isEmpty()) {
-      System.err.println("usage: Report results.json [more.json ...] [--out DIR]");
+      System.err.println(USAGE);
       System.exit(2);
     }
     List<JsonArray> runs = new ArrayList<>();
     for (Path p : inputs) {
       try (Reader r = Files.newBufferedReader(p, StandardCharsets.UTF_8)) {
         runs.add(JsonParser.parseReader(r).getAsJsonArray());
+      } catch (IOException | RuntimeException e) {
+        System.err.println("cannot read " + p + " as JMH's JSON results (-rf json -rff FILE writes them): " + e);
+        System.exit(2);
       }
     }
     List<ResultRow> rows = parse(runs);

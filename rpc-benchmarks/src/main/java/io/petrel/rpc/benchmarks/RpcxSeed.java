@@ -73,7 +73,7 @@ final class RpcxSeed {
         "Failed / refused calls"};
     for (int k = 0; k < titles.length; k++) {
       List<String> header = new ArrayList<>(List.of("concurrency"));
-      frameworks.forEach(f -> header.add(Framework.valueOf(f.toUpperCase(java.util.Locale.ROOT)).label()));
+      frameworks.forEach(f -> header.add(EnumArgs.parse(Framework.class, f, "--frameworks value").label()));
       Table t = new Table(header.toArray(new String[0]));
       for (String c : levels) {
         List<Object> row = new ArrayList<>(List.of(c));

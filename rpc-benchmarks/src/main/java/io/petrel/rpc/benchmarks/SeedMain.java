@@ -76,6 +76,9 @@ public final class SeedMain {
     } catch (IllegalArgumentException e) {
       System.err.println(e.getMessage());
       return 2;
+    } catch (java.net.ConnectException e) {
+      System.err.println(e.getMessage()); // says which server was not there and what to do
+      return 1;
     }
   }
 

@@ -154,7 +154,7 @@ public record ServerOptions(
     Set<Framework> s = EnumSet.noneOf(Framework.class);
     for (String name : list.split("[,+:]")) {
       if (!name.isBlank()) {
-        s.add(Framework.valueOf(name.trim().toUpperCase(Locale.ROOT)));
+        s.add(EnumArgs.parse(Framework.class, name, "--frameworks value"));
       }
     }
     if (s.isEmpty()) {

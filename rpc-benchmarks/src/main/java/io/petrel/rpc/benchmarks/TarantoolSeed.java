@@ -28,7 +28,7 @@ final class TarantoolSeed {
   static List<SeedRun> run(SeedArgs args) throws Exception {
     List<Integer> objects = args.integers("objects", "1000,10000,100000", 1);
     List<Integer> callers = args.integers("callers", "1,2,4,8", 1);
-    Framework f = Framework.valueOf(args.string("framework", "petrel").toUpperCase(Locale.ROOT));
+    Framework f = EnumArgs.parse(Framework.class, args.string("framework", "petrel"), "--framework");
     if (f != Framework.PETREL && f != Framework.PETREL_DIRECT) {
       throw new IllegalArgumentException("--framework: the store is served by petrel and petrel_direct only: " + f);
     }

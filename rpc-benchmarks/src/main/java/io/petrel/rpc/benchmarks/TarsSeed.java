@@ -141,8 +141,8 @@ final class TarsSeed {
   static void worker(SeedArgs args) throws Exception {
     String host = args.string("host", "127.0.0.1");
     int port = args.integer("port", 7000, 1);
-    Framework f = Framework.valueOf(args.string("framework", "petrel").toUpperCase(Locale.ROOT));
-    Payload payload = Payload.valueOf(args.string("payload", "BYTES_4"));
+    Framework f = EnumArgs.parse(Framework.class, args.string("framework", "petrel"), "--framework");
+    Payload payload = EnumArgs.parse(Payload.class, args.string("payload", "BYTES_4"), "--payload");
     int threads = args.integer("threads", 1, 1);
     int connections = args.integer("connections", 1, 1);
     var io = NettyIo.parse(args.string("io", "auto"));
@@ -232,7 +232,7 @@ final class TarsSeed {
   static List<Framework> frameworks(String list) {
     List<Framework> out = new ArrayList<>();
     for (String s : list.split(",")) {
-      out.add(Framework.valueOf(s.trim().toUpperCase(Locale.ROOT)));
+      out.add(EnumArgs.parse(Framework.class, s, "--frameworks value"));
     }
     return out;
   }
@@ -240,7 +240,7 @@ final class TarsSeed {
   private static List<Payload> payloads(String list) {
     List<Payload> out = new ArrayList<>();
     for (String s : list.split(",")) {
-      Payload p = Payload.valueOf(s.trim().toUpperCase(Locale.ROOT));
+      Payload p = EnumArgs.parse(Payload.class, s, "--payloads value");
       if (p.size() < 0) {
         throw new IllegalArgumentException("--payloads: the Tars seed sends opaque bodies (EMPTY, BYTES_4,"
             + " BYTES_1K), not " + p);

@@ -29,7 +29,7 @@ final class TrpcSeed {
   private TrpcSeed() {}
 
   static List<SeedRun> run(SeedArgs args) throws Exception {
-    Framework f = Framework.valueOf(args.string("framework", "petrel").toUpperCase(Locale.ROOT));
+    Framework f = EnumArgs.parse(Framework.class, args.string("framework", "petrel"), "--framework");
     if (f != Framework.PETREL && f != Framework.PETREL_DIRECT) {
       throw new IllegalArgumentException("--framework: the tRPC echo is served by petrel and petrel_direct: " + f);
     }
@@ -99,6 +99,10 @@ final class TrpcSeed {
             System.out.println("# " + mode + ": p99 was over " + targetMs + " ms even at " + Math.round(rate)
                 + " calls/s; the table shows that step");
             good = bad;
+          } else if (bad == null) {
+            System.out.println("# " + mode + ": p99 stayed within " + targetMs + " ms up to " + Math.round(rate(good))
+                + " calls/s, the last step under --max-rate " + maxRate + "; the table shows that step, and the"
+                + " rate at which p99 reaches " + targetMs + " ms is higher");
           }
           if (good != null) {
             best.add(good);
