@@ -27,6 +27,11 @@ final class SeedArgs {
     }
   }
 
+  /** True when the command line gave {@code --name}. */
+  boolean has(String name) {
+    return given.containsKey(name);
+  }
+
   String string(String name, String dflt) {
     String v = given.getOrDefault(name, dflt);
     used.put(name, v);

@@ -24,11 +24,19 @@ final class SeedServer implements AutoCloseable {
   static SeedServer open(SeedArgs args, String defaultServerArgs) throws IOException {
     String host = args.string("host", "");
     int port = args.integer("port", 7000, 1);
-    String jvm = args.string("server-jvm", "-Xms1g -Xmx1g");
-    String serverArgs = args.string("server-args", defaultServerArgs);
     if (!host.isBlank()) {
+      // --server-jvm and --server-args shape only a server the seed starts itself: given with --host, refused;
+      // not given, not printed among the options used.
+      for (String own : new String[] {"server-jvm", "server-args"}) {
+        if (args.has(own)) {
+          throw new IllegalArgumentException("--" + own + " sets up a server the seed starts itself; with --host "
+              + host + " it uses the server already there: start that one with the options you want");
+        }
+      }
       return new SeedServer(null, Endpoints.discover(host, port), "the benchmark server at " + host + ":" + port);
     }
+    String jvm = args.string("server-jvm", "-Xms1g -Xmx1g");
+    String serverArgs = args.string("server-args", defaultServerArgs);
     ServerOptions options = ServerOptions.parse(split(serverArgs));
     ServerProcess p = ServerProcess.start(options, Arrays.asList(split(jvm)));
     return new SeedServer(p, p.endpoints(), "a benchmark server started on 127.0.0.1 (JVM " + jvm + ", options '"

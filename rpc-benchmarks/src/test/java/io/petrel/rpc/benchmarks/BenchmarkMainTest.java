@@ -36,4 +36,12 @@ class BenchmarkMainTest {
         .hasMessageContaining("unknown --frameworks value 'petrl': one of petrel,");
     assertThatThrownBy(() -> ServerOptions.parse("--io", "foo")).hasMessageContaining("unknown I/O mode 'foo'");
   }
+
+  /** A seed pointed at a running server (--host) does not take options for a server of its own. */
+  @Test
+  void aSeedWithHostRefusesTheOptionsOfAServerItWouldStart() {
+    assertThatThrownBy(() -> SeedServer.open(new SeedArgs(List.of("--host", "127.0.0.1", "--server-jvm", "-Xmx2g")),
+        "")).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("--server-jvm sets up a server the seed starts itself");
+  }
 }
