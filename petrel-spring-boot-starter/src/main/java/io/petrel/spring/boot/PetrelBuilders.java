@@ -80,7 +80,14 @@ final class PetrelBuilders {
     setBytes(prefix + ".max-metadata-size", p.getMaxMetadataSize(), b::maxMetadataSize);
     set(p.getPercentileHistograms(), b::percentileHistograms);
     if (p.getTls().isEnabled()) {
-      tls.accept(tls(prefix + ".tls", p.getTls()));
+      TlsConfig config = tls(prefix + ".tls", p.getTls());
+      try {
+        tls.accept(config);
+      } catch (IllegalArgumentException e) {
+        // A server-only option on a client, or the reverse: say which properties, not only which method.
+        throw new IllegalStateException(prefix + ".tls: " + e.getMessage() + " (" + prefix + ".tls.*"
+            + " properties: insecure-skip-hostname-verification is for clients, client-auth for the server)", e);
+      }
     }
   }
 

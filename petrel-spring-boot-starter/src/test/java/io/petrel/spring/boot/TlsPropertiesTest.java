@@ -107,4 +107,25 @@ class TlsPropertiesTest {
               });
         });
   }
+
+  /** A client-only TLS property set on the server (or the reverse) fails the start naming the property. */
+  @Test
+  void aTlsPropertyOfTheOtherSideFailsTheStartNamingIt() throws Exception {
+    KeyPair keys = ecKeys();
+    Path cert = pem("self.pem", "CERTIFICATE", certificate("self", keys, "self", keys.getPrivate(), true)
+        .getEncoded());
+    Path key = pem("self.key", "PRIVATE KEY", keys.getPrivate().getEncoded());
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+        .withUserConfiguration(PetrelAutoConfigurationTest.Echo.class)
+        .withPropertyValues("petrel.server.port=0", "petrel.server.address=127.0.0.1",
+            "petrel.server.tls.enabled=true", "petrel.server.tls.certificate-chain=" + cert,
+            "petrel.server.tls.private-key=" + key, "petrel.server.tls.insecure-skip-hostname-verification=true")
+        .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining(
+            "petrel.server.tls: insecureSkipHostnameVerification() is a client option"));
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+        .withPropertyValues("petrel.server.enabled=false", "petrel.clients.x.target=127.0.0.1:1",
+            "petrel.clients.x.tls.enabled=true", "petrel.clients.x.tls.client-auth=REQUIRE")
+        .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining(
+            "petrel.clients.x.tls: clientAuth(REQUIRE) is a server option"));
+  }
 }
