@@ -120,12 +120,20 @@ public final class Codegen {
       }
     }
     Map<String, ServiceModel> byClass = new LinkedHashMap<>();
+    Map<String, ServiceModel> byName = new LinkedHashMap<>();
     for (ServiceModel s : services) {
       ServiceModel other = byClass.putIfAbsent(s.rpcClass().canonicalName(), s);
       if (other != null) {
-        problems.add(new Problem(Path.of(s.sourceFileName()), 0, "services " + other.iface().canonicalName()
-            + " and " + s.iface().canonicalName() + " would both generate " + s.rpcClass().canonicalName()
-            + ": rename one of the interfaces"));
+        problems.add(new Problem(s.source(), s.line(), "services " + other.iface().canonicalName() + " ("
+            + other.where() + ") and " + s.iface().canonicalName() + " would both generate "
+            + s.rpcClass().canonicalName() + ": rename one of the interfaces"));
+      }
+      other = byName.putIfAbsent(s.serviceName(), s);
+      if (other != null) {
+        problems.add(new Problem(s.source(), s.line(), "services " + other.iface().canonicalName() + " ("
+            + other.where() + ") and " + s.iface().canonicalName() + " have the same name on the wire, '"
+            + s.serviceName() + "': a server serves only one of them and a client of one would reach the other;"
+            + " give each its own @RpcService name"));
       }
     }
     if (!problems.isEmpty()) {

@@ -1,6 +1,7 @@
 package io.petrel.codegen;
 
 import com.palantir.javapoet.ClassName;
+import java.nio.file.Path;
 import java.util.List;
 
 /**
@@ -11,9 +12,18 @@ import java.util.List;
  * @param serviceName the name on the wire
  * @param methods the remote methods in declaration order
  * @param deprecated the interface is {@code @Deprecated}: so are the generated types, which use it
+ * @param forRemoval the interface is {@code @Deprecated(forRemoval = true)}: the generated types, which must use
+ *     it, suppress the "removal" warnings that being deprecated themselves does not (JLS 9.6.4.6)
+ * @param source the interface's source file, and {@code line} its declaration's line (for problems that involve
+ *     two services)
  */
-record ServiceModel(
-    String sourceFileName, ClassName iface, String serviceName, List<MethodModel> methods, boolean deprecated) {
+record ServiceModel(String sourceFileName, ClassName iface, String serviceName, List<MethodModel> methods,
+    boolean deprecated, boolean forRemoval, Path source, int line) {
+
+  /** "path/Svc.java:12", where the interface is declared. */
+  String where() {
+    return source + ":" + line;
+  }
 
   ClassName rpcClass() {
     return ClassName.get(iface.packageName(), iface.simpleName() + "Rpc");

@@ -199,9 +199,18 @@ final class ServiceReader {
       return null;
     }
     ClassName iface = new TypeIndex.TypeInfo(pkg, enclosingNames(decl), TypeIndex.Kind.INTERFACE).className();
-    boolean deprecated = decl.getAnnotations().stream()
-        .anyMatch(a -> a.getNameAsString().equals("Deprecated") || a.getNameAsString().equals("java.lang.Deprecated"));
-    return new ServiceModel(file.getFileName().toString(), iface, serviceName, List.copyOf(methods), deprecated);
+    boolean deprecated = false;
+    boolean forRemoval = false;
+    for (AnnotationExpr a : decl.getAnnotations()) {
+      if (a.getNameAsString().equals("Deprecated") || a.getNameAsString().equals("java.lang.Deprecated")) {
+        deprecated = true;
+        forRemoval = a instanceof NormalAnnotationExpr normal && normal.getPairs().stream()
+            .anyMatch(pair -> pair.getNameAsString().equals("forRemoval")
+                && pair.getValue().toString().equals("true"));
+      }
+    }
+    return new ServiceModel(file.getFileName().toString(), iface, serviceName, List.copyOf(methods), deprecated,
+        forRemoval, file, line(decl));
   }
 
   private static List<String> enclosingNames(TypeDeclaration<?> decl) {

@@ -98,6 +98,9 @@ final class ServiceWriter {
     if (service.deprecated()) {
       b.addAnnotation(Deprecated.class); // it uses the deprecated interface throughout
     }
+    if (service.forRemoval()) {
+      b.addAnnotation(removalSuppressed());
+    }
 
     b.addField(FieldSpec.builder(String.class, "SERVICE_NAME", Modifier.PUBLIC, Modifier.STATIC, Modifier.FINAL)
         .addJavadoc("The service name on the wire.\n")
@@ -316,7 +319,9 @@ final class ServiceWriter {
 
   /**
    * A stub method that turns a failure carrying one of the method's declared exceptions back into that exception
-   * (see DeclaredExceptions): blocking, a catch that throws it; a future, one completed with it.
+   * (see DeclaredExceptions): blocking, a catch that throws it; a future, one completed with it. Its own variables
+   * start with {@code $}, which no parameter of a service method is expected to: a parameter named
+   * {@code declared}, {@code e}, {@code index} or {@code message} once clashed with them.
    */
   private static MethodSpec.Builder rethrowing(MethodSpec.Builder mb, MethodModel m, CodeBlock request,
       boolean future) {
@@ -327,31 +332,32 @@ final class ServiceWriter {
     }
     CodeBlock declaredNames = CodeBlock.join(names, ",$W");
     String d = descriptorConstant(m);
-    mb.addStatement("$T declared = $T.capture(this.options)", DECLARED_EXCEPTIONS, DECLARED_EXCEPTIONS);
+    mb.addStatement("$T $$declared = $T.capture(this.options)", DECLARED_EXCEPTIONS, DECLARED_EXCEPTIONS);
     if (future) {
-      CodeBlock.Builder factory = CodeBlock.builder().add("(index, message) -> switch (index) {\n").indent();
+      CodeBlock.Builder factory = CodeBlock.builder().add("($$index, $$message) -> switch ($$index) {\n").indent();
       for (int i = 0; i < rethrown.size(); i++) {
-        factory.add("case $L -> new $T(message);\n", i, rethrown.get(i).type());
+        factory.add("case $L -> new $T($$message);\n", i, rethrown.get(i).type());
       }
       factory.add("default -> null;\n").unindent().add("}");
-      return mb.addStatement("return declared.map(this.client.unaryCallAsync($L,$W$L,$Wdeclared.options()),$W$L,$W$L)",
+      return mb.addStatement(
+          "return $$declared.map(this.client.unaryCallAsync($L,$W$L,$W$$declared.options()),$W$L,$W$L)",
           d, request, factory.build(), declaredNames);
     }
     mb.beginControlFlow("try");
     if (m.result().isVoid()) {
-      mb.addStatement("this.client.unaryCall($L,$W$L,$Wdeclared.options())", d, request);
+      mb.addStatement("this.client.unaryCall($L,$W$L,$W$$declared.options())", d, request);
     } else {
-      mb.addStatement("return this.client.unaryCall($L,$W$L,$Wdeclared.options())", d, request);
+      mb.addStatement("return this.client.unaryCall($L,$W$L,$W$$declared.options())", d, request);
     }
-    mb.nextControlFlow("catch ($T e)", STATUS_EXCEPTION);
-    mb.beginControlFlow("switch (declared.match(e,$W$L))", declaredNames);
+    mb.nextControlFlow("catch ($T $$e)", STATUS_EXCEPTION);
+    mb.beginControlFlow("switch ($$declared.match($$e,$W$L))", declaredNames);
     for (int i = 0; i < rethrown.size(); i++) {
       mb.addCode("case $L:\n$>", i)
-          .addStatement("throw $T.withCause(new $T(declared.message()), e)", DECLARED_EXCEPTIONS,
+          .addStatement("throw $T.withCause(new $T($$declared.message()), $$e)", DECLARED_EXCEPTIONS,
               rethrown.get(i).type())
           .addCode("$<");
     }
-    mb.addCode("default:\n$>").addStatement("throw e").addCode("$<");
+    mb.addCode("default:\n$>").addStatement("throw $$e").addCode("$<");
     mb.endControlFlow();
     mb.endControlFlow();
     return mb;
@@ -376,6 +382,14 @@ final class ServiceWriter {
             .addParameter(CALL_OPTIONS, "options")
             .addStatement("return new $T(client, options)", self)
             .build());
+  }
+
+  /**
+   * {@code @SuppressWarnings("removal")} on a type generated for an interface deprecated for removal: it must name
+   * that interface, and being deprecated itself does not silence those warnings.
+   */
+  private static AnnotationSpec removalSuppressed() {
+    return AnnotationSpec.builder(SuppressWarnings.class).addMember("value", "$S", "removal").build();
   }
 
   /**
@@ -529,6 +543,9 @@ final class ServiceWriter {
         .addModifiers(Modifier.PUBLIC);
     if (service.deprecated()) {
       b.addAnnotation(Deprecated.class);
+    }
+    if (service.forRemoval()) {
+      b.addAnnotation(removalSuppressed());
     }
     for (MethodModel m : service.methods()) {
       b.addMethod(signature(m, true).addModifiers(Modifier.PUBLIC, Modifier.ABSTRACT).build());

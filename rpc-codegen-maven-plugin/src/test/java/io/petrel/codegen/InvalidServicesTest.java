@@ -192,6 +192,57 @@ class InvalidServicesTest {
         .hasMessageContaining("Svc.java:" + (HEADER.lines().count() + 4) + ": parameter o of b");
   }
 
+  /**
+   * Two interfaces of one module with the same name on the wire (each fine alone), or that would generate the
+   * same class: one problem each, at the second interface, naming where the first is declared.
+   */
+  @Test
+  void twoServicesWithOneWireNameOrOneGeneratedClassNameBothPlaces() throws Exception {
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of(
+        "bad/Svc.java", HEADER + """
+            @RpcService("bad.Everything")
+            public interface Svc {
+              String a(String s);
+            }
+            """,
+        "bad/Other.java", HEADER + """
+            @RpcService("bad.Everything")
+            public interface Other {
+              String b(String s);
+            }
+            """,
+        "bad/Health.java", HEADER + """
+            @RpcService("bad.Health")
+            public interface Health {
+              String ping(String s);
+            }
+            """,
+        "bad/Ops.java", HEADER + """
+            public final class Ops {
+              @RpcService("bad.OpsHealth")
+              public interface Health {
+                String pong(String s);
+              }
+            }
+            """));
+    List<Problem> problems;
+    try {
+      TestSources.generate(List.of(src), tmp.resolve("out"));
+      throw new AssertionError("expected the services to be rejected");
+    } catch (CodegenException e) {
+      problems = e.problems();
+    }
+    long header = HEADER.lines().count();
+    assertThat(problems).hasSize(2);
+    // Each problem (file:line: message) names both declarations.
+    assertThat(problems).anySatisfy(p -> assertThat(p.toString()).contains("Svc.java:" + (header + 2),
+        "Other.java:" + (header + 2), "have the same name on the wire, 'bad.Everything'",
+        "give each its own @RpcService name"));
+    assertThat(problems).anySatisfy(p -> assertThat(p.toString()).contains("Health.java:" + (header + 2),
+        "Ops.java:" + (header + 3), "would both generate bad.HealthRpc", "rename one of the interfaces"));
+  }
+
   @Test
   void aServiceFileThatDoesNotParseIsReportedWithItsLine() throws Exception {
     List<Problem> problems = problems("""

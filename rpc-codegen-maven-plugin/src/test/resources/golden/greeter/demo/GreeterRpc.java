@@ -213,15 +213,15 @@ public final class GreeterRpc {
 
     @Override
     public void reset() throws IOException {
-      DeclaredExceptions declared = DeclaredExceptions.capture(this.options);
+      DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
       try {
-        this.client.unaryCall(METHOD_RESET, null, declared.options());
-      } catch (StatusException e) {
-        switch (declared.match(e, "java.io.IOException")) {
+        this.client.unaryCall(METHOD_RESET, null, $declared.options());
+      } catch (StatusException $e) {
+        switch ($declared.match($e, "java.io.IOException")) {
           case 0:
-            throw DeclaredExceptions.withCause(new IOException(declared.message()), e);
+            throw DeclaredExceptions.withCause(new IOException($declared.message()), $e);
           default:
-            throw e;
+            throw $e;
         }
       }
     }
@@ -266,10 +266,10 @@ public final class GreeterRpc {
 
     @Override
     public CompletableFuture<Void> reset() {
-      DeclaredExceptions declared = DeclaredExceptions.capture(this.options);
-      return declared.map(this.client.unaryCallAsync(METHOD_RESET, null, declared.options()),
-          (index, message) -> switch (index) {
-            case 0 -> new IOException(message);
+      DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
+      return $declared.map(this.client.unaryCallAsync(METHOD_RESET, null, $declared.options()),
+          ($index, $message) -> switch ($index) {
+            case 0 -> new IOException($message);
             default -> null;
           }, "java.io.IOException");
     }

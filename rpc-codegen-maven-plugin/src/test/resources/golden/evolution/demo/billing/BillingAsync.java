@@ -31,4 +31,8 @@ public interface BillingAsync {
   CompletableFuture<Void> legacyPing();
 
   CompletableFuture<NullValue> echo(NullValue value, List<NullValue> more);
+
+  CompletableFuture<String> note(String declared, int e, String index, String message);
+
+  CompletableFuture<String> noteLater(String index, String message, long e);
 }

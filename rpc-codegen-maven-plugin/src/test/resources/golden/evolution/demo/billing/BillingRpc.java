@@ -73,6 +73,16 @@ public final class BillingRpc {
   public static final int ID_ECHO = 0xc5440e0d;
 
   /**
+   * Id of {@code demo.Billing/note}: FNV-1a of the service and method names.
+   */
+  public static final int ID_NOTE = 0x2396d198;
+
+  /**
+   * Id of {@code demo.Billing/noteLater}: FNV-1a of the service and method names.
+   */
+  public static final int ID_NOTE_LATER = 0x5e79fa22;
+
+  /**
    * {@code demo.Billing/charge}.
    */
   public static final MethodDescriptor<Object[], Long> METHOD_CHARGE = MethodDescriptor.<Object[], Long>newBuilder()
@@ -145,6 +155,32 @@ public final class BillingRpc {
       .responseMarshaller(ValueMarshaller.of(FieldCodecs.protoEnumOf(NullValue.class, NullValue::forNumber)))
       .build();
 
+  /**
+   * {@code demo.Billing/note}.
+   */
+  public static final MethodDescriptor<Object[], String> METHOD_NOTE = MethodDescriptor.<Object[], String>newBuilder()
+      .serviceName(SERVICE_NAME)
+      .methodName("note")
+      .id(ID_NOTE)
+      .type(MethodType.UNARY)
+      .requestMarshaller(ArgsMarshaller.of(FieldCodecs.STRING, PrimitiveCodecs.INT,
+          FieldCodecs.STRING, FieldCodecs.STRING))
+      .responseMarshaller(ValueMarshaller.of(FieldCodecs.STRING))
+      .build();
+
+  /**
+   * {@code demo.Billing/noteLater}.
+   */
+  public static final MethodDescriptor<Object[], String> METHOD_NOTE_LATER = MethodDescriptor.<Object[], String>newBuilder()
+      .serviceName(SERVICE_NAME)
+      .methodName("noteLater")
+      .id(ID_NOTE_LATER)
+      .type(MethodType.UNARY)
+      .requestMarshaller(ArgsMarshaller.of(FieldCodecs.STRING, FieldCodecs.STRING,
+          PrimitiveCodecs.LONG))
+      .responseMarshaller(ValueMarshaller.of(FieldCodecs.STRING))
+      .build();
+
   private BillingRpc() {
   }
 
@@ -175,6 +211,8 @@ public final class BillingRpc {
         .add(ServerCalls.blocking(METHOD_DEBIT, new BlockingHandler(impl, ID_DEBIT)))
         .add(ServerCalls.blocking(METHOD_LEGACY_PING, new BlockingHandler(impl, ID_LEGACY_PING)))
         .add(ServerCalls.blocking(METHOD_ECHO, new BlockingHandler(impl, ID_ECHO)))
+        .add(ServerCalls.blocking(METHOD_NOTE, new BlockingHandler(impl, ID_NOTE)))
+        .add(ServerCalls.async(METHOD_NOTE_LATER, new FutureHandler(impl, ID_NOTE_LATER)))
         .build();
   }
 
@@ -191,6 +229,8 @@ public final class BillingRpc {
         .add(ServerCalls.async(METHOD_DEBIT, new AsyncHandler(impl, ID_DEBIT)))
         .add(ServerCalls.async(METHOD_LEGACY_PING, new AsyncHandler(impl, ID_LEGACY_PING)))
         .add(ServerCalls.async(METHOD_ECHO, new AsyncHandler(impl, ID_ECHO)))
+        .add(ServerCalls.async(METHOD_NOTE, new AsyncHandler(impl, ID_NOTE)))
+        .add(ServerCalls.async(METHOD_NOTE_LATER, new AsyncHandler(impl, ID_NOTE_LATER)))
         .build();
   }
 
@@ -211,18 +251,18 @@ public final class BillingRpc {
 
     @Override
     public long charge(String account, long cents) throws CardDeclinedException, IOException {
-      DeclaredExceptions declared = DeclaredExceptions.capture(this.options);
+      DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
       try {
         return this.client.unaryCall(METHOD_CHARGE, new Object[] {account, cents},
-            declared.options());
-      } catch (StatusException e) {
-        switch (declared.match(e, "demo.billing.CardDeclinedException", "java.io.IOException")) {
+            $declared.options());
+      } catch (StatusException $e) {
+        switch ($declared.match($e, "demo.billing.CardDeclinedException", "java.io.IOException")) {
           case 0:
-            throw DeclaredExceptions.withCause(new CardDeclinedException(declared.message()), e);
+            throw DeclaredExceptions.withCause(new CardDeclinedException($declared.message()), $e);
           case 1:
-            throw DeclaredExceptions.withCause(new IOException(declared.message()), e);
+            throw DeclaredExceptions.withCause(new IOException($declared.message()), $e);
           default:
-            throw e;
+            throw $e;
         }
       }
     }
@@ -230,10 +270,11 @@ public final class BillingRpc {
     @Override
     public CompletableFuture<Long> chargeLater(String account, long cents) throws
         CardDeclinedException {
-      DeclaredExceptions declared = DeclaredExceptions.capture(this.options);
-      return declared.map(this.client.unaryCallAsync(METHOD_CHARGE_LATER,
-          new Object[] {account, cents}, declared.options()), (index, message) -> switch (index) {
-            case 0 -> new CardDeclinedException(message);
+      DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
+      return $declared.map(this.client.unaryCallAsync(METHOD_CHARGE_LATER,
+          new Object[] {account, cents}, $declared.options()),
+          ($index, $message) -> switch ($index) {
+            case 0 -> new CardDeclinedException($message);
             default -> null;
           }, "demo.billing.CardDeclinedException");
     }
@@ -263,6 +304,35 @@ public final class BillingRpc {
     public NullValue echo(NullValue value, List<NullValue> more) {
       return this.client.unaryCall(METHOD_ECHO, new Object[] {value, more}, this.options);
     }
+
+    @Override
+    public String note(String declared, int e, String index, String message) throws
+        CardDeclinedException {
+      DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
+      try {
+        return this.client.unaryCall(METHOD_NOTE, new Object[] {declared, e, index, message},
+            $declared.options());
+      } catch (StatusException $e) {
+        switch ($declared.match($e, "demo.billing.CardDeclinedException")) {
+          case 0:
+            throw DeclaredExceptions.withCause(new CardDeclinedException($declared.message()), $e);
+          default:
+            throw $e;
+        }
+      }
+    }
+
+    @Override
+    public CompletableFuture<String> noteLater(String index, String message, long e) throws
+        CardDeclinedException {
+      DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
+      return $declared.map(this.client.unaryCallAsync(METHOD_NOTE_LATER,
+          new Object[] {index, message, e}, $declared.options()),
+          ($index, $message) -> switch ($index) {
+            case 0 -> new CardDeclinedException($message);
+            default -> null;
+          }, "demo.billing.CardDeclinedException");
+    }
   }
 
   /**
@@ -282,21 +352,22 @@ public final class BillingRpc {
 
     @Override
     public CompletableFuture<Long> charge(String account, long cents) {
-      DeclaredExceptions declared = DeclaredExceptions.capture(this.options);
-      return declared.map(this.client.unaryCallAsync(METHOD_CHARGE, new Object[] {account, cents},
-          declared.options()), (index, message) -> switch (index) {
-            case 0 -> new CardDeclinedException(message);
-            case 1 -> new IOException(message);
+      DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
+      return $declared.map(this.client.unaryCallAsync(METHOD_CHARGE, new Object[] {account, cents},
+          $declared.options()), ($index, $message) -> switch ($index) {
+            case 0 -> new CardDeclinedException($message);
+            case 1 -> new IOException($message);
             default -> null;
           }, "demo.billing.CardDeclinedException", "java.io.IOException");
     }
 
     @Override
     public CompletableFuture<Long> chargeLater(String account, long cents) {
-      DeclaredExceptions declared = DeclaredExceptions.capture(this.options);
-      return declared.map(this.client.unaryCallAsync(METHOD_CHARGE_LATER,
-          new Object[] {account, cents}, declared.options()), (index, message) -> switch (index) {
-            case 0 -> new CardDeclinedException(message);
+      DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
+      return $declared.map(this.client.unaryCallAsync(METHOD_CHARGE_LATER,
+          new Object[] {account, cents}, $declared.options()),
+          ($index, $message) -> switch ($index) {
+            case 0 -> new CardDeclinedException($message);
             default -> null;
           }, "demo.billing.CardDeclinedException");
     }
@@ -325,6 +396,28 @@ public final class BillingRpc {
     @Override
     public CompletableFuture<NullValue> echo(NullValue value, List<NullValue> more) {
       return this.client.unaryCallAsync(METHOD_ECHO, new Object[] {value, more}, this.options);
+    }
+
+    @Override
+    public CompletableFuture<String> note(String declared, int e, String index, String message) {
+      DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
+      return $declared.map(this.client.unaryCallAsync(METHOD_NOTE,
+          new Object[] {declared, e, index, message}, $declared.options()),
+          ($index, $message) -> switch ($index) {
+            case 0 -> new CardDeclinedException($message);
+            default -> null;
+          }, "demo.billing.CardDeclinedException");
+    }
+
+    @Override
+    public CompletableFuture<String> noteLater(String index, String message, long e) {
+      DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
+      return $declared.map(this.client.unaryCallAsync(METHOD_NOTE_LATER,
+          new Object[] {index, message, e}, $declared.options()),
+          ($index, $message) -> switch ($index) {
+            case 0 -> new CardDeclinedException($message);
+            default -> null;
+          }, "demo.billing.CardDeclinedException");
     }
   }
 
@@ -363,6 +456,10 @@ public final class BillingRpc {
           Object[] args = (Object[]) request;
           return impl.echo((NullValue) args[0], (List<NullValue>) args[1]);
         }
+        case ID_NOTE: {
+          Object[] args = (Object[]) request;
+          return impl.note((String) args[0], (Integer) args[1], (String) args[2], (String) args[3]);
+        }
         default:
           throw new AssertionError("no method of demo.Billing is served here with id " + methodId);
       }
@@ -389,6 +486,11 @@ public final class BillingRpc {
           Object[] args = (Object[]) request;
           return ServerCalls.future(impl.chargeLater((String) args[0], (Long) args[1]),
               METHOD_CHARGE_LATER);
+        }
+        case ID_NOTE_LATER: {
+          Object[] args = (Object[]) request;
+          return ServerCalls.future(impl.noteLater((String) args[0], (String) args[1],
+              (Long) args[2]), METHOD_NOTE_LATER);
         }
         default:
           throw new AssertionError("no method of demo.Billing is served here with id " + methodId);
@@ -434,6 +536,16 @@ public final class BillingRpc {
           Object[] args = (Object[]) request;
           return ServerCalls.future(impl.echo((NullValue) args[0], (List<NullValue>) args[1]),
               METHOD_ECHO);
+        }
+        case ID_NOTE: {
+          Object[] args = (Object[]) request;
+          return ServerCalls.future(impl.note((String) args[0], (Integer) args[1], (String) args[2],
+              (String) args[3]), METHOD_NOTE);
+        }
+        case ID_NOTE_LATER: {
+          Object[] args = (Object[]) request;
+          return ServerCalls.future(impl.noteLater((String) args[0], (String) args[1],
+              (Long) args[2]), METHOD_NOTE_LATER);
         }
         default:
           throw new AssertionError("no method of demo.Billing is served here with id " + methodId);

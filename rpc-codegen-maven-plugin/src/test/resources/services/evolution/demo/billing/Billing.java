@@ -26,4 +26,9 @@ public interface Billing {
   void legacyPing();
 
   NullValue echo(NullValue value, List<NullValue> more);
+
+  /** Parameters named as the stubs' own variables were once named: the generated code still compiles. */
+  String note(String declared, int e, String index, String message) throws CardDeclinedException;
+
+  CompletableFuture<String> noteLater(String index, String message, long e) throws CardDeclinedException;
 }

@@ -224,8 +224,9 @@ final class CoreServerCall implements ServerCall, Runnable {
           // A status, or a checked exception the service declares: an answer, not a server fault.
           log.debug("{} failed with {}", def.method().fullName(), status);
         } else {
-          dispatcher.limitLog().warn("handler threw: " + def.method().fullName(),
-              def.method().fullName() + " threw; the caller gets " + status.code(), t);
+          dispatcher.limitLog().warn("handler threw: " + def.method().fullName(), def.method().fullName()
+              + (isOneway() ? " (oneway) threw; no caller waits for it, so only this log says so"
+                  : " threw; the caller gets " + status.code()), t);
         }
         if (!isOneway()) {
           stream.sendStatus(ErrorAnswers.capped(status), metadata); // the whole answer: no message was sent

@@ -54,6 +54,23 @@ class ServerErrorsTest extends TransportFixture {
     assertThat(server.isShutdown()).isFalse();
   }
 
+  /** A oneway handler that throws: its WARN says that no caller hears of it (not "the caller gets UNKNOWN"). */
+  @Test
+  void aOnewayHandlerThatThrowsIsLoggedAsHavingNoCaller() throws Exception {
+    MethodDescriptor<StringValue, Void> fire = MethodDescriptor.<StringValue, Void>newBuilder()
+        .serviceName("test.Fire").methodName("fire").type(io.petrel.rpc.MethodType.ONEWAY)
+        .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance())).build();
+    try (LogCapture log = new LogCapture(RpcServer.class)) {
+      RpcServer server = startServer(b -> b.addService(ServiceDefinition.builder("test.Fire").unary(fire, req -> {
+        throw new IllegalStateException("fired and failed: " + req.getValue());
+      }).build()));
+      RpcClient client = client(server.port());
+      client.oneway(fire, StringValue.of("x"), io.petrel.rpc.CallOptions.DEFAULT).get(10, TimeUnit.SECONDS);
+      String line = log.await(Level.WARN, Duration.ofSeconds(10), "test.Fire/fire (oneway) threw");
+      assertThat(line).contains("no caller waits for it").doesNotContain("the caller gets");
+    }
+  }
+
   @Test
   void anOutOfMemoryErrorInAHandlerStopsTheServerAndSaysSo() throws Exception {
     try (LogCapture log = new LogCapture(RpcServer.class)) {
