@@ -265,6 +265,7 @@ final class ServiceReader {
     if (!m.getTypeParameters().isEmpty()) {
       problem(file, m, "method " + name + " is generic (" + m.getTypeParameters() + "); the wire encoding needs"
           + " concrete types: remove the type parameters");
+      return null; // its types name the type parameters: resolving them would only add misleading problems
     }
     boolean oneway = false;
     boolean idempotent = false;

@@ -129,6 +129,18 @@ class InvalidServicesTest {
         m -> assertThat(m).contains("extends [Runnable]", "declare all remote methods in Svc itself"));
   }
 
+  /** A generic method: one problem, not also "type T cannot be resolved" for each use of T. */
+  @Test
+  void aGenericMethodIsOneProblem() throws Exception {
+    Problem p = single("""
+        @RpcService("bad.Svc")
+        public interface Svc {
+          <T> T echo(T value, List<T> more);
+        }
+        """, 3);
+    assertThat(p.message()).contains("method echo is generic ([T])", "remove the type parameters");
+  }
+
   @Test
   void onewayMustReturnVoid() throws Exception {
     Problem p = single("""
