@@ -7,7 +7,6 @@ import java.util.List;
 /**
  * One {@code @RpcService} interface, validated.
  *
- * @param sourceFileName the file name of the interface's source (for the generated file's header)
  * @param iface the interface
  * @param serviceName the name on the wire
  * @param methods the remote methods in declaration order
@@ -17,8 +16,13 @@ import java.util.List;
  * @param source the interface's source file, and {@code line} its declaration's line (for problems that involve
  *     two services)
  */
-record ServiceModel(String sourceFileName, ClassName iface, String serviceName, List<MethodModel> methods,
-    boolean deprecated, boolean forRemoval, Path source, int line) {
+record ServiceModel(ClassName iface, String serviceName, List<MethodModel> methods, boolean deprecated,
+    boolean forRemoval, Path source, int line) {
+
+  /** The file name of the interface's source (for the generated file's header). */
+  String sourceFileName() {
+    return source.getFileName().toString();
+  }
 
   /** "path/Svc.java:12", where the interface is declared. */
   String where() {

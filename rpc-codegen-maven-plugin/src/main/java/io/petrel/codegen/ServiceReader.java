@@ -209,8 +209,7 @@ final class ServiceReader {
                 && pair.getValue().toString().equals("true"));
       }
     }
-    return new ServiceModel(file.getFileName().toString(), iface, serviceName, List.copyOf(methods), deprecated,
-        forRemoval, file, line(decl));
+    return new ServiceModel(iface, serviceName, List.copyOf(methods), deprecated, forRemoval, file, line(decl));
   }
 
   private static List<String> enclosingNames(TypeDeclaration<?> decl) {
