@@ -87,10 +87,11 @@ class ReconnectTest extends TransportFixture {
       CountDownLatch threeAttempts = new CountDownLatch(3);
       AtomicBoolean stop = new AtomicBoolean();
       Thread caller;
+      Thread acceptor;
       try (ServerSocket down = new ServerSocket()) {
         down.setReuseAddress(true);
         down.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 50);
-        Thread acceptor = new Thread(() -> {
+        acceptor = new Thread(() -> {
           try {
             while (true) {
               Socket s = down.accept();
@@ -116,6 +117,11 @@ class ReconnectTest extends TransportFixture {
         caller.start();
         assertThat(threeAttempts.await(10, TimeUnit.SECONDS)).as("three attempts while down: " + client).isTrue();
       }
+      // The listening socket is closed for good only once the thread blocked in its accept has let go of it (and
+      // of a connection it may have just accepted): until then the port is still held, and the restart below
+      // could find it in use.
+      acceptor.join(10_000);
+      assertThat(acceptor.isAlive()).as("the down phase's acceptor ended").isFalse();
       long[] at = attempts.stream().mapToLong(Long::longValue).toArray();
       for (int i = 1; i < 3; i++) {
         long backoffMs = 100L << (i - 1);
