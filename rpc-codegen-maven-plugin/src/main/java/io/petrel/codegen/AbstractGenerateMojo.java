@@ -61,13 +61,20 @@ abstract class AbstractGenerateMojo extends AbstractMojo {
     try {
       result = new Codegen(getLog()::debug).run(request);
     } catch (CodegenException e) {
+      warn(e.warnings());
       throw new MojoFailureException(e.getMessage(), e);
     } catch (IOException | RuntimeException e) {
       throw new MojoExecutionException("Petrel codegen failed while reading sources or writing "
           + outputDirectory + ": " + e, e);
     }
     addSourceRoot(outputDirectory.getAbsolutePath());
+    warn(result.warnings());
     report(result);
+  }
+
+  /** One WARNING line per warning, "file:line: message", as the errors are listed and as javac writes them. */
+  private void warn(List<Problem> warnings) {
+    warnings.forEach(w -> getLog().warn(w.toString()));
   }
 
   private List<Path> sourceRoots(Path out) {

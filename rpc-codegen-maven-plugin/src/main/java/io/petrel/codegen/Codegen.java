@@ -51,10 +51,11 @@ public final class Codegen {
     State previous = State.read(request.stateFile());
     if (request.incremental() && previous != null && previous.fingerprint.equals(fingerprint)
         && previous.files.stream().allMatch(f -> Files.isRegularFile(out.resolve(f)))) {
-      return new CodegenResult(previous.services, true, List.of(), List.of(), List.of());
+      return new CodegenResult(previous.services, true, List.of(), List.of(), List.of(), previous.warnings);
     }
 
-    List<ServiceModel> services = readServices(request, sources);
+    List<Problem> warnings = new ArrayList<>();
+    List<ServiceModel> services = readServices(request, sources, warnings);
     Map<String, String> files = new LinkedHashMap<>();
     for (ServiceModel service : services) {
       for (JavaFile file : new ServiceWriter(service).write()) {
@@ -80,11 +81,12 @@ public final class Codegen {
     }
     List<String> deleted = deleteStale(out, previous, files.keySet());
     List<String> names = services.stream().map(s -> s.iface().canonicalName()).toList();
-    new State(fingerprint, names, List.copyOf(files.keySet())).write(request.stateFile());
-    return new CodegenResult(names, false, written, unchanged, deleted);
+    new State(fingerprint, names, List.copyOf(files.keySet()), warnings).write(request.stateFile());
+    return new CodegenResult(names, false, written, unchanged, deleted, warnings);
   }
 
-  private List<ServiceModel> readServices(CodegenRequest request, List<Path> sources)
+  /** The valid services; their warnings, sorted by file and line, are added to {@code warnings}. */
+  private List<ServiceModel> readServices(CodegenRequest request, List<Path> sources, List<Problem> warnings)
       throws CodegenException, IOException {
     JavaParser parser = new JavaParser(new ParserConfiguration()
         .setLanguageLevel(ParserConfiguration.LanguageLevel.JAVA_21)
@@ -114,7 +116,7 @@ public final class Codegen {
           candidates.put(file, cu);
         }
       }
-      ServiceReader reader = new ServiceReader(types, problems);
+      ServiceReader reader = new ServiceReader(types, problems, warnings);
       for (Map.Entry<Path, CompilationUnit> e : candidates.entrySet()) {
         services.addAll(reader.read(e.getKey(), e.getValue()));
       }
@@ -136,9 +138,12 @@ public final class Codegen {
             + " give each its own @RpcService name"));
       }
     }
+    Comparator<Problem> byPlace = Comparator.comparing((Problem p) -> p.file().toString())
+        .thenComparingInt(Problem::line);
+    warnings.sort(byPlace);
     if (!problems.isEmpty()) {
-      problems.sort(Comparator.comparing((Problem p) -> p.file().toString()).thenComparingInt(Problem::line));
-      throw new CodegenException(problems);
+      problems.sort(byPlace);
+      throw new CodegenException(problems, warnings);
     }
     return services;
   }
@@ -220,8 +225,11 @@ public final class Codegen {
     md.update((byte) '\n');
   }
 
-  /** The last run: its input fingerprint, the services it found and the files it generated. */
-  private record State(String fingerprint, List<String> services, List<String> files) {
+  /**
+   * The last run: its input fingerprint, the services it found, the files it generated and its warnings (an
+   * up-to-date run repeats them, so that a warning does not vanish from the second build on).
+   */
+  private record State(String fingerprint, List<String> services, List<String> files, List<Problem> warnings) {
     static @Nullable State read(Path file) throws IOException {
       if (!Files.isRegularFile(file)) {
         return null;
@@ -229,6 +237,7 @@ public final class Codegen {
       String fingerprint = null;
       List<String> services = new ArrayList<>();
       List<String> files = new ArrayList<>();
+      List<Problem> warnings = new ArrayList<>();
       for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
         int space = line.indexOf(' ');
         if (space < 0) {
@@ -239,16 +248,26 @@ public final class Codegen {
           case "fingerprint" -> fingerprint = value;
           case "service" -> services.add(value);
           case "file" -> files.add(value);
+          case "warning" -> {
+            // line TAB message TAB file (the message holds no tab; the path comes last, whatever it holds)
+            String[] parts = value.split("\t", 3);
+            if (parts.length == 3 && !parts[0].isEmpty() && parts[0].length() < 10
+                && parts[0].chars().allMatch(Character::isDigit)) {
+              warnings.add(new Problem(Path.of(parts[2]), Integer.parseInt(parts[0]), parts[1]));
+            }
+          }
           default -> { }
         }
       }
-      return fingerprint == null ? null : new State(fingerprint, services, files);
+      return fingerprint == null ? null : new State(fingerprint, services, files, warnings);
     }
 
     void write(Path file) throws IOException {
       StringBuilder sb = new StringBuilder("fingerprint ").append(fingerprint).append('\n');
       services.forEach(s -> sb.append("service ").append(s).append('\n'));
       files.forEach(f -> sb.append("file ").append(f).append('\n'));
+      warnings.forEach(w -> sb.append("warning ").append(w.line()).append('\t')
+          .append(w.message().replace('\t', ' ').replace('\n', ' ')).append('\t').append(w.file()).append('\n'));
       Files.createDirectories(file.toAbsolutePath().getParent());
       Files.writeString(file, sb, StandardCharsets.UTF_8);
     }

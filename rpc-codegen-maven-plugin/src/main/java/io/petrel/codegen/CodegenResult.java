@@ -10,14 +10,18 @@ import java.util.List;
  * @param written files whose content changed (or that are new)
  * @param unchanged files regenerated with the same content, left untouched so that their timestamps stay
  * @param deleted stale files from an earlier run that no service produces any more
+ * @param warnings what the services declare that is accepted but has no effect or cannot work as written; an
+ *     up-to-date run repeats the warnings of the run that generated the files
  */
 public record CodegenResult(
-    List<String> services, boolean upToDate, List<String> written, List<String> unchanged, List<String> deleted) {
+    List<String> services, boolean upToDate, List<String> written, List<String> unchanged, List<String> deleted,
+    List<Problem> warnings) {
 
   public CodegenResult {
     services = List.copyOf(services);
     written = List.copyOf(written);
     unchanged = List.copyOf(unchanged);
     deleted = List.copyOf(deleted);
+    warnings = List.copyOf(warnings);
   }
 }

@@ -3,7 +3,8 @@ package io.petrel.codegen;
 import java.nio.file.Path;
 
 /**
- * One thing wrong with a service interface, at a place in a source file.
+ * One thing wrong with a service interface, at a place in a source file: an error (the build fails) or a warning
+ * (the build goes on; something is accepted that does not do what it seems to).
  *
  * @param file the source file
  * @param line 1-based line, or 0 when the problem has no single line

@@ -38,12 +38,14 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Reads the {@code @RpcService} interfaces of one parsed source file into {@link ServiceModel}s, checking
  * everything the generated code relies on. Problems are collected (all of them, not only the first) with the
- * line they point to and what to do instead.
+ * line they point to and what to do instead. Warnings, in the same form, are what the plugin accepts but a user
+ * would not expect (an annotation without effect, a {@code throws} that no caller can ever see).
  */
 final class ServiceReader {
   static final String RPC_PACKAGE = "io.petrel.rpc";
@@ -87,13 +89,15 @@ final class ServiceReader {
 
   private final TypeIndex types;
   private final List<Problem> problems;
+  private final List<Problem> warnings;
 
-  ServiceReader(TypeIndex types, List<Problem> problems) {
+  ServiceReader(TypeIndex types, List<Problem> problems, List<Problem> warnings) {
     this.types = types;
     this.problems = problems;
+    this.warnings = warnings;
   }
 
-  /** The services declared in {@code cu}; problems go to the shared list. */
+  /** The services declared in {@code cu}; problems and warnings go to the shared lists. */
   List<ServiceModel> read(Path file, CompilationUnit cu) {
     List<ServiceModel> services = new ArrayList<>();
     String pkg = cu.getPackageDeclaration().map(p -> p.getNameAsString()).orElse("");
@@ -152,8 +156,11 @@ final class ServiceReader {
     Map<String, MethodModel> byConstant = new HashMap<>();
     Map<Integer, MethodModel> byId = new HashMap<>();
     for (BodyDeclaration<?> member : decl.getMembers()) {
-      if (!(member instanceof MethodDeclaration m) || m.isStatic() || m.isDefault() || m.isPrivate()
-          || m.getBody().isPresent()) {
+      if (!(member instanceof MethodDeclaration m)) {
+        continue;
+      }
+      if (m.isStatic() || m.isDefault() || m.isPrivate() || m.getBody().isPresent()) {
+        warnIfAnnotated(file, m);
         continue; // static, default and private methods run locally; only abstract methods are remote
       }
       String name = m.getNameAsString();
@@ -222,6 +229,31 @@ final class ServiceReader {
     return names;
   }
 
+  /** {@code @RpcMethod} on a method that is not remote: accepted (it compiles), but it changes nothing. */
+  private void warnIfAnnotated(Path file, MethodDeclaration m) {
+    Optional<AnnotationExpr> rpcMethod = rpcMethodAnnotation(m);
+    if (rpcMethod.isEmpty()) {
+      return;
+    }
+    String name = m.getNameAsString();
+    String kind = m.isStatic() ? "static" : m.isPrivate() ? "private" : "default";
+    String where = switch (kind) {
+      case "static" -> "it runs where it is called, in the caller's JVM";
+      case "private" -> "only the interface's own default methods can call it, in the caller's JVM";
+      default -> "the stubs inherit it, so a call runs its body in the caller's JVM (an override in the server's"
+          + " implementation is never reached by clients)";
+    };
+    warning(file, rpcMethod.get(), "@RpcMethod on " + kind + " method " + name + " has no effect: " + kind
+        + " methods of an @RpcService interface are not remote methods; " + where + ", and it is never sent:"
+        + " remove @RpcMethod, or declare " + name + " abstract (no " + (kind.equals("default") ? "default, no "
+        : kind + ", no ") + "body) to make it a remote method");
+  }
+
+  private static Optional<AnnotationExpr> rpcMethodAnnotation(MethodDeclaration m) {
+    return m.getAnnotations().stream()
+        .filter(a -> isPetrelAnnotation(a, "RpcMethod", m.findCompilationUnit().orElseThrow())).findFirst();
+  }
+
   private String serviceName(Path file, AnnotationExpr annotation, ClassOrInterfaceDeclaration decl) {
     Expression value = null;
     if (annotation instanceof SingleMemberAnnotationExpr single) {
@@ -269,8 +301,7 @@ final class ServiceReader {
     boolean oneway = false;
     boolean idempotent = false;
     long deadlineMillis = 0;
-    Optional<AnnotationExpr> rpcMethod = m.getAnnotations().stream()
-        .filter(a -> isPetrelAnnotation(a, "RpcMethod", m.findCompilationUnit().orElseThrow())).findFirst();
+    Optional<AnnotationExpr> rpcMethod = rpcMethodAnnotation(m);
     if (rpcMethod.isPresent() && rpcMethod.get() instanceof NormalAnnotationExpr normal) {
       for (MemberValuePair pair : normal.getPairs()) {
         String key = pair.getNameAsString();
@@ -357,6 +388,16 @@ final class ServiceReader {
           "java.lang.Error").contains(info.get().canonicalName());
       exceptions.add(new MethodModel.Thrown(info.get().className(), TypeIndex.binaryName(info.get()),
           !base && !oneway && types.hasMessageConstructor(info.get(), scope.packageName())));
+    }
+    if (oneway && !m.getThrownExceptions().isEmpty()) {
+      // The server still runs the method; what it throws ends in CoreServerCall's log, not in any response.
+      warning(file, m.getThrownException(0), "oneway method " + name + " declares throws "
+          + m.getThrownExceptions().stream().map(Node::toString).collect(Collectors.joining(", "))
+          + ", but a oneway call returns before the server runs the method, so no exception it throws can reach"
+          + " the caller (the stub never throws it): remove the throws clause and handle failures in the"
+          + " implementation, or remove oneway = true if the caller needs to know. An implementation that throws"
+          + " anyway is only logged by the server, with no caller (a checked exception at DEBUG, an unchecked one"
+          + " at WARN)");
     }
     AnnotationSpec deprecated = null;
     for (AnnotationExpr a : m.getAnnotations()) {
@@ -595,6 +636,10 @@ final class ServiceReader {
 
   private void problem(Path file, Node node, String message) {
     problems.add(new Problem(file, line(node), message));
+  }
+
+  private void warning(Path file, Node node, String message) {
+    warnings.add(new Problem(file, line(node), message));
   }
 
   /** The line a user looks for: a declaration's name rather than its first annotation. */

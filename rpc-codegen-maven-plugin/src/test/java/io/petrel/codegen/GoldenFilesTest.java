@@ -29,6 +29,7 @@ class GoldenFilesTest {
     Path out = tmp.resolve("out");
     CodegenResult result = TestSources.generate(List.of(input), out);
     assertThat(result.written()).isNotEmpty();
+    assertThat(result.warnings()).as("the golden services are what the plugin expects: no warnings").isEmpty();
 
     Path golden = goldenDir().resolve(name);
     List<Path> generated = TestSources.javaFiles(out);

@@ -1,0 +1,166 @@
+package io.petrel.codegen;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * What the plugin accepts but warns about: the build goes on and the files are generated, and each warning
+ * names file, line, what happens and what to do.
+ */
+class ServiceWarningsTest {
+  @TempDir
+  Path tmp;
+
+  private static final String HEADER = """
+      package warn;
+
+      import io.petrel.rpc.RpcMethod;
+      import io.petrel.rpc.RpcService;
+      import java.io.IOException;
+
+      """;
+
+  private static final long HEADER_LINES = HEADER.lines().count();
+
+  private CodegenResult generate(String source) throws Exception {
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of("warn/Svc.java", HEADER + source));
+    CodegenResult result = TestSources.generate(List.of(src), tmp.resolve("out"));
+    assertThat(result.services()).containsExactly("warn.Svc");
+    assertThat(result.written()).containsExactlyInAnyOrder("warn/SvcRpc.java", "warn/SvcAsync.java");
+    return result;
+  }
+
+  private static void assertAt(Problem w, long snippetLine) {
+    assertThat(w.file().getFileName().toString()).isEqualTo("Svc.java");
+    assertThat(w.line()).isEqualTo(HEADER_LINES + snippetLine);
+  }
+
+  @Test
+  void aOnewayMethodThatDeclaresExceptionsIsWarnedAboutAndStillGenerated() throws Exception {
+    CodegenResult result = generate("""
+        @RpcService("warn.Svc")
+        public interface Svc {
+          @RpcMethod(oneway = true)
+          void fire(String event)
+              throws IOException, IllegalStateException;
+
+          @RpcMethod(oneway = true)
+          void quiet(String event);
+
+          String read(String key) throws IOException;
+        }
+        """);
+    assertThat(result.warnings()).singleElement().satisfies(w -> {
+      assertAt(w, 5);
+      assertThat(w.message()).isEqualTo("oneway method fire declares throws IOException, IllegalStateException,"
+          + " but a oneway call returns before the server runs the method, so no exception it throws can reach the"
+          + " caller (the stub never throws it): remove the throws clause and handle failures in the"
+          + " implementation, or remove oneway = true if the caller needs to know. An implementation that throws"
+          + " anyway is only logged by the server, with no caller (a checked exception at DEBUG, an unchecked one"
+          + " at WARN)");
+      assertThat(w.toString()).endsWith("Svc.java:" + (HEADER_LINES + 5) + ": " + w.message());
+    });
+    // The generated code still compiles, lint-clean.
+    TestSources.compile(tmp.resolve("classes"), tmp.resolve("src"), tmp.resolve("out"));
+  }
+
+  @Test
+  void rpcMethodOnDefaultStaticOrPrivateMethodsIsWarnedAboutAsHavingNoEffect() throws Exception {
+    CodegenResult result = generate("""
+        @RpcService("warn.Svc")
+        public interface Svc {
+          String read(String key);
+
+          @RpcMethod(idempotent = true)
+          default String readOrEmpty(String key) {
+            return key == null ? "" : read(key);
+          }
+
+          @RpcMethod(oneway = true)
+          static String normalize(String key) {
+            return key.trim();
+          }
+
+          @RpcMethod(deadlineMillis = 10)
+          private String twice(String key) {
+            return read(key) + read(key);
+          }
+
+          @RpcMethod(idempotent = true)
+          String write(String key);
+        }
+        """);
+    assertThat(result.warnings()).satisfiesExactly(
+        w -> {
+          assertAt(w, 5);
+          assertThat(w.message()).isEqualTo("@RpcMethod on default method readOrEmpty has no effect: default methods"
+              + " of an @RpcService interface are not remote methods; the stubs inherit it, so a call runs its body"
+              + " in the caller's JVM (an override in the server's implementation is never reached by clients), and"
+              + " it is never sent: remove @RpcMethod, or declare readOrEmpty abstract (no default, no body) to make"
+              + " it a remote method");
+        },
+        w -> {
+          assertAt(w, 10);
+          assertThat(w.message()).isEqualTo("@RpcMethod on static method normalize has no effect: static methods of"
+              + " an @RpcService interface are not remote methods; it runs where it is called, in the caller's JVM,"
+              + " and it is never sent: remove @RpcMethod, or declare normalize abstract (no static, no body) to make"
+              + " it a remote method");
+        },
+        w -> {
+          assertAt(w, 15);
+          assertThat(w.message()).startsWith("@RpcMethod on private method twice has no effect: private methods of an"
+              + " @RpcService interface are not remote methods; only the interface's own default methods can call it")
+              .endsWith("declare twice abstract (no private, no body) to make it a remote method");
+        });
+    // Only the abstract methods are remote.
+    assertThat(java.nio.file.Files.readString(tmp.resolve("out/warn/SvcRpc.java")))
+        .contains("ID_READ", "ID_WRITE").doesNotContain("READ_OR_EMPTY", "NORMALIZE", "TWICE");
+  }
+
+  @Test
+  void anUpToDateRunRepeatsTheWarnings() throws Exception {
+    String source = """
+        @RpcService("warn.Svc")
+        public interface Svc {
+          @RpcMethod(oneway = true)
+          void fire(String event) throws IOException;
+        }
+        """;
+    List<Problem> first = generate(source).warnings();
+    assertThat(first).hasSize(1);
+    CodegenResult again = TestSources.generate(List.of(tmp.resolve("src")), tmp.resolve("out"));
+    assertThat(again.upToDate()).isTrue();
+    assertThat(again.warnings()).isEqualTo(first);
+  }
+
+  @Test
+  void aFailedRunKeepsItsWarnings() throws Exception {
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of("warn/Svc.java", HEADER + """
+        @RpcService("warn.Svc")
+        public interface Svc {
+          @RpcMethod(oneway = true)
+          void fire(String event) throws IOException;
+
+          void bad(Thread t);
+        }
+        """));
+    try {
+      TestSources.generate(List.of(src), tmp.resolve("out"));
+      throw new AssertionError("expected the service to be rejected");
+    } catch (CodegenException e) {
+      assertThat(e.problems()).singleElement().satisfies(p -> assertThat(p.message()).contains("parameter t of bad"));
+      assertThat(e.warnings()).singleElement().satisfies(w -> {
+        assertAt(w, 4);
+        assertThat(w.message()).startsWith("oneway method fire declares throws IOException");
+      });
+      assertThat(e.getMessage()).doesNotContain("oneway method fire");
+    }
+  }
+}
