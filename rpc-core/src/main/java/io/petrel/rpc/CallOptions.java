@@ -210,11 +210,19 @@ public final class CallOptions {
    * {@code fallbackTimeoutNanos} when neither is set (0 for none). Null when there is no deadline at all.
    */
   public @Nullable Deadline effectiveDeadline(long fallbackTimeoutNanos) {
+    return effectiveDeadline(fallbackTimeoutNanos, System.nanoTime());
+  }
+
+  /**
+   * As {@link #effectiveDeadline(long)}, for a call starting at {@code now} (a {@link System#nanoTime()} reading
+   * the caller has just taken, so that the call's timeouts and its own clock start at the same instant).
+   */
+  public @Nullable Deadline effectiveDeadline(long fallbackTimeoutNanos, long now) {
     Deadline d = deadline;
     if (timeoutNanos > 0) {
-      d = Deadline.afterNanos(timeoutNanos).minimum(d);
+      d = Deadline.afterNanos(timeoutNanos, now).minimum(d);
     } else if (d == null && fallbackTimeoutNanos > 0) {
-      d = Deadline.afterNanos(fallbackTimeoutNanos);
+      d = Deadline.afterNanos(fallbackTimeoutNanos, now);
     }
     return d;
   }

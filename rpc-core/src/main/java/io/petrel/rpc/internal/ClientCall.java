@@ -112,7 +112,16 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
    */
   public ClientCall(ClientRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
       @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor) {
-    this(runtime, method, deadline, responseMetadata, executor, runtime.metricsFor(method));
+    this(runtime, method, deadline, responseMetadata, executor, runtime.metricsFor(method), System.nanoTime());
+  }
+
+  /**
+   * As above, for a call that started at {@code startNanos} (the {@link System#nanoTime()} reading its deadline was
+   * computed from, so that "deadline exceeded after N ms" counts the whole time the caller gave it).
+   */
+  ClientCall(ClientRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+      @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor, long startNanos) {
+    this(runtime, method, deadline, responseMetadata, executor, runtime.metricsFor(method), startNanos);
   }
 
   /**
@@ -121,13 +130,19 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
    */
   ClientCall(ClientRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
       @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor, CallMetrics metrics) {
+    this(runtime, method, deadline, responseMetadata, executor, metrics, System.nanoTime());
+  }
+
+  private ClientCall(ClientRuntime runtime, MethodDescriptor<?, Resp> method, @Nullable Deadline deadline,
+      @Nullable Consumer<Metadata> responseMetadata, @Nullable Executor executor, CallMetrics metrics,
+      long startNanos) {
     this.runtime = runtime;
     this.method = method;
     this.deadline = deadline;
     this.responseMetadata = responseMetadata;
     this.executor = executor;
     this.metrics = metrics;
-    this.startNanos = System.nanoTime();
+    this.startNanos = startNanos;
   }
 
   /**

@@ -52,7 +52,9 @@ public final class ClientChannel extends RpcClient {
     @Override
     public <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
         CallOptions options, Consumer<Metadata> responseMetadata) {
-      return ClientChannel.this.send(method, request, options, deadlineOf(method, options), responseMetadata);
+      long now = System.nanoTime();
+      return ClientChannel.this.send(method, request, options, deadlineOf(method, options, now), responseMetadata,
+          now);
     }
 
     @Override
@@ -225,15 +227,22 @@ public final class ClientChannel extends RpcClient {
       CallOptions options) {
     List<ClientInterceptor> perCall = options.interceptors();
     if (interceptors.isEmpty() && perCall.isEmpty()) {
-      return send(method, request, options, deadlineOf(method, options), options.responseMetadataListener());
+      long now = System.nanoTime(); // one reading: the call's deadline and its start (its "after N ms")
+      return send(method, request, options, deadlineOf(method, options, now), options.responseMetadataListener(),
+          now);
     }
     return ClientChain.start(terminal, interceptors, perCall, method, request, options);
   }
 
   @Override
   public Deadline deadlineOf(MethodDescriptor<?, ?> method, CallOptions options) {
+    return deadlineOf(method, options, System.nanoTime());
+  }
+
+  /** {@link #deadlineOf(MethodDescriptor, CallOptions)} of a call starting at {@code now}. */
+  private Deadline deadlineOf(MethodDescriptor<?, ?> method, CallOptions options, long now) {
     long fallback = method.defaultTimeoutNanos() > 0 ? method.defaultTimeoutNanos() : defaultTimeoutNanos;
-    Deadline d = options.effectiveDeadline(fallback);
+    Deadline d = options.effectiveDeadline(fallback, now);
     ServerContext serving = ServerContext.current();
     if (serving != null && serving.deadline() != null) {
       d = serving.deadline().minimum(d);
@@ -246,7 +255,7 @@ public final class ClientChannel extends RpcClient {
    * first attempt started. Every path ends the call exactly once.
    */
   private <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
-      CallOptions options, @Nullable Deadline deadline, @Nullable Consumer<Metadata> responseMetadata) {
+      CallOptions options, @Nullable Deadline deadline, @Nullable Consumer<Metadata> responseMetadata, long now) {
     HedgingPolicy hedge = options.hedging();
     if (hedge == null) {
       hedge = hedging; // the client's; null when it does not hedge
@@ -256,9 +265,9 @@ public final class ClientChannel extends RpcClient {
       return sendHedged(method, request, options, deadline, responseMetadata, hedge);
     }
     Executor executor = options.executor() != null ? options.executor() : runtime.callbackExecutor();
-    ClientCall<Resp> call = new ClientCall<>(runtime, method, deadline, responseMetadata, executor);
+    ClientCall<Resp> call = new ClientCall<>(runtime, method, deadline, responseMetadata, executor, now);
     // Counted from here; every path below ends the call exactly once, which uncounts it.
-    Status refused = refusal(method, runtime.callStarted(), deadline);
+    Status refused = refusal(method, runtime.callStarted(), deadline, now);
     if (refused != null) {
       call.fail(refused);
       return call;
@@ -269,10 +278,11 @@ public final class ClientChannel extends RpcClient {
   }
 
   /**
-   * Why the client does not send a call now, {@code pending} calls counted with it: shut down, over
+   * Why the client does not send a call starting at {@code now}, {@code pending} calls counted with it: shut down, over
    * maxPendingCalls, or past its deadline; null to send it.
    */
-  private @Nullable Status refusal(MethodDescriptor<?, ?> method, int pending, @Nullable Deadline deadline) {
+  private @Nullable Status refusal(MethodDescriptor<?, ?> method, int pending, @Nullable Deadline deadline,
+      long now) {
     if (runtime.isShutdown()) {
       return Status.UNAVAILABLE.withDescription("client '" + runtime.name() + "' is shut down; "
           + method.fullName() + " not sent");
@@ -283,7 +293,7 @@ public final class ClientChannel extends RpcClient {
           + " maxPendingCalls (raise RpcClient.builder().maxPendingCalls, or wait for responses before sending"
           + " more)");
     }
-    if (deadline != null && deadline.isExpired()) {
+    if (deadline != null && deadline.nanoTime() - now <= 0) {
       return Status.DEADLINE_EXCEEDED.withDescription("deadline already passed before " + method.fullName()
           + " was sent");
     }
@@ -298,7 +308,7 @@ public final class ClientChannel extends RpcClient {
     HedgedCall<Resp> call = new HedgedCall<>(runtime, method, options, deadline, responseMetadata, executor, policy,
         transport.scheduler(), this::startHedge);
     // Counted from here as its first attempt; each attempt ends exactly once, which uncounts it.
-    Status refused = refusal(method, runtime.callStarted(), deadline);
+    Status refused = refusal(method, runtime.callStarted(), deadline, System.nanoTime());
     if (refused != null) {
       call.refused(refused);
       return call;

@@ -23,6 +23,8 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.Test;
 
@@ -68,9 +70,14 @@ class FailureTest extends TransportFixture {
     }
     for (int i = 0; i < 3; i++) { // blocking, as a stub's caller waits
       long start = System.nanoTime();
-      assertFails(() -> client.unaryCall(TestService.BLOCK, StringValue.of("slow"),
+      StatusException e = assertFails(() -> client.unaryCall(TestService.BLOCK, StringValue.of("slow"),
           CallOptions.DEFAULT.withTimeout(Duration.ofMillis(200))), Status.Code.DEADLINE_EXCEEDED);
       assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(TimeUnit.MILLISECONDS.toNanos(200));
+      // The message's "after N ms" counts from the instant the timeout was counted from: never less than it.
+      Matcher after = Pattern.compile("after (\\d+) ms")
+          .matcher(String.valueOf(e.status().description()));
+      assertThat(after.find()).as("%s", e.status().description()).isTrue();
+      assertThat(Long.parseLong(after.group(1))).as("%s", e.status().description()).isGreaterThanOrEqualTo(200);
     }
   }
 
