@@ -62,8 +62,7 @@ class ServiceWarningsTest {
           + " but a oneway call returns before the server runs the method, so no exception it throws can reach the"
           + " caller (the stub never throws it): remove the throws clause and handle failures in the"
           + " implementation, or remove oneway = true if the caller needs to know. An implementation that throws"
-          + " anyway is only logged by the server, with no caller (a checked exception at DEBUG, an unchecked one"
-          + " at WARN)");
+          + " anyway is only logged by the server, with no caller (at WARN, at most one line per method every 10 s)");
       assertThat(w.toString()).endsWith("Svc.java:" + (HEADER_LINES + 5) + ": " + w.message());
     });
     // The generated code still compiles, lint-clean.

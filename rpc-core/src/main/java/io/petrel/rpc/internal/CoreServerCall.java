@@ -220,13 +220,16 @@ final class CoreServerCall implements ServerCall, Runnable {
           metadata = ErrorAnswers.metadataOf(t, metadata); // a declared exception's class and message
         }
         code = status.code();
-        if (t instanceof StatusException || !(t instanceof RuntimeException || t instanceof Error)) {
+        if (isOneway()) {
+          // No caller hears of it, whatever it is (a status, a declared exception): only this log says so.
+          dispatcher.limitLog().warn("handler threw: " + def.method().fullName(), def.method().fullName()
+              + " (oneway) threw; no caller waits for it, so only this log says so (" + status + ")", t);
+        } else if (t instanceof StatusException || !(t instanceof RuntimeException || t instanceof Error)) {
           // A status, or a checked exception the service declares: an answer, not a server fault.
           log.debug("{} failed with {}", def.method().fullName(), status);
         } else {
           dispatcher.limitLog().warn("handler threw: " + def.method().fullName(), def.method().fullName()
-              + (isOneway() ? " (oneway) threw; no caller waits for it, so only this log says so"
-                  : " threw; the caller gets " + status.code()), t);
+              + " threw; the caller gets " + status.code(), t);
         }
         if (!isOneway()) {
           stream.sendStatus(ErrorAnswers.capped(status), metadata); // the whole answer: no message was sent

@@ -71,6 +71,36 @@ class ServerErrorsTest extends TransportFixture {
     }
   }
 
+  /**
+   * A oneway handler that throws a status or a checked exception (an answer, logged at DEBUG, for a unary call):
+   * no caller gets that answer either, so it is a WARN as well, not lost.
+   */
+  @Test
+  void aOnewayHandlerThatThrowsAStatusOrACheckedExceptionIsLoggedToo() throws Exception {
+    MethodDescriptor<StringValue, Void> fire = MethodDescriptor.<StringValue, Void>newBuilder()
+        .serviceName("test.Fire").methodName("status").type(io.petrel.rpc.MethodType.ONEWAY)
+        .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance())).build();
+    MethodDescriptor<StringValue, Void> checked = MethodDescriptor.<StringValue, Void>newBuilder()
+        .serviceName("test.Fire").methodName("checked").type(io.petrel.rpc.MethodType.ONEWAY)
+        .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance())).build();
+    try (LogCapture log = new LogCapture(RpcServer.class)) {
+      RpcServer server = startServer(b -> b.addService(ServiceDefinition.builder("test.Fire")
+          .unary(fire, req -> {
+            throw Status.FAILED_PRECONDITION.withDescription("no stock for " + req.getValue()).asException();
+          })
+          .unary(checked, req -> {
+            throw new java.io.IOException("disk full while storing " + req.getValue());
+          }).build()));
+      RpcClient client = client(server.port());
+      client.oneway(fire, StringValue.of("x"), io.petrel.rpc.CallOptions.DEFAULT).get(10, TimeUnit.SECONDS);
+      assertThat(log.await(Level.WARN, Duration.ofSeconds(10), "test.Fire/status (oneway) threw"))
+          .contains("no caller waits for it", "FAILED_PRECONDITION", "no stock for x");
+      client.oneway(checked, StringValue.of("y"), io.petrel.rpc.CallOptions.DEFAULT).get(10, TimeUnit.SECONDS);
+      assertThat(log.await(Level.WARN, Duration.ofSeconds(10), "test.Fire/checked (oneway) threw"))
+          .contains("no caller waits for it", "disk full while storing y");
+    }
+  }
+
   @Test
   void anOutOfMemoryErrorInAHandlerStopsTheServerAndSaysSo() throws Exception {
     try (LogCapture log = new LogCapture(RpcServer.class)) {
