@@ -11,7 +11,7 @@ import org.jspecify.annotations.Nullable;
  * Least pending with the power of two choices: for each call, two endpoints are drawn at random (in proportion
  * to their weights) and the call goes to the one with fewer calls pending per unit of weight. Nearly as good as
  * asking every endpoint, at the cost of two reads; a slow server collects pending calls and so gets fewer new
- * ones. A subchannel that backs off after a failed connect loses to any available one.
+ * ones. A subchannel that backs off after a failed connect loses to any available one, drawn or not.
  */
 public final class LeastPending implements LoadBalancer {
   private record State(Subchannel[] subchannels, int[] cumulative, boolean uniform) {}
@@ -48,8 +48,15 @@ public final class LeastPending implements LoadBalancer {
     Subchannel x = subs[a];
     Subchannel y = subs[b];
     boolean xa = x.isAvailable();
-    if (xa != y.isAvailable()) {
+    boolean ya = y.isAvailable();
+    if (xa != ya) {
       return xa ? x : y;
+    }
+    if (!xa) {
+      // Both drawn back off: any available one beats them (with two of three endpoints down, one pick in three
+      // drew both, and each such call waited for or failed on a connect attempt while a server was up).
+      Subchannel other = anyAvailable(subs, r.nextInt(n));
+      return other != null ? other : x; // none available: the call fails, or waits, with x's reason
     }
     // Fewer pending per unit of weight wins: x.pending / x.weight <= y.pending / y.weight, without division.
     long lx = (long) x.pendingCalls() * y.endpoint().weight();
@@ -58,6 +65,17 @@ public final class LeastPending implements LoadBalancer {
       return lx < ly ? x : y;
     }
     return x;
+  }
+
+  /** The first available subchannel from {@code start} on (wrapping), or null. */
+  private static @Nullable Subchannel anyAvailable(Subchannel[] subs, int start) {
+    for (int i = 0; i < subs.length; i++) {
+      Subchannel c = subs[(start + i) % subs.length];
+      if (c.isAvailable()) {
+        return c;
+      }
+    }
+    return null;
   }
 
   private static int draw(int[] cumulative, ThreadLocalRandom r) {

@@ -143,6 +143,29 @@ class LoadBalancerTest {
     assertThat(count(lp, 100, false)).containsEntry("h1", 100);
   }
 
+  /**
+   * Two of three endpoints back off (a killed server still listed): every call goes to the one that is up, however
+   * loaded, not only those whose two draws included it; with none available there is still a pick.
+   */
+  @Test
+  void leastPendingSendsEveryCallToTheAvailableEndpointWhenTheOthersBackOff() {
+    LeastPending lp = new LeastPending();
+    Fake up = new Fake("up", 1);
+    Fake down1 = new Fake("down1", 1);
+    Fake down2 = new Fake("down2", 1);
+    lp.update(List.of(down1, up, down2));
+    down1.available = false;
+    down2.available = false;
+    up.pending = 1000;
+    assertThat(count(lp, 3000, false)).containsEntry("up", 3000);
+    Fake heavy = new Fake("heavy", 5); // weighted draws take the same way
+    lp.update(List.of(down1, heavy, down2, up));
+    heavy.available = false;
+    assertThat(count(lp, 3000, false)).containsEntry("up", 3000);
+    up.available = false;
+    assertThat(lp.pick(ARGS)).isNotNull();
+  }
+
   @Test
   void targetsParseAndExplainMistakes() {
     assertThat(((StaticResolver) Targets.resolver("localhost:7000")).endpoints())

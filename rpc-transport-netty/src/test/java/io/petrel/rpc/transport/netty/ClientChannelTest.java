@@ -13,14 +13,17 @@ import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
 /** One client over several endpoints: resolver targets, load balancing, failover, shared event loops. */
@@ -208,6 +211,58 @@ class ClientChannelTest extends TransportFixture {
       }
       assertThat(b.calls.get() - before).isEqualTo(50);
     }
+  }
+
+  /**
+   * Two of three servers killed and still listed (as a crashed server stays in ZooKeeper for its session timeout):
+   * with the default balancer, every call goes to the one that is up, at once. Before, least-pending's two random
+   * draws were both dead servers in one pick of three; such a call waited for a dead server's next connect attempt
+   * (up to its deadline) or failed "cannot connect", while a server was up.
+   */
+  @Test
+  void withTwoOfThreeServersDownEveryCallGoesToTheThirdAtOnce() throws Exception {
+    Counting c = new Counting("c", arrivals);
+    RpcServer sa = server(a);
+    RpcServer sb = server(b);
+    RpcServer sc = server(c);
+    RpcClient client = client("static://127.0.0.1:" + sa.port() + ",127.0.0.1:" + sb.port() + ",127.0.0.1:"
+        + sc.port(), x -> x); // the default balancer, least_pending
+    for (int i = 0; i < 30; i++) {
+      echo(client, "warm");
+    }
+    assertThat(List.of(a.calls.get(), b.calls.get(), c.calls.get())).allSatisfy(n -> assertThat(n).isPositive());
+    sa.shutdownNow();
+    sb.shutdownNow();
+    assertThat(sa.awaitTermination(10, TimeUnit.SECONDS) && sb.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    int before = c.calls.get();
+    AtomicInteger failed = new AtomicInteger();
+    AtomicLong longestNanos = new AtomicLong();
+    List<String> failures = new CopyOnWriteArrayList<>();
+    List<Thread> callers = new ArrayList<>();
+    for (int t = 0; t < 3; t++) {
+      Thread caller = new Thread(() -> {
+        for (int i = 0; i < 1_000; i++) {
+          long start = System.nanoTime();
+          try {
+            client.unaryCall(TestService.ECHO, StringValue.of("x"), CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(2)));
+          } catch (StatusException e) {
+            failed.incrementAndGet();
+            failures.add(e.getMessage());
+          } finally {
+            longestNanos.accumulateAndGet(System.nanoTime() - start, Math::max);
+          }
+        }
+      });
+      caller.start();
+      callers.add(caller);
+    }
+    for (Thread caller : callers) {
+      caller.join(60_000);
+    }
+    assertThat(failures).as("failed calls").isEmpty();
+    assertThat(failed.get()).isZero();
+    assertThat(c.calls.get() - before).isEqualTo(3_000);
+    assertThat(TimeUnit.NANOSECONDS.toMillis(longestNanos.get())).as("the longest call, ms").isLessThan(1_000);
   }
 
   @Test
