@@ -9,7 +9,7 @@ import java.util.Objects;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
-import org.apache.curator.retry.ExponentialBackoffRetry;
+import org.apache.curator.retry.BoundedExponentialBackoffRetry;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -239,7 +239,9 @@ public final class ZooKeeperRegistry implements AutoCloseable {
       CuratorFramework c = CuratorFrameworkFactory.builder().connectString(connectString)
           .sessionTimeoutMs(Math.toIntExact(sessionTimeout.toMillis()))
           .connectionTimeoutMs(Math.toIntExact(connectionTimeout.toMillis()))
-          .retryPolicy(new ExponentialBackoffRetry(100, 10, 2_000))
+          // 100 ms doubling to at most 2 s, 10 retries. Bounded: ExponentialBackoffRetry with a maximum logs a WARN
+          // ("Sleep extension too large ... Pinning to 2000") at every retry past the fifth, through an outage.
+          .retryPolicy(new BoundedExponentialBackoffRetry(100, 2_000, 10))
           .build();
       c.start();
       return new ZooKeeperRegistry(this, c, true);

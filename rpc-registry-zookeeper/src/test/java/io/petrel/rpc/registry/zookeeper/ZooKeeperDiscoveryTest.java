@@ -19,6 +19,8 @@ import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.curator.RetryPolicy;
+import org.apache.curator.RetrySleeper;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
@@ -263,6 +265,34 @@ class ZooKeeperDiscoveryTest {
           }
         }
       }
+    }
+  }
+
+  /**
+   * The registry's own Curator client retries an operation 10 times, 100 ms doubling up to 2 s apart, and says
+   * nothing about it: Curator's ExponentialBackoffRetry with a maximum logged "Sleep extension too large ...
+   * Pinning to 2000" at WARN at every retry past the fifth, many a second through a ZooKeeper outage.
+   */
+  @Test
+  void theRegistrysOwnRetriesAreBoundedAtTwoSecondsWithoutWarnings() throws Exception {
+    ch.qos.logback.classic.Logger retryLog = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+        "org.apache.curator.retry");
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> seen =
+        new ch.qos.logback.core.read.ListAppender<>();
+    seen.start();
+    retryLog.addAppender(seen);
+    try (ZooKeeperRegistry registry = registry(zk, newBase())) {
+      RetryPolicy policy = registry.curator().getZookeeperClient().getRetryPolicy();
+      List<Long> sleeps = new java.util.ArrayList<>();
+      RetrySleeper sleeper = (time, unit) -> sleeps.add(unit.toMillis(time));
+      for (int i = 0; i < 10; i++) {
+        assertThat(policy.allowRetry(i, 0, sleeper)).as("retry %d", i).isTrue();
+      }
+      assertThat(policy.allowRetry(10, 0, sleeper)).as("an 11th retry").isFalse();
+      assertThat(sleeps).hasSize(10).allSatisfy(ms -> assertThat(ms).isBetween(100L, 2_000L));
+      assertThat(seen.list).as("what Curator's retry policy logged").isEmpty();
+    } finally {
+      retryLog.detachAppender(seen);
     }
   }
 
