@@ -155,6 +155,7 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     return method.isIdempotent() ? runtime.maxRetries() : 0;
   }
 
+  @Override
   public MethodDescriptor<?, Resp> method() {
     return method;
   }

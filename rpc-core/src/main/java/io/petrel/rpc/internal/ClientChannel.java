@@ -336,7 +336,9 @@ public final class ClientChannel extends RpcClient {
       Deadline d = own != null ? own : deadlineOf(method, options);
       if (!executor.awaitCompletion(f, d.nanoTime() + SELF_DEADLINE_MARGIN_NANOS)) {
         f.completeExceptionally(Status.DEADLINE_EXCEEDED.withDescription("deadline passed while waiting for "
-            + method.fullName() + ", and the transport had not ended the call (is its event loop blocked?)")
+            + method.fullName() + " from " + runtime.target() + ", and the transport had not ended the call "
+            + TimeUnit.NANOSECONDS.toMillis(SELF_DEADLINE_MARGIN_NANOS) + " ms later (a machine too busy to run"
+            + " the transport's timer on time, or an event loop of this client blocked by a callback)")
             .asException());
       }
       return f.get();

@@ -68,6 +68,8 @@ final class ConnectionSlot {
    * once naming it (unless they wait for the next attempt), instead of each starting an attempt of its own.
    */
   private @Nullable String lastFailure;
+  /** The local exception behind {@link #lastFailure}, if there was one (a refused connect, say). */
+  private @Nullable Throwable lastFailureCause;
   /** Calls waiting for the attempt under way or the next one, in the order they came. */
   private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
   private boolean closed;
@@ -134,6 +136,9 @@ final class ConnectionSlot {
                 + lastFailure + "; next attempt in " + left + " ms"
                 + (options.isFailFast() ? "" : ", after the call's deadline")
                 + " (RpcClient.builder().reconnectBackoff)");
+            if (lastFailureCause != null) {
+              failure = failure.withCause(lastFailureCause);
+            }
           }
         } else {
           enqueue(w);
@@ -167,11 +172,13 @@ final class ConnectionSlot {
   /** A waiting call's deadline passed before a connection could take it. */
   private void expired(Waiter w) {
     boolean removed;
+    String why;
     synchronized (this) {
       removed = waiters.remove(w);
+      why = waitedFor();
     }
     if (removed) {
-      w.call.deadlineExceeded(" (the request was not sent yet)");
+      w.call.deadlineExceeded(" (the request was not sent yet: " + why + ")");
     }
   }
 
@@ -199,9 +206,10 @@ final class ConnectionSlot {
       }
       if (reconnectTimer != null && lastFailure != null) {
         long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextAttemptAt - System.nanoTime()));
-        return CompletableFuture.failedFuture(Status.UNAVAILABLE.withDescription("cannot connect to "
-            + owner.authority() + ": " + lastFailure + "; next attempt in " + left
-            + " ms (RpcClient.builder().reconnectBackoff)").asException());
+        Status failed = Status.UNAVAILABLE.withDescription("cannot connect to " + owner.authority() + ": "
+            + lastFailure + "; next attempt in " + left + " ms (RpcClient.builder().reconnectBackoff)");
+        return CompletableFuture.failedFuture(
+            (lastFailureCause != null ? failed.withCause(lastFailureCause) : failed).asException());
       }
       start = startConnect();
     }
@@ -229,6 +237,23 @@ final class ConnectionSlot {
   }
 
   /** "; next attempt in N ms (...)" while the slot backs off after a failed attempt, else "". */
+  // Holding the lock: what a call that waits here waits for, in words (for its DEADLINE_EXCEEDED).
+  private String waitedFor() {
+    String failed = lastFailure != null ? "; the last attempt failed: " + lastFailure : "";
+    if (connecting != null) {
+      return "it waited for the connect attempt to " + owner.authority() + " under way" + failed;
+    }
+    if (reconnectTimer != null && lastFailure != null) {
+      long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextAttemptAt - System.nanoTime()));
+      return "it waited for the next connect attempt to " + owner.authority() + ", due in " + left + " ms" + failed
+          + " (RpcClient.builder().reconnectBackoff)";
+    }
+    if (connection != null) {
+      return "it waited for a new connection to " + owner.authority() + " after the last one closed";
+    }
+    return "it waited for a connection to " + owner.authority() + failed;
+  }
+
   private synchronized String nextAttemptDescribed() {
     if (reconnectTimer == null || lastFailure == null) {
       return "";
@@ -298,6 +323,7 @@ final class ConnectionSlot {
           connection = c;
           connectionLink = a;
           lastFailure = null;
+          lastFailureCause = null;
         }
       } else if (!(cause instanceof CancellationException) && !closed) {
         String described = cause instanceof StatusException se ? se.status().description() : null;
@@ -310,6 +336,7 @@ final class ConnectionSlot {
           failure = failure.withCause(statusCause);
         }
         lastFailure = why;
+        lastFailureCause = statusCause;
         scheduleReconnect();
       }
       backoffChanged();
@@ -444,6 +471,7 @@ final class ConnectionSlot {
           if (!answered) {
             // Accepted, then closed before the server said anything: as good as a failed attempt.
             lastFailure = reason != null ? reason : "the connection was closed before the server answered anything";
+            lastFailureCause = null;
             log.debug("connection to {} closed before the server answered; next attempt after the backoff",
                 owner.authority());
             scheduleReconnect();

@@ -13,6 +13,7 @@ import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import io.petrel.rpc.internal.InternalSubchannel;
 import io.petrel.rpc.marshal.Marshallers;
+import java.net.ConnectException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
@@ -112,6 +113,30 @@ class ReconnectBackoffTest {
     assertThat(client.connects).as("no attempt without a caller waiting").hasSize(5);
   }
 
+  /** The local exception of a failed connect is the cause of every call failed for it, fail-fast ones too. */
+  @Test
+  void aCallFailedDuringTheBackoffCarriesTheConnectFailureAsItsCause() throws Exception {
+    client.manualConnects = true;
+    CompletableFuture<byte[]> first = client.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT);
+    ConnectException refused = new ConnectException("Connection refused (by the test)");
+    connect(1).fail(refused);
+    assertThat(failure(first)).hasCause(refused);
+    CompletableFuture<byte[]> fast = client.unaryCallAsync(ECHO, new byte[] {1},
+        CallOptions.DEFAULT.withFailFast(true));
+    StatusException e = failure(fast);
+    assertThat(e.status().description()).contains("Connection refused (by the test); next attempt in");
+    assertThat(e).hasCause(refused);
+  }
+
+  private static StatusException failure(CompletableFuture<?> f) throws Exception {
+    try {
+      f.get(10, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      return (StatusException) e.getCause();
+    }
+    throw new AssertionError("the call succeeded");
+  }
+
   @Test
   void aCallWhoseDeadlineComesBeforeTheNextAttemptFailsAtOnceAndOneWaitingPastItsDeadlineEndsThen()
       throws Exception {
@@ -129,7 +154,8 @@ class ReconnectBackoffTest {
     connect(2);
     Status s = statusOf(waiting);
     assertThat(s.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
-    assertThat(s.description()).endsWith("(the request was not sent yet)");
+    assertThat(s.description()).contains("(the request was not sent yet: it waited for the connect attempt to")
+        .contains(" under way; the last attempt failed: refused by the test)");
     assertThat(client.pendingCalls()).isZero();
   }
 }

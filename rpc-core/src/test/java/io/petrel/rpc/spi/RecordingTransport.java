@@ -163,6 +163,12 @@ public final class RecordingTransport implements TransportProvider {
       future.completeExceptionally(io.petrel.rpc.Status.UNAVAILABLE.withDescription(why).asException());
     }
 
+    /** The attempt failed with a local exception, as a refused connect does. */
+    public void fail(Throwable cause) {
+      usable = false;
+      future.completeExceptionally(cause);
+    }
+
     /** The connection was lost ({@code answered}: after the server had said something). */
     public void lose(boolean answered) {
       usable = false;
