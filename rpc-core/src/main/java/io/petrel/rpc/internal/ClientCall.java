@@ -79,6 +79,8 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   private volatile @Nullable ClientStream stream;
   /** The caller's request, kept for another attempt; null until {@link #start} (and for a call never started). */
   private @Nullable Object request;
+  /** Set by {@link #start}: {@link #request} is the call's (null for a method without parameters). */
+  private boolean started;
   /**
    * The current attempt's response message: decoded (no executor), or its bytes for the executor; meaningful
    * once {@link #received}. The stream's thread only.
@@ -214,6 +216,7 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
    */
   public void start(@Nullable Object request) {
     this.request = request;
+    this.started = true;
     startAttempt();
   }
 
@@ -224,6 +227,7 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
    */
   void start(@Nullable Object request, ClientRuntime.AttemptStarter first) {
     this.request = request;
+    this.started = true;
     try {
       first.start(this);
     } catch (Throwable t) {
@@ -457,9 +461,21 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     completeOn(e, task);
   }
 
+  /**
+   * Whether an attempt of this call that ends NOT_SENT now would be sent again (through the balancer, so to
+   * another endpoint when one is available) rather than fail the call: a connection slot that would make it wait
+   * on an endpoint whose last connect failed sends it elsewhere instead when this is true.
+   */
+  boolean resentIfNotSent() {
+    Deadline d = deadline;
+    return started && !isOneway() && !runtime.isTerminating() && resends < MAX_RESENDS && !options.isFailFast()
+        && (d == null || !d.isExpired()) && !isFinished();
+  }
+
   /** Starts another attempt if the rules allow one (see {@link #onClose}); false if the call is to fail. */
   private boolean anotherAttempt(Status status, AttemptProgress progress) {
-    if (request == null || isOneway() || runtime.isTerminating()) {
+    // Not request == null: a method without parameters sends a null request, and its calls are sent again too.
+    if (!started || isOneway() || runtime.isTerminating()) {
       return false;
     }
     Deadline d = deadline;

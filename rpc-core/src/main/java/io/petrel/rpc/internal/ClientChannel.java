@@ -88,7 +88,7 @@ public final class ClientChannel extends RpcClient {
       java.util.concurrent.ScheduledExecutorService scheduler = t.scheduler();
       String stopped = "client '" + config.name() + "' is shut down";
       ClientEndpoints<InternalSubchannel> e = new ClientEndpoints<>(config,
-          endpoint -> new InternalSubchannel(endpoint, t, scheduler, config, () -> stopped),
+          endpoint -> new InternalSubchannel(endpoint, t, scheduler, config, () -> stopped, this::subchannelsNow),
           new RateLimitedLog(LoggerFactory.getLogger(ClientEndpoints.class)));
       this.endpoints = e;
       e.start(); // a static resolver answers at once, on this thread
@@ -96,6 +96,12 @@ public final class ClientChannel extends RpcClient {
       this.endpoints = null;
     }
     this.hedging = endpoints != null && config.hedging().isOn() ? config.hedging() : null;
+  }
+
+  /** The client's endpoints now (none before its resolver first answered, or without a resolver). */
+  private List<InternalSubchannel> subchannelsNow() {
+    ClientEndpoints<InternalSubchannel> e = endpoints;
+    return e == null ? List.of() : e.subchannels();
   }
 
   /** The transport carrying this client's calls (for its own tests). */

@@ -52,6 +52,11 @@ final class ConnectionSlot {
   private volatile @Nullable Connection connection;
   /** True while a reconnect waits out its backoff after a failed attempt; read lock-free by the balancer. */
   private volatile boolean backingOff;
+  /**
+   * True while a connect attempt is under way: the balancer sends calls elsewhere meanwhile when it can (a host
+   * that drops connects holds an attempt for the whole connectTimeout); read lock-free by the balancer.
+   */
+  private volatile boolean attempting;
   /** Why the slot was closed, for calls that still reach it; null: the client was shut down. */
   private volatile @Nullable String closedWhy;
   // Guarded by this.
@@ -89,9 +94,12 @@ final class ConnectionSlot {
     return c != null && c.isUsable() ? c : null;
   }
 
-  /** True while a reconnect waits out its backoff after a failed attempt (calls here would wait or fail). */
-  boolean isBackingOff() {
-    return backingOff;
+  /**
+   * False while a reconnect waits out its backoff after a failed attempt, and while a connect attempt is under way
+   * (calls here would wait or fail): the balancer sends calls elsewhere when it can.
+   */
+  boolean isAvailable() {
+    return !backingOff && !attempting;
   }
 
   /**
@@ -115,7 +123,11 @@ final class ConnectionSlot {
         if (closed) {
           failure = shutDown();
         } else if (connecting != null) {
-          enqueue(w); // an attempt is under way: wait for it
+          if (call.resentIfNotSent() && owner.othersAvailable()) {
+            failure = elsewhere(); // picked while it connects (a race with the balancer): go where no call waits
+          } else {
+            enqueue(w); // an attempt is under way: wait for it
+          }
         } else if (connection != null) {
           // Closed a moment ago, and the transport has not yet said why: whether to reconnect at once or back off
           // depends on that, so no attempt is started from here; the listener's closed (or goaway) starts it.
@@ -128,7 +140,9 @@ final class ConnectionSlot {
         } else if (reconnectTimer != null && lastFailure != null) {
           Deadline d = call.deadline();
           boolean inTime = d == null || nextAttemptAt - d.nanoTime() < 0;
-          if (!options.isFailFast() && inTime) {
+          if (call.resentIfNotSent() && owner.othersAvailable()) {
+            failure = elsewhere(); // picked while it backs off (a race with the balancer): go elsewhere
+          } else if (!options.isFailFast() && inTime) {
             enqueue(w);
           } else {
             long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextAttemptAt - System.nanoTime()));
@@ -140,19 +154,34 @@ final class ConnectionSlot {
               failure = failure.withCause(lastFailureCause);
             }
           }
+        } else if (lastFailure != null && call.resentIfNotSent() && owner.othersAvailable()) {
+          // The backoff after a failed attempt is over: this call's pick starts the next attempt, as a probe, and
+          // goes elsewhere rather than wait for it (a host that drops connects would hold it connectTimeout).
+          start = startConnect();
+          failure = elsewhere();
         } else {
           enqueue(w);
           start = startConnect();
         }
       }
     }
+    if (start != null) {
+      launch(start);
+    }
     if (c != null) {
       call.startStream(transport, c);
     } else if (failure != null) {
       call.onClose(failure, Metadata.EMPTY, AttemptProgress.NOT_SENT); // the core may send it to another endpoint
-    } else if (start != null) {
-      launch(start);
     }
+  }
+
+  // Holding the lock: why a call that could wait here for a connection is sent to another endpoint instead.
+  private Status elsewhere() {
+    String why = lastFailure == null ? "connecting to " + owner.authority()
+        : "cannot connect to " + owner.authority() + ": " + lastFailure
+            + (connecting != null ? "; reconnecting" : nextAttemptDescribedLocked());
+    Status s = Status.UNAVAILABLE.withDescription(why + "; sent to another endpoint");
+    return lastFailureCause != null ? s.withCause(lastFailureCause) : s;
   }
 
   // Holding the lock: the call waits for the attempt under way or the next one, by its deadline at the latest.
@@ -255,6 +284,11 @@ final class ConnectionSlot {
   }
 
   private synchronized String nextAttemptDescribed() {
+    return nextAttemptDescribedLocked();
+  }
+
+  // Holding the lock.
+  private String nextAttemptDescribedLocked() {
     if (reconnectTimer == null || lastFailure == null) {
       return "";
     }
@@ -276,6 +310,7 @@ final class ConnectionSlot {
     }
     Link a = new Link();
     connecting = a;
+    attempting = true;
     return a;
   }
 
@@ -308,6 +343,7 @@ final class ConnectionSlot {
     synchronized (this) {
       if (connecting == a) {
         connecting = null;
+        attempting = false;
       }
       String why = null;
       Throwable cause = error instanceof CompletionException && error.getCause() != null ? error.getCause() : error;

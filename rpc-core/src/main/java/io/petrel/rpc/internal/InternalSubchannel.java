@@ -5,6 +5,7 @@ import io.petrel.rpc.Status;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.ClientTransport;
 import io.petrel.rpc.ConnectivityState;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledExecutorService;
@@ -21,15 +22,19 @@ public final class InternalSubchannel extends ClientSubchannel {
   private final ConnectionSlot[] slots;
   private final Supplier<String> whyStopped;
   private final String target;
+  /** The client's endpoints now, this one among them. */
+  private final Supplier<List<InternalSubchannel>> siblings;
   private int roundRobin;
 
   /**
    * @param whyStopped what a call that reaches a closed slot is told when the endpoint was not removed (the client
    *     is shut down)
+   * @param siblings the client's endpoints now (this one among them)
    */
   InternalSubchannel(Endpoint endpoint, ClientTransport transport, ScheduledExecutorService scheduler,
-      ClientConfig config, Supplier<String> whyStopped) {
+      ClientConfig config, Supplier<String> whyStopped, Supplier<List<InternalSubchannel>> siblings) {
     super(endpoint);
+    this.siblings = siblings;
     this.authority = endpoint.authority();
     this.whyStopped = whyStopped;
     this.target = config.target();
@@ -51,7 +56,20 @@ public final class InternalSubchannel extends ClientSubchannel {
   @Override
   public boolean isAvailable() {
     for (ConnectionSlot s : slots) {
-      if (!s.isBackingOff()) {
+      if (s.isAvailable()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * Whether another endpoint of the client is available now: then a call picked for this one while it is failing
+   * goes there rather than wait here (see {@link ConnectionSlot#send}).
+   */
+  boolean othersAvailable() {
+    for (InternalSubchannel other : siblings.get()) {
+      if (other != this && other.isAvailable()) {
         return true;
       }
     }

@@ -135,6 +135,78 @@ class ClientAttemptsTest {
     }
   }
 
+  /**
+   * A method without parameters sends a null request: its calls are sent again like any other (they were not: a
+   * GOAWAY's refusal failed the call, and an idempotent one was never retried).
+   */
+  @Test
+  void aCallOfAMethodWithoutParametersIsSentAgainAndRetriedLikeAnyOther() throws Exception {
+    MethodDescriptor<Void, byte[]> ping = MethodDescriptor.<Void, byte[]>newBuilder().serviceName("test.Svc")
+        .methodName("ping").idempotent(true).requestMarshaller(Marshallers.empty())
+        .responseMarshaller(Marshallers.bytes()).build();
+    CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(ping, null, CallOptions.DEFAULT);
+    RecordingTransport.Call first = take();
+    first.onClose(unavailable("GOAWAY above the last id"), AttemptProgress.REFUSED);
+    RecordingTransport.Call second = take();
+    assertThat(second.call).as("the same logical call, sent again").isSameAs(first.call);
+    second.onClose(unavailable("connection lost while in flight"), AttemptProgress.PROCESSED);
+    RecordingTransport.Call third = take();
+    assertThat(third.call).as("retried: the method is idempotent").isSameAs(first.call);
+    answer(third, "pong");
+    assertThat(new String(f.get(10, TimeUnit.SECONDS), UTF_8)).isEqualTo("pong");
+    assertThat(third.attempts()).isEqualTo(3);
+  }
+
+  /**
+   * An endpoint whose connect failed is not waited on while another serves: once its backoff is over, the call
+   * picked for it starts its next connect attempt and goes to the other endpoint at once; while that attempt is
+   * under way (a host that drops connects holds it for the connect timeout) no call goes there; once it
+   * connects, calls go to both again.
+   */
+  @Test
+  void aCallPickedForAnEndpointThatFailedGoesElsewhereWhileItsNextConnectAttemptIsUnderWay() throws Exception {
+    client.shutdownNow();
+    client = client(b -> b.reconnectBackoff(java.time.Duration.ofMillis(20), java.time.Duration.ofMillis(40)));
+    List<InternalSubchannel> subs = client.endpoints.subchannels();
+    InternalSubchannel down = subs.get(0);
+    InternalSubchannel up = subs.get(1);
+    client.refused.add(down.endpoint().authority());
+    client.rpc.start(); // the one up connects; the other's connect fails: it backs off
+    assertThat(down.isAvailable()).isFalse();
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!down.isAvailable()) { // its backoff ends (20 ms +-20%): available to the balancer again
+      assertThat(System.nanoTime() - until).as("the backoff ended").isNegative();
+      Thread.onSpinWait();
+    }
+    client.refused.clear();
+    client.manualConnects = true; // from here its connects hang until the test ends them
+    int asked = client.connects.size();
+    List<CompletableFuture<byte[]>> calls = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      calls.add(client.rpc.unaryCallAsync(PLAIN, ("c" + i).getBytes(UTF_8), CallOptions.DEFAULT));
+      RecordingTransport.Call c = take();
+      assertThat(c.subchannel).as("call %d", i).isSameAs(up);
+      answer(c, "ok");
+    }
+    assertThat(client.connects).as("one attempt to the failed endpoint, started by the call picked for it")
+        .hasSize(asked + 1);
+    assertThat(down.isAvailable()).as("while that attempt is under way").isFalse();
+    for (CompletableFuture<byte[]> f : calls) {
+      assertThat(f.get(10, TimeUnit.SECONDS)).isNotNull();
+    }
+    client.connects.get(asked).succeed();
+    assertThat(down.isAvailable()).as("connected again").isTrue();
+    java.util.Set<InternalSubchannel> reached = new java.util.HashSet<>();
+    for (int i = 0; i < 4; i++) {
+      CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);
+      RecordingTransport.Call c = take();
+      reached.add(c.subchannel);
+      answer(c, "ok");
+      assertThat(f.get(10, TimeUnit.SECONDS)).isNotNull();
+    }
+    assertThat(reached).containsExactlyInAnyOrder(down, up);
+  }
+
   @Test
   void reSendsAreBoundedAndAFailFastCallThatCouldNotBeSentFailsAtOnce() throws Exception {
     CompletableFuture<byte[]> f = client.rpc.unaryCallAsync(PLAIN, "x".getBytes(UTF_8), CallOptions.DEFAULT);

@@ -244,7 +244,8 @@ class ClientChannelTest extends TransportFixture {
         for (int i = 0; i < 1_000; i++) {
           long start = System.nanoTime();
           try {
-            client.unaryCall(TestService.ECHO, StringValue.of("x"), CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(2)));
+            client.unaryCall(TestService.ECHO, StringValue.of("x"),
+                CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(2)));
           } catch (StatusException e) {
             failed.incrementAndGet();
             failures.add(e.getMessage());
@@ -263,6 +264,57 @@ class ClientChannelTest extends TransportFixture {
     assertThat(failed.get()).isZero();
     assertThat(c.calls.get() - before).isEqualTo(3_000);
     assertThat(TimeUnit.NANOSECONDS.toMillis(longestNanos.get())).as("the longest call, ms").isLessThan(1_000);
+  }
+
+  /**
+   * A listed server whose host no longer answers: connects to it hang (here a listening socket whose accept queue
+   * is full, so the kernel drops the SYNs, as a powered-off host's network does) until the client's
+   * connectTimeout. Under either balancer, once the client has started, calls go to the server that is up and
+   * none waits on the hanging connect, nor on the next ones after each backoff.
+   */
+  @Test
+  void anEndpointWhoseConnectsHangCostsNoCallItsDeadline() throws Exception {
+    RpcServer sb = server(b);
+    InetAddress loopback = InetAddress.getByName("127.0.0.1");
+    try (ServerSocket hole = new ServerSocket(0, 1, loopback)) {
+      List<java.net.Socket> queued = new ArrayList<>();
+      try {
+        for (int i = 0; i < 16; i++) { // fill the accept queue until a connect hangs
+          java.net.Socket s = new java.net.Socket();
+          try {
+            s.connect(new java.net.InetSocketAddress(loopback, hole.getLocalPort()), 300);
+            queued.add(s);
+          } catch (java.net.SocketTimeoutException full) {
+            s.close();
+            break;
+          }
+        }
+        for (String policy : List.of("round_robin", "least_pending")) {
+          RpcClient c = client("static://127.0.0.1:" + hole.getLocalPort() + ",127.0.0.1:" + sb.port(),
+              x -> x.loadBalancer(policy).connectTimeout(Duration.ofSeconds(1)));
+          c.start(); // as documented: connects to both; the one up answers, the other's connect hangs
+          List<String> failures = new ArrayList<>();
+          long longest = 0;
+          long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(4); // a few connect timeouts and backoffs
+          for (int i = 0; i < 20_000 && System.nanoTime() - until < 0; i++) {
+            long start = System.nanoTime();
+            try {
+              c.unaryCall(TestService.ECHO, StringValue.of("x"),
+                  CallOptions.DEFAULT.withTimeout(Duration.ofMillis(500)));
+            } catch (StatusException e) {
+              failures.add(e.getMessage());
+            }
+            longest = Math.max(longest, System.nanoTime() - start);
+          }
+          assertThat(failures).as("%s: failed calls", policy).isEmpty();
+          assertThat(TimeUnit.NANOSECONDS.toMillis(longest)).as("%s: the longest call, ms", policy).isLessThan(500);
+        }
+      } finally {
+        for (java.net.Socket s : queued) {
+          s.close();
+        }
+      }
+    }
   }
 
   @Test
