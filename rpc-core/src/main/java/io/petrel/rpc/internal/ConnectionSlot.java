@@ -33,8 +33,13 @@ import org.slf4j.LoggerFactory;
  * next attempt, which the slot makes by itself when the backoff ends, if the call's deadline comes later (else,
  * or when the call is {@link CallOptions#withFailFast fail-fast}, its attempt ends {@link AttemptProgress#NOT_SENT}
  * at once naming the cause). A call waits for one connect attempt at most: if that fails, so does its attempt
- * (NOT_SENT; the core may send it to another endpoint). With nobody waiting the slot makes no attempt of its own,
- * so a client nobody calls holds no timer and no connection. The transport only opens the connection
+ * (NOT_SENT; the core may send it to another endpoint). When another endpoint of the client is available, a call
+ * that can be sent again does not wait here at all: picked while an attempt is under way or the slot backs off,
+ * it ends NOT_SENT at once; picked once the backoff after a failed attempt is over, it starts the next attempt
+ * (a probe) and ends NOT_SENT too, so no call waits on a host that may hold a connect for the whole
+ * connectTimeout. The balancers skip the slot's endpoint meanwhile ({@link #isAvailable}). With nobody waiting
+ * the slot makes no attempt of its own, so a client nobody calls holds no timer and no connection. The transport
+ * only opens the connection
  * ({@link ClientTransport#connect}) and says when it stops being usable ({@link Connection.Listener}).
  *
  * <p>The per-call path reads one volatile field ({@link #current()}) and takes no lock; everything else (connect
@@ -265,7 +270,6 @@ final class ConnectionSlot {
     return backingOff ? lastFailure : null;
   }
 
-  /** "; next attempt in N ms (...)" while the slot backs off after a failed attempt, else "". */
   // Holding the lock: what a call that waits here waits for, in words (for its DEADLINE_EXCEEDED).
   private String waitedFor() {
     String failed = lastFailure != null ? "; the last attempt failed: " + lastFailure : "";
@@ -283,6 +287,7 @@ final class ConnectionSlot {
     return "it waited for a connection to " + owner.authority() + failed;
   }
 
+  /** "; next attempt in N ms (...)" while the slot backs off after a failed attempt, else "". */
   private synchronized String nextAttemptDescribed() {
     return nextAttemptDescribedLocked();
   }
