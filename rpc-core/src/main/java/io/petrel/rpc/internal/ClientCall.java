@@ -468,14 +468,16 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
    */
   boolean resentIfNotSent() {
     Deadline d = deadline;
-    return started && !isOneway() && !runtime.isTerminating() && resends < MAX_RESENDS && !options.isFailFast()
+    return started && !runtime.isTerminating() && resends < MAX_RESENDS && !options.isFailFast()
         && (d == null || !d.isExpired()) && !isFinished();
   }
 
   /** Starts another attempt if the rules allow one (see {@link #onClose}); false if the call is to fail. */
   private boolean anotherAttempt(Status status, AttemptProgress progress) {
     // Not request == null: a method without parameters sends a null request, and its calls are sent again too.
-    if (!started || isOneway() || runtime.isTerminating()) {
+    // A oneway call whose request no handler saw is sent again as well (else a GOAWAY lost it without a word); one
+    // that may have run never is.
+    if (!started || runtime.isTerminating()) {
       return false;
     }
     Deadline d = deadline;
@@ -490,7 +492,7 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     if (progress != AttemptProgress.PROCESSED && resends < MAX_RESENDS
         && !(progress == AttemptProgress.NOT_SENT && options.isFailFast())) {
       resends++;
-    } else if (!full && retries < maxRetries() && runtime.mayRetry()) {
+    } else if (!full && !isOneway() && retries < maxRetries() && runtime.mayRetry()) {
       retries++;
     } else {
       return false;

@@ -158,6 +158,33 @@ class ClientAttemptsTest {
   }
 
   /**
+   * A oneway call whose request no handler saw (a GOAWAY's refusal, a connection that went away before it was
+   * written) is sent again, as a unary one is: the blocking stub's caller never hears of a oneway failure, so
+   * failing it lost the message. One that may have reached the server is not sent again.
+   */
+  @Test
+  void aOnewayCallNoHandlerSawIsSentAgainAndOneThatMayHaveRunIsNot() throws Exception {
+    MethodDescriptor<byte[], Void> fire = MethodDescriptor.<byte[], Void>newBuilder().serviceName("test.Svc")
+        .methodName("fire").type(io.petrel.rpc.MethodType.ONEWAY).idempotent(true)
+        .requestMarshaller(Marshallers.bytes()).build();
+    CompletableFuture<Void> f = client.rpc.oneway(fire, "x".getBytes(UTF_8), CallOptions.DEFAULT);
+    RecordingTransport.Call first = take();
+    first.onClose(unavailable("GOAWAY above the last id"), AttemptProgress.REFUSED);
+    RecordingTransport.Call second = take();
+    assertThat(second.call).as("the same oneway call, sent again").isSameAs(first.call);
+    second.onClose(unavailable("went away before it was written"), AttemptProgress.NOT_SENT);
+    RecordingTransport.Call third = take();
+    third.onSent();
+    assertThat(f.get(10, TimeUnit.SECONDS)).isNull();
+    assertThat(third.attempts()).isEqualTo(3);
+
+    CompletableFuture<Void> g = client.rpc.oneway(fire, "y".getBytes(UTF_8), CallOptions.DEFAULT);
+    take().onClose(unavailable("connection lost"), AttemptProgress.PROCESSED);
+    assertThat(statusOf(g).description()).as("never twice, idempotent or not").isEqualTo("connection lost");
+    assertThat(client.started).isEmpty();
+  }
+
+  /**
    * An endpoint whose connect failed is not waited on while another serves: once its backoff is over, the call
    * picked for it starts its next connect attempt and goes to the other endpoint at once; while that attempt is
    * under way (a host that drops connects holds it for the connect timeout) no call goes there; once it
