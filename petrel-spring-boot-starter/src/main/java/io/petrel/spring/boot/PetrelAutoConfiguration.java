@@ -15,6 +15,7 @@ import io.petrel.rpc.observation.ObservationServerInterceptor;
 import io.petrel.rpc.observation.RpcObservations;
 import java.util.List;
 import java.util.Objects;
+import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
@@ -71,13 +72,35 @@ public class PetrelAutoConfiguration {
   PetrelClients petrelClients(PetrelProperties properties, ObjectProvider<ClientInterceptor> interceptors,
       ObjectProvider<PetrelClientCustomizer> customizers, ObjectProvider<MeterRegistry> meterRegistry) {
     return new PetrelClients(properties.getClients().keySet(), name -> {
-      RpcClientBuilder builder = RpcClient.builder();
-      PetrelBuilders.applyClient(name, client(properties, name), builder);
-      interceptors.orderedStream().forEach(builder::intercept);
-      meterRegistry.ifUnique(builder::meterRegistry);
-      customizers.orderedStream().forEach(c -> c.customize(name, builder));
-      return builder.build();
+      try {
+        RpcClientBuilder builder = RpcClient.builder();
+        PetrelBuilders.applyClient(name, client(properties, name), builder);
+        interceptors.orderedStream().forEach(builder::intercept);
+        meterRegistry.ifUnique(builder::meterRegistry);
+        customizers.orderedStream().forEach(c -> c.customize(name, builder));
+        return builder.build();
+      } catch (IllegalArgumentException | IllegalStateException e) {
+        throw clientProblem(name, client(properties, name).getTarget(), e);
+      }
     });
+  }
+
+  /**
+   * A client's builder refused its configuration: the same message, saying which client and which properties
+   * (the builder names its own Java option, which a Boot user sets as a property).
+   */
+  static RuntimeException clientProblem(String name, @Nullable String target, RuntimeException e) {
+    String message = String.valueOf(e.getMessage());
+    if (message.contains("petrel.clients." + name)) {
+      return e; // already says which property
+    }
+    String portZero = target != null && target.matches(".*:0(?:[,;/].*)?$")
+        ? " (a target cannot name port 0: with petrel.server.port=0 this application's own server gets its port"
+            + " only when it starts, after the clients are made; give the server a fixed port, or make this"
+            + " client in code once the server is up, from PetrelServerLifecycle.port())"
+        : "";
+    return new IllegalStateException("Petrel client '" + name + "' (properties petrel.clients." + name + ".*): "
+        + message + portZero, e);
   }
 
   @Bean

@@ -47,7 +47,12 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
     if (server != null) {
       return;
     }
-    ServerPlan p = plan.get();
+    ServerPlan p;
+    try {
+      p = plan.get();
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      throw serverProblem(e);
+    }
     if (p.services().isEmpty()) {
       noServices = true;
       log.info("no @RpcService beans and no ServiceDefinition beans in the context: the Petrel server is not"
@@ -58,11 +63,26 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
     try {
       started = p.builder().build().start();
     } catch (IOException e) {
-      throw new UncheckedIOException("the Petrel server could not start: " + e.getMessage(), e);
+      throw new UncheckedIOException("the Petrel server could not start: " + e.getMessage()
+          + " (set petrel.server.port to a free port, or 0 for any free one, or stop what holds this one)", e);
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      throw serverProblem(e);
     }
     server = started;
     grace = p.grace();
     keepAlive(started);
+  }
+
+  /**
+   * The server's builder refused its configuration: the same message, saying it is about the petrel.server
+   * properties (the builder names its own Java option, which a Boot user sets as a property).
+   */
+  private static RuntimeException serverProblem(RuntimeException e) {
+    String message = String.valueOf(e.getMessage());
+    if (message.contains("petrel.server.")) {
+      return e; // already says which property
+    }
+    return new IllegalStateException("the Petrel server (properties petrel.server.*): " + message, e);
   }
 
   /**
