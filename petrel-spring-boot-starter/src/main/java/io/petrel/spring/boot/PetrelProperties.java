@@ -17,6 +17,7 @@ import org.springframework.util.unit.DataSize;
 @ConfigurationProperties("petrel")
 public class PetrelProperties {
   private final Server server = new Server();
+  /** Clients by name: petrel.clients.NAME.target, petrel.clients.NAME.default-deadline and the other client options. */
   private final Map<String, Client> clients = new LinkedHashMap<>();
 
   public Server getServer() {
@@ -30,9 +31,13 @@ public class PetrelProperties {
 
   /** Options the server and each client both have, under {@code petrel.server.*} and {@code petrel.clients.<name>.*}. */
   public abstract static class Shared {
+    /** Largest frame sent or accepted, header included (default 8MB); a larger request or response fails. */
     private @Nullable DataSize maxFrameSize;
+    /** Largest metadata of one call (default 8KB). */
     private @Nullable DataSize maxMetadataSize;
+    /** With nothing received for this long, send a PING (server default 60s, client 30s; 0 = off). */
     private @Nullable Duration keepAliveTime;
+    /** Publish percentile histograms of call durations (default false). */
     private @Nullable Boolean percentileHistograms;
     private final Tls tls = new Tls();
 
@@ -81,23 +86,37 @@ public class PetrelProperties {
     private int port = 7000;
     /** Address to bind; unset binds every interface. */
     private @Nullable String address;
+    /** Name in thread names and logs (default petrel-server). */
     private @Nullable String name;
+    /** Most business threads (default max(16, 4 x processors)). */
     private @Nullable Integer businessThreads;
+    /** Calls that may wait for a business thread (default 2048; more are refused with RESOURCE_EXHAUSTED). */
     private @Nullable Integer businessQueueSize;
     /** Handlers run on the event loop that read the request (never block in them). */
     private boolean directExecutor;
     /** Java 21+: each handler on its own virtual thread, at most this many calls at once (unset: the pool). */
     private @Nullable Integer virtualThreads;
+    /** Calls in flight per connection, announced to clients (default 1000). */
     private @Nullable Integer maxConcurrentCallsPerConnection;
+    /** Open connections at most (default 10000, lowered to what the open-file limit allows). */
     private @Nullable Integer maxConnections;
+    /** Open connections from one remote IP address at most (default 1000). */
     private @Nullable Integer maxConnectionsPerAddress;
+    /** A new connection must deliver one whole frame (and finish TLS) within this (default 10s; 0 = off). */
     private @Nullable Duration handshakeTimeout;
+    /** A frame begun must be complete within this (default 30s; 0 = off). */
     private @Nullable Duration frameReceiveTimeout;
+    /** A connection with no call for this long is closed gracefully (default 5m; 0 = off). */
     private @Nullable Duration idleTimeout;
+    /** After a keepalive PING, close the connection if nothing arrives within this (default 20s). */
     private @Nullable Duration keepAliveTimeout;
+    /** Connections older than this (+-10% jitter) are closed gracefully (default 0 = never). */
     private @Nullable Duration maxConnectionAge;
+    /** A peer that does not read its responses for this long is disconnected (default 30s; 0 = never). */
     private @Nullable Duration unwritableTimeout;
+    /** Responses held for slow readers, server-wide (default a quarter of the heap or direct memory limit). */
     private @Nullable DataSize maxBufferedBytes;
+    /** How long calls in flight may take to finish when the context closes (default 10s). */
     private @Nullable Duration shutdownGracePeriod;
 
     public boolean isEnabled() {
@@ -257,12 +276,19 @@ public class PetrelProperties {
   public static class Client extends Shared {
     /** Where to call: {@code host:port}, {@code static://h1:7000,h2:7000} or a resolver's {@code scheme://...}. */
     private @Nullable String target;
+    /** least_pending (default), round_robin or consistent_hash. */
     private @Nullable String loadBalancer;
+    /** TCP connections to each endpoint (default 1). */
     private @Nullable Integer connectionsPerEndpoint;
+    /** Deadline of a call that sets none (default 30s). */
     private @Nullable Duration defaultDeadline;
+    /** How long a connect (and TLS handshake) may take (default 5s). */
     private @Nullable Duration connectTimeout;
+    /** Calls not yet ended at most; more fail at once with RESOURCE_EXHAUSTED (default 16384). */
     private @Nullable Integer maxPendingCalls;
+    /** First wait after a failed connect, doubling each time (default 100ms). */
     private @Nullable Duration reconnectBackoffInitial;
+    /** Longest wait between connect attempts (default 10s). */
     private @Nullable Duration reconnectBackoffMax;
 
     public @Nullable String getTarget() {
@@ -335,11 +361,13 @@ public class PetrelProperties {
    * {@link TlsConfig}.
    */
   public static class Tls {
+    /** Whether to use TLS (default false: plaintext). */
     private boolean enabled;
     /** Own certificate chain (PEM): required on a server, for mutual TLS on a client. */
     private @Nullable Path certificateChain;
-    /** Own private key (PEM, PKCS#8), with {@code certificateChain}. */
+    /** Own private key (PEM, PKCS#8), with the certificate chain. */
     private @Nullable Path privateKey;
+    /** Password of an encrypted private key. */
     private @Nullable String privateKeyPassword;
     /** CA certificates to trust (PEM); unset trusts the JDK's CAs. */
     private @Nullable Path trustCertificates;
