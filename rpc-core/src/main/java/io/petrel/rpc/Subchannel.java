@@ -14,8 +14,9 @@ public interface Subchannel {
   int pendingCalls();
 
   /**
-   * False while the subchannel backs off after failing to connect: a call sent there would wait for the next
-   * attempt or fail, so a balancer sends it elsewhere when it can.
+   * False while the subchannel backs off after failing to connect, or while a connect attempt is under way and it
+   * has no usable connection: a call sent there would wait for a connection or fail, so a balancer sends it
+   * elsewhere when it can.
    */
   boolean isAvailable();
 

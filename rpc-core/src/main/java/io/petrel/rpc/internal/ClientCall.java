@@ -283,8 +283,9 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   /**
    * Why the call's previous attempt could not be sent (NOT_SENT), or the status with which its endpoint refused
    * it by a limit (REFUSED, not UNAVAILABLE), or null: such a call is sent again only to another endpoint (its
-   * own just failed to connect, and waited for that attempt; or just said it is full), and fails with this
-   * status when the balancer has no other.
+   * own just failed to connect, and the call waited for that attempt; or had no connection while another endpoint
+   * was available, and the call did not wait; or just said it is full), and fails with this status when the
+   * balancer has no other.
    */
   public @Nullable Status unsentCause() {
     return unsent;
@@ -462,14 +463,20 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   }
 
   /**
-   * Whether an attempt of this call that ends NOT_SENT now would be sent again (through the balancer, so to
-   * another endpoint when one is available) rather than fail the call: a connection slot that would make it wait
-   * on an endpoint whose last connect failed sends it elsewhere instead when this is true.
+   * Whether a connection slot that has no connection for this attempt may end it NOT_SENT, to be sent again through
+   * the balancer to another endpoint, rather than make it wait for a connection: true when it would be sent again,
+   * unless the call must stay on its endpoint (a hash key) or was sent there on purpose (a hedge's attempt, which
+   * avoids its siblings' endpoints).
    */
-  boolean resentIfNotSent() {
+  boolean mayMoveElsewhere() {
     Deadline d = deadline;
     return started && !runtime.isTerminating() && resends < MAX_RESENDS && !options.isFailFast()
-        && (d == null || !d.isExpired()) && !isFinished();
+        && (d == null || !d.isExpired()) && !isFinished() && options.hashKey() == null && !isHedgeAttempt();
+  }
+
+  /** True for an attempt of a {@link HedgedCall}. */
+  boolean isHedgeAttempt() {
+    return false;
   }
 
   /** Starts another attempt if the rules allow one (see {@link #onClose}); false if the call is to fail. */

@@ -33,18 +33,18 @@ import org.slf4j.LoggerFactory;
  * next attempt, which the slot makes by itself when the backoff ends, if the call's deadline comes later (else,
  * or when the call is {@link CallOptions#withFailFast fail-fast}, its attempt ends {@link AttemptProgress#NOT_SENT}
  * at once naming the cause). A call waits for one connect attempt at most: if that fails, so does its attempt
- * (NOT_SENT; the core may send it to another endpoint). When another endpoint of the client is available, a call
- * that can be sent again does not wait here at all: picked while an attempt is under way or the slot backs off,
- * it ends NOT_SENT at once; picked once the backoff after a failed attempt is over, it starts the next attempt
- * (a probe) and ends NOT_SENT too, so no call waits on a host that may hold a connect for the whole
- * connectTimeout. The balancers skip the slot's endpoint meanwhile ({@link #isAvailable}). With nobody waiting
- * the slot makes no attempt of its own, so a client nobody calls holds no timer and no connection. The transport
- * only opens the connection
+ * (NOT_SENT; the core may send it to another endpoint). While another endpoint of the client is available, the
+ * balancers skip this one as long as a connect attempt to it is under way or it backs off ({@link #isAvailable}):
+ * a host that drops connects would hold a call for the whole connectTimeout; a call that is picked for it all the
+ * same (a race with the balancer) and may be sent again ends NOT_SENT at once, and after a failed attempt the slot
+ * makes the next one by itself when its backoff ends, since no call comes to start it. Otherwise, with nobody
+ * waiting the slot makes no attempt of its own, so a client nobody calls holds no timer and no connection. The
+ * transport only opens the connection
  * ({@link ClientTransport#connect}) and says when it stops being usable ({@link Connection.Listener}).
  *
  * <p>The per-call path reads one volatile field ({@link #current()}) and takes no lock; everything else (connect
- * attempts, backoff, waiting calls) is under this object's lock, never held while calling the transport or a
- * call.
+ * attempts, backoff, waiting calls) is under this object's lock, never held while calling the transport or
+ * ending a call (under it a call and the other endpoints are only read).
  */
 final class ConnectionSlot {
   private static final Logger log = LoggerFactory.getLogger(ConnectionSlot.class);
@@ -128,7 +128,7 @@ final class ConnectionSlot {
         if (closed) {
           failure = shutDown();
         } else if (connecting != null) {
-          if (call.resentIfNotSent() && owner.othersAvailable()) {
+          if (call.mayMoveElsewhere() && owner.othersAvailable()) {
             failure = elsewhere(); // picked while it connects (a race with the balancer): go where no call waits
           } else {
             enqueue(w); // an attempt is under way: wait for it
@@ -145,7 +145,7 @@ final class ConnectionSlot {
         } else if (reconnectTimer != null && lastFailure != null) {
           Deadline d = call.deadline();
           boolean inTime = d == null || nextAttemptAt - d.nanoTime() < 0;
-          if (call.resentIfNotSent() && owner.othersAvailable()) {
+          if (call.mayMoveElsewhere() && owner.othersAvailable()) {
             failure = elsewhere(); // picked while it backs off (a race with the balancer): go elsewhere
           } else if (!options.isFailFast() && inTime) {
             enqueue(w);
@@ -159,11 +159,6 @@ final class ConnectionSlot {
               failure = failure.withCause(lastFailureCause);
             }
           }
-        } else if (lastFailure != null && call.resentIfNotSent() && owner.othersAvailable()) {
-          // The backoff after a failed attempt is over: this call's pick starts the next attempt, as a probe, and
-          // goes elsewhere rather than wait for it (a host that drops connects would hold it connectTimeout).
-          start = startConnect();
-          failure = elsewhere();
         } else {
           enqueue(w);
           start = startConnect();
@@ -448,14 +443,20 @@ final class ConnectionSlot {
     }
   }
 
-  /** The backoff is over: the next attempt, only for calls waiting (with none, the next call starts it). */
+  /**
+   * The backoff is over: the next attempt, for calls waiting, or by itself while other endpoints of the client are
+   * available (else the next call starts it).
+   */
   private void backoffEnded() {
     Link start = null;
     synchronized (this) {
       reconnectTimer = null;
       backoffChanged();
       waiters.removeIf(Waiter::dropIfFinished);
-      if (!closed && current() == null && connecting == null && !waiters.isEmpty()) {
+      // With calls waiting, or while other endpoints take the calls (the balancers skip this one until it
+      // connects, so no call would come to start the attempt): the next attempt, made by the slot itself.
+      if (!closed && current() == null && connecting == null
+          && (!waiters.isEmpty() || (lastFailure != null && owner.othersAvailable()))) {
         start = startConnect();
       }
     }

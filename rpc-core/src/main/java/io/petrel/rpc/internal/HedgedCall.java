@@ -413,6 +413,11 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
     int maxRetries() {
       return 0;
     }
+
+    @Override
+    boolean isHedgeAttempt() {
+      return true;
+    }
   }
 
   @Override

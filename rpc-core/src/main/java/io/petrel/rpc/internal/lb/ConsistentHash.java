@@ -1,5 +1,6 @@
 package io.petrel.rpc.internal.lb;
 
+import io.petrel.rpc.ConnectivityState;
 import io.petrel.rpc.LoadBalancer;
 import io.petrel.rpc.Subchannel;
 import java.util.ArrayList;
@@ -51,17 +52,25 @@ public final class ConsistentHash implements LoadBalancer {
     }
     int n = hashes.length;
     Subchannel first = r.owners()[i % n];
-    if (first.isAvailable() || r.distinct() == 1) {
+    if (keeps(first) || r.distinct() == 1) {
       return first;
     }
     // Walk clockwise to the next endpoint that is available; none: the key's own, to fail with its reason.
     for (int step = 1; step < n; step++) {
       Subchannel s = r.owners()[(i + step) % n];
-      if (s != first && s.isAvailable()) {
+      if (s != first && keeps(s)) {
         return s;
       }
     }
     return first;
+  }
+
+  /**
+   * Whether {@code s} takes its keys: unless it backs off after a failed connect. A connect under way keeps them
+   * (the call waits for it), so that a key does not move each time its endpoint reconnects.
+   */
+  private static boolean keeps(Subchannel s) {
+    return s.isAvailable() || s.state() == ConnectivityState.CONNECTING;
   }
 
   @Override

@@ -11,7 +11,8 @@ import org.jspecify.annotations.Nullable;
  * Least pending with the power of two choices: for each call, two endpoints are drawn at random (in proportion
  * to their weights) and the call goes to the one with fewer calls pending per unit of weight. Nearly as good as
  * asking every endpoint, at the cost of two reads; a slow server collects pending calls and so gets fewer new
- * ones. A subchannel that backs off after a failed connect loses to any available one, drawn or not.
+ * ones. A subchannel that is not available (it backs off after a failed connect, or is connecting) loses to any
+ * available one, drawn or not.
  */
 public final class LeastPending implements LoadBalancer {
   private record State(Subchannel[] subchannels, int[] cumulative, boolean uniform) {}
@@ -53,7 +54,7 @@ public final class LeastPending implements LoadBalancer {
       return xa ? x : y;
     }
     if (!xa) {
-      // Both drawn back off: any available one beats them (with two of three endpoints down, one pick in three
+      // Neither drawn is available: any available one beats them (with two of three endpoints down, one pick in three
       // drew both, and each such call waited for or failed on a connect attempt while a server was up).
       Subchannel other = anyAvailable(subs, r.nextInt(n));
       return other != null ? other : x; // none available: the call fails, or waits, with x's reason

@@ -9,7 +9,7 @@ import org.jspecify.annotations.Nullable;
 /**
  * Weighted round robin: endpoints take turns in a fixed schedule where each appears as often as its weight
  * (smooth: a server of weight 3 beside one of weight 1 goes A A B A, not A A A B). A subchannel that backs off
- * after a failed connect is skipped while another is available.
+ * after a failed connect, or that is connecting, is skipped while another is available.
  */
 public final class RoundRobin implements LoadBalancer {
   /** Longest schedule; weights are scaled down (keeping their ratios roughly) to fit. */
