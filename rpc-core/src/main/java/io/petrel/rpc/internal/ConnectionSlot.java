@@ -150,14 +150,9 @@ final class ConnectionSlot {
           } else if (!options.isFailFast() && inTime) {
             enqueue(w);
           } else {
-            long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextAttemptAt - System.nanoTime()));
-            failure = Status.UNAVAILABLE.withDescription("cannot connect to " + owner.authority() + ": "
-                + lastFailure + "; next attempt in " + left + " ms"
+            failure = cannotConnect("; next attempt in " + msToNextAttempt() + " ms"
                 + (options.isFailFast() ? "" : ", after the call's deadline")
                 + " (RpcClient.builder().reconnectBackoff)");
-            if (lastFailureCause != null) {
-              failure = failure.withCause(lastFailureCause);
-            }
           }
         } else {
           enqueue(w);
@@ -177,11 +172,24 @@ final class ConnectionSlot {
 
   // Holding the lock: why a call that could wait here for a connection is sent to another endpoint instead.
   private Status elsewhere() {
-    String why = lastFailure == null ? "connecting to " + owner.authority()
-        : "cannot connect to " + owner.authority() + ": " + lastFailure
-            + (connecting != null ? "; reconnecting" : nextAttemptDescribedLocked());
-    Status s = Status.UNAVAILABLE.withDescription(why + "; sent to another endpoint");
+    if (lastFailure == null) {
+      return Status.UNAVAILABLE.withDescription("connecting to " + owner.authority() + "; sent to another endpoint");
+    }
+    return cannotConnect((connecting != null ? "; reconnecting" : nextAttemptDescribedLocked())
+        + "; sent to another endpoint");
+  }
+
+  // Holding the lock, after a failed attempt: "cannot connect to host:port: <why>" and {@code more}, with the
+  // connect's own exception as the cause when there was one.
+  private Status cannotConnect(String more) {
+    Status s = Status.UNAVAILABLE.withDescription("cannot connect to " + owner.authority() + ": " + lastFailure
+        + more);
     return lastFailureCause != null ? s.withCause(lastFailureCause) : s;
+  }
+
+  // Holding the lock: milliseconds until the reconnect timer fires (0 if it is due).
+  private long msToNextAttempt() {
+    return Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextAttemptAt - System.nanoTime()));
   }
 
   // Holding the lock: the call waits for the attempt under way or the next one, by its deadline at the latest.
@@ -234,11 +242,7 @@ final class ConnectionSlot {
             + owner.authority() + " has just closed; retry").asException());
       }
       if (reconnectTimer != null && lastFailure != null) {
-        long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextAttemptAt - System.nanoTime()));
-        Status failed = Status.UNAVAILABLE.withDescription("cannot connect to " + owner.authority() + ": "
-            + lastFailure + "; next attempt in " + left + " ms (RpcClient.builder().reconnectBackoff)");
-        return CompletableFuture.failedFuture(
-            (lastFailureCause != null ? failed.withCause(lastFailureCause) : failed).asException());
+        return CompletableFuture.failedFuture(cannotConnect(nextAttemptDescribedLocked()).asException());
       }
       start = startConnect();
     }
@@ -272,8 +276,8 @@ final class ConnectionSlot {
       return "it waited for the connect attempt to " + owner.authority() + " under way" + failed;
     }
     if (reconnectTimer != null && lastFailure != null) {
-      long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextAttemptAt - System.nanoTime()));
-      return "it waited for the next connect attempt to " + owner.authority() + ", due in " + left + " ms" + failed
+      return "it waited for the next connect attempt to " + owner.authority() + ", due in " + msToNextAttempt()
+          + " ms" + failed
           + " (RpcClient.builder().reconnectBackoff)";
     }
     if (connection != null) {
@@ -292,8 +296,7 @@ final class ConnectionSlot {
     if (reconnectTimer == null || lastFailure == null) {
       return "";
     }
-    long left = Math.max(0, TimeUnit.NANOSECONDS.toMillis(nextAttemptAt - System.nanoTime()));
-    return "; next attempt in " + left + " ms (RpcClient.builder().reconnectBackoff)";
+    return "; next attempt in " + msToNextAttempt() + " ms (RpcClient.builder().reconnectBackoff)";
   }
 
   private Status shutDown() {
