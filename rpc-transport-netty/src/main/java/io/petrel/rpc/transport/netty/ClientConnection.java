@@ -32,8 +32,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The server announces in its SETTINGS frame how many calls it allows in flight on the connection
  * ({@link #peerMaxCalls}); calls beyond that wait in {@link #waiting}, in order, and are written as the server's
- * answers free their places. Until the server's first frame has arrived at most {@link #INITIAL_MAX_CALLS} call is
- * written; a server whose first frame is not SETTINGS (an older one) has no known limit, as before.
+ * answers free their places. No call is written before the server's first frame has arrived
+ * ({@link #INITIAL_MAX_CALLS}); a server whose first frame is not SETTINGS (an older one) has no known limit, as
+ * before.
  */
 final class ClientConnection extends ChannelInboundHandlerAdapter implements WriteQueue.Sink,
     io.petrel.rpc.spi.Connection {
@@ -73,11 +74,14 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
    */
   private final CallQueue waiting = new CallQueue();
   /**
-   * Calls a client writes on a new connection before the server's first frame has arrived: every server allows
-   * at least one, so the first call of a connection is not delayed; the others wait the round trip until the
-   * server's SETTINGS says how many it takes.
+   * Calls a client writes on a new connection before the server's first frame has arrived: none, as grpc-java
+   * writes no stream before the server's HTTP/2 SETTINGS. A server writes SETTINGS when it accepts a connection,
+   * before it reads a request, so a connection that closes before its first frame (connected into the backlog of a
+   * listening socket that then closed, refused over maxConnections, not a Petrel server) carried no call: its
+   * calls are sent again, whatever their method, instead of failing as "may have run". The first call of each
+   * new connection waits that one round trip.
    */
-  static final int INITIAL_MAX_CALLS = 1;
+  static final int INITIAL_MAX_CALLS = 0;
   /**
    * Event loop only: how many calls the server allows in flight on this connection (its SETTINGS
    * MAX_CONCURRENT_CALLS; {@link #INITIAL_MAX_CALLS} until its first frame, Integer.MAX_VALUE if it announces
@@ -381,7 +385,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   /** What the calls in {@link #waiting} wait for, in words. */
   private String waitReason() {
     if (!answered) {
-      return "the server's first frame said how many calls it takes (a new connection sends one call before)";
+      return "the server's first frame arrived (no call is written on a new connection before it; the server accepted"
+          + " the connection and has sent nothing since)";
     }
     if (inFlight.size() >= peerMaxCalls) {
       return "one of the " + peerMaxCalls + " calls the server allows in flight on this connection ended (its"

@@ -436,33 +436,26 @@ class PeerCallLimitTest extends TransportFixture {
   }
 
   /**
-   * The server's SETTINGS comes after the client's first call (a new connection sends one call before the
-   * server's first frame) and carries a setting the client does not know; later SETTINGS raise the limit, then
-   * lower it while calls are in flight: the latest applies, to new calls only.
+   * The server's first SETTINGS comes only once the client's PING has arrived and carries a setting the client
+   * does not know; later SETTINGS raise the limit, then lower it while calls are in flight: the latest applies, to
+   * new calls only.
    */
   @Test
-  void settingsThatArriveAfterTheFirstCallAndLaterChangesOfTheLimitAreHonoured() throws Exception {
+  void settingsWithAnUnknownEntryAndLaterChangesOfTheLimitAreHonoured() throws Exception {
     int n = 40;
     CountDownLatch testDone = new CountDownLatch(1);
     try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
       CompletableFuture<List<String>> fake = CompletableFuture.supplyAsync(() -> {
         try (RawPeer peer = new RawPeer(ss.accept())) {
           CountingFakeServer f = new CountingFakeServer(peer);
-          List<Integer> pings = new ArrayList<>();
-          // Nothing from this side until the client's first call has arrived.
-          RawPeer.RawFrame first;
-          while ((first = peer.readRaw()).type() != TYPE_REQUEST) {
-            if (first.type() == TYPE_PING) {
-              pings.add(first.requestId());
-            }
-          }
-          f.outstanding.add(first);
-          f.received++;
+          // Nothing from this side until the client's first PING has arrived (no call comes before the server's
+          // first frame: aServerThatNeverSendsItsFirstFrameGetsNoCall).
+          RawPeer.RawFrame ping = peer.readRaw();
+          assertThat(ping.type()).as("the client's first frame").isEqualTo(TYPE_PING);
           peer.send(RawPeer.settingsFrame(SETTING_MAX_CONCURRENT_CALLS, 1, 0x7777, 99));
-          for (int id : pings) {
-            peer.send(RawPeer.control(TYPE_PONG, id));
-          }
-          f.barrier(1, "before the server's first frame"); // one call, and SETTINGS(1) allows no more
+          peer.send(RawPeer.control(TYPE_PONG, ping.requestId()));
+          f.readOne();
+          f.barrier(1, "after the first SETTINGS"); // one call, and SETTINGS(1) allows no more
           peer.send(RawPeer.settingsFrame(SETTING_MAX_CONCURRENT_CALLS, 3)); // raised: two more may come
           int limit = 3;
           int carried = 0; // calls in flight when the limit was lowered, not yet answered
@@ -502,6 +495,39 @@ class PeerCallLimitTest extends TransportFixture {
     }
   }
 
+  /**
+   * A client writes no call on a new connection before the server's first frame has arrived (docs/protocol.md,
+   * "Before the first frame"): to a peer that accepts and never answers it sends its PING and nothing else, and its
+   * calls end at their deadline, not sent. (So a connection that closes before its first frame carried no call,
+   * and its calls are sent again: ReconnectTest.aConnectionClosedBeforeTheServersFirstFrameCarriedNoCall.)
+   */
+  @Test
+  void aServerThatNeverSendsItsFirstFrameGetsNoCall() throws Exception {
+    try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<List<Integer>> fake = CompletableFuture.supplyAsync(() -> {
+        try (RawPeer peer = new RawPeer(ss.accept())) {
+          return peer.readUntilClosed();
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO));
+      List<CompletableFuture<StringValue>> calls = new ArrayList<>();
+      for (int i = 0; i < 3; i++) {
+        calls.add(client.unaryCallAsync(TestService.ECHO, StringValue.of("unanswered " + i),
+            CallOptions.DEFAULT.withTimeout(Duration.ofMillis(500))));
+      }
+      for (CompletableFuture<StringValue> call : calls) {
+        StatusException e = statusOf(call);
+        assertThat(e.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+        assertThat(e.status().description()).contains("not sent");
+      }
+      client.close();
+      assertThat(fake.get(WAIT_SECONDS, TimeUnit.SECONDS)).as("the frames the server received")
+          .containsOnly((int) TYPE_PING);
+    }
+  }
+
   @Test
   void aSettingsFrameWhoseBodyIsNotWholeEntriesClosesTheConnection() throws Exception {
     try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress());
@@ -516,8 +542,11 @@ class PeerCallLimitTest extends TransportFixture {
       });
       RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO));
       StatusException e = statusOf(client.unaryCallAsync(TestService.ECHO, StringValue.of("x"),
-          CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(10))));
-      assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
+          CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(2))));
+      // Never written there (nothing is before the server's first frame is understood): sent again on a new
+      // connection, which this fake accepts and never answers.
+      assertThat(e.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+      assertThat(e.status().description()).contains("not sent");
       assertThat(log.await(ch.qos.logback.classic.Level.WARN, Duration.ofSeconds(WAIT_SECONDS),
           "protocol violation", "SETTINGS body of 5 bytes")).isNotNull();
       fake.get(WAIT_SECONDS, TimeUnit.SECONDS);
