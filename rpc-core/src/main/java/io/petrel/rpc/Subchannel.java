@@ -16,7 +16,8 @@ public interface Subchannel {
   /**
    * False while the subchannel backs off after failing to connect, or while a connect attempt is under way and it
    * has no usable connection: a call sent there would wait for a connection or fail, so a balancer sends it
-   * elsewhere when it can.
+   * elsewhere when it can. False also for a short pause after its server refused a call for a limit (its business
+   * pool full): 10 ms, doubling while the refusals go on, up to 1 s.
    */
   boolean isAvailable();
 

@@ -421,7 +421,12 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
       }
     } else if (progress == AttemptProgress.REFUSED) {
       // Refused by a limit, unread: another endpoint may have room. It takes a retry token like a failure, so
-      // that a fleet refusing everything (overloaded) does not get every call up to 1 + MAX_RESENDS times.
+      // that a fleet refusing everything (overloaded) does not get every call up to 1 + MAX_RESENDS times; and its
+      // endpoint pauses, so that the balancers send the next calls elsewhere (see ClientSubchannel.refused).
+      ClientSubchannel p = picked;
+      if (p != null) {
+        p.refused();
+      }
       runtime.attemptFailed();
       if (anotherAttempt(s, progress)) {
         return;

@@ -6,6 +6,7 @@ import io.petrel.rpc.ConnectivityState;
 import io.petrel.rpc.Subchannel;
 import java.util.Objects;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 
@@ -24,6 +25,16 @@ public abstract class ClientSubchannel implements Subchannel {
   private volatile @Nullable Status stateCause;
   /** The core's side that keeps this subchannel, told of its state and calls; set once it is adopted. */
   private volatile @Nullable Owner owner;
+  /**
+   * How long an endpoint is skipped after its server refused a call for a limit ({@link #refused}), the first time;
+   * each refusal in a row doubles it, up to {@link #MAX_REFUSAL_PAUSE_NANOS}.
+   */
+  static final long REFUSAL_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+  static final long MAX_REFUSAL_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
+  /** {@link System#nanoTime()} until which the balancers skip this endpoint after a refusal; 0 when they need not. */
+  private volatile long refusingUntil;
+  /** Refusals since the last call that ended otherwise here. Racy on purpose: it only sets the pause's length. */
+  private int refusalsInARow;
 
   /** What the core's channel hears from a subchannel it keeps (implemented by the core only). */
   public interface Owner {
@@ -65,10 +76,42 @@ public abstract class ClientSubchannel implements Subchannel {
   /** A call counted here ended with {@code outcome}, {@code latencyNanos} after it started. */
   final void callEnded(Status outcome, long latencyNanos) {
     pending.decrementAndGet();
+    if (refusalsInARow != 0 && outcome.code() != Status.Code.RESOURCE_EXHAUSTED) {
+      refusalsInARow = 0; // the server took a call again: a next refusal pauses it for the shortest time
+    }
     Owner o = owner;
     if (o != null) {
       o.callEnded(this, outcome, latencyNanos);
     }
+  }
+
+  /**
+   * The core's: the endpoint's server refused an attempt for a limit, unread (its business pool full, or its calls
+   * per connection). It answers such calls at once, so by calls pending it would look the least loaded of all and
+   * draw still more calls, each of them refused, sent again and charged to the retry budget, until the budget ran
+   * out and the refusals reached the callers while other servers had room. So the endpoint is not available
+   * ({@link #isAvailable()}) for {@link #REFUSAL_PAUSE_NANOS}, twice that after a second refusal in a row, and so on
+   * up to {@link #MAX_REFUSAL_PAUSE_NANOS}: the balancers send calls elsewhere meanwhile when they can, and after
+   * the pause the next calls find out whether it has room again.
+   */
+  final void refused() {
+    int n = Math.min(++refusalsInARow, 30);
+    long pause = Math.min(MAX_REFUSAL_PAUSE_NANOS, REFUSAL_PAUSE_NANOS << Math.min(n - 1, 20));
+    long until = System.nanoTime() + pause;
+    refusingUntil = until == 0 ? 1 : until;
+  }
+
+  /** Whether the endpoint's server refused a call lately and its pause is not over (see {@link #refused}). */
+  protected final boolean refusing() {
+    long until = refusingUntil;
+    if (until == 0) {
+      return false;
+    }
+    if (System.nanoTime() - until < 0) {
+      return true;
+    }
+    refusingUntil = 0;
+    return false;
   }
 
   /** The core's: the channel that keeps this subchannel, once (before any call is sent through it). */

@@ -67,10 +67,13 @@ public final class ConsistentHash implements LoadBalancer {
 
   /**
    * Whether {@code s} takes its keys: unless it backs off after a failed connect. A connect under way keeps them
-   * (the call waits for it), so that a key does not move each time its endpoint reconnects.
+   * (the call waits for it), so that a key does not move each time its endpoint reconnects; so does a connected
+   * endpoint whose server refused a call a moment ago (its pool full), which the other balancers skip for a
+   * short pause: a key stays on its server, whose callers get the refusal as with one server.
    */
   private static boolean keeps(Subchannel s) {
-    return s.isAvailable() || s.state() == ConnectivityState.CONNECTING;
+    ConnectivityState state = s.state();
+    return s.isAvailable() || state == ConnectivityState.CONNECTING || state == ConnectivityState.READY;
   }
 
   @Override

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.internal.lb.LoadBalancerTest.Fake;
+import io.petrel.rpc.ConnectivityState;
 import io.petrel.rpc.LoadBalancer;
 import io.petrel.rpc.Subchannel;
 import java.util.ArrayList;
@@ -124,6 +125,25 @@ class ConsistentHashTest {
       }
     }
     down.available = true;
+    assertThat(assign(lb)).isEqualTo(before);
+  }
+
+  /**
+   * A connected endpoint that is unavailable only for a moment (its server refused a call: its pool is full, and the
+   * other balancers skip it for a short pause) keeps its keys, as one that is connecting does: a key stays on its
+   * server.
+   */
+  @Test
+  void aKeyStaysOnAConnectedEndpointThatIsBrieflyUnavailableOrConnecting() {
+    List<Fake> subs = List.of(new Fake("10.0.0.1", 1), new Fake("10.0.0.2", 1), new Fake("10.0.0.3", 1));
+    LoadBalancer lb = new ConsistentHash();
+    lb.update(subs);
+    Map<String, Subchannel> before = assign(lb);
+    Fake full = subs.get(0);
+    full.available = false;
+    full.state = ConnectivityState.READY;
+    assertThat(assign(lb)).isEqualTo(before);
+    full.state = ConnectivityState.CONNECTING;
     assertThat(assign(lb)).isEqualTo(before);
   }
 

@@ -39,6 +39,8 @@ class LoadBalancerTest {
     final Endpoint endpoint;
     int pending;
     boolean available = true;
+    /** Set to say what an unavailable one is doing; else READY while available, BACKING_OFF when not. */
+    io.petrel.rpc.@org.jspecify.annotations.Nullable ConnectivityState state;
 
     Fake(String host, int weight) {
       this.endpoint = new Endpoint(host, 7000, weight);
@@ -57,6 +59,12 @@ class LoadBalancerTest {
     @Override
     public boolean isAvailable() {
       return available;
+    }
+
+    @Override
+    public io.petrel.rpc.ConnectivityState state() {
+      return state != null ? state : available ? io.petrel.rpc.ConnectivityState.READY
+          : io.petrel.rpc.ConnectivityState.BACKING_OFF;
     }
   }
 

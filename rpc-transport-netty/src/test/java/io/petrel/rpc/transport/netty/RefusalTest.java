@@ -24,6 +24,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A request the server refuses before any handler saw it, because of a limit, is answered with the REFUSED flag
@@ -214,6 +216,76 @@ class RefusalTest extends TransportFixture {
     full.release.countDown();
     assertThat(held.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("hold");
     assertThat(client.pendingCalls()).isZero();
+  }
+
+  /**
+   * One server of three is full and refuses every call at once, for as long as the test runs: a server whose pool
+   * is taken by slow calls. It answers fastest of all, so by calls pending (the default balancer) it looks the
+   * least loaded; each refusal it sends costs a retry-budget token, and once half the budget is gone its refusals
+   * would reach the callers while two servers have room. Every call must succeed, and the full server must get
+   * only a few of them.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"least_pending", "round_robin"})
+  void aServerThatRefusesEverythingGetsFewCallsAndNoCallerSeesARefusal(String policy) throws Exception {
+    Ledger full = new Ledger("full");
+    Ledger spare1 = new Ledger("spare1");
+    Ledger spare2 = new Ledger("spare2");
+    RpcServer fullServer = oneThreadServer(full);
+    RpcServer s1 = server(spare1);
+    RpcServer s2 = server(spare2);
+    CompletableFuture<StringValue> held = full.fill(client(fullServer.port()));
+    RpcClient client = client(1, b -> b.target("static://127.0.0.1:" + fullServer.port() + ",127.0.0.1:"
+        + s1.port() + ",127.0.0.1:" + s2.port()).loadBalancer(policy)).start();
+
+    int callers = 8;
+    int callsEach = 500;
+    AtomicInteger toFull = new AtomicInteger();
+    Map<String, AtomicInteger> failures = new ConcurrentHashMap<>();
+    CallOptions options = CallOptions.DEFAULT.withEndpointListener(e -> {
+      if (e.port() == fullServer.port()) {
+        toFull.incrementAndGet();
+      }
+    });
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < callers; t++) {
+      String caller = "c" + t;
+      Thread thread = new Thread(() -> {
+        for (int i = 0; i < callsEach; i++) {
+          try {
+            client.unaryCall(RUN, StringValue.of(caller + "/" + i), options);
+          } catch (StatusException e) {
+            failures.computeIfAbsent(e.status().code() + ": " + e.status().description(), k -> new AtomicInteger())
+                .incrementAndGet();
+          }
+        }
+      }, caller);
+      thread.start();
+      threads.add(thread);
+    }
+    for (Thread t : threads) {
+      t.join(60_000);
+      assertThat(t.isAlive()).isFalse();
+    }
+    int calls = callers * callsEach;
+    System.out.println("refusing server (" + policy + "): " + calls + " calls, attempts sent to the full server "
+        + toFull.get() + ", failures " + failures);
+    assertThat(failures).as("calls that failed").isEmpty();
+    assertThat(full.runs).isEmpty();
+    assertThat(toFull.get()).as("attempts sent to the server that refuses everything, of %d calls", calls)
+        .isLessThan(calls / 20);
+    assertThat(held).isNotDone();
+
+    // Its pool free again, the server is back in the balancer's choice once its pause is over (at most 1 s).
+    full.release.countDown();
+    assertThat(held.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("hold");
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    int after = 0;
+    while (full.runs.isEmpty()) {
+      assertThat(System.nanoTime()).as("the freed server ran a call again").isLessThan(until);
+      client.unaryCall(RUN, StringValue.of("after/" + after++));
+    }
+    System.out.println("refusing server (" + policy + "): freed, ran a call again after " + after + " calls");
   }
 
   @Test
