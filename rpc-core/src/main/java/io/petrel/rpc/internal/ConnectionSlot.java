@@ -394,7 +394,7 @@ final class ConnectionSlot {
       return;
     }
     Status s = failure != null ? failure : shutDown();
-    log.debug("cannot connect to {}: {}", owner.authority(), s.description());
+    log.debug("{}", s.description()); // "cannot connect to host:port: why" (or why the client stopped)
     a.result.completeExceptionally(s.asException());
     if (failure != null && !ready.isEmpty()) {
       // The attempt they waited for failed (a call waits for one attempt at most): say when the next is due.

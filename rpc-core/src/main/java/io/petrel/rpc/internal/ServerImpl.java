@@ -309,8 +309,13 @@ public final class ServerImpl extends RpcServer {
     }
     closed.whenComplete((v, t) -> transport.release().whenComplete((v2, t2) -> {
       state = State.TERMINATED;
-      log.info("Petrel server '{}' stopped ({} calls refused by a full business pool over its life)",
-          config.name(), Objects.requireNonNull(dispatcher, "dispatcher, set by start()").rejectedCalls());
+      long refused = Objects.requireNonNull(dispatcher, "dispatcher, set by start()").rejectedCalls();
+      if (refused == 0) {
+        log.info("Petrel server '{}' stopped", config.name()); // direct mode has no pool to be full
+      } else {
+        log.info("Petrel server '{}' stopped ({} calls refused by a full business pool over its life)",
+            config.name(), refused);
+      }
       terminated.countDown();
     }));
   }

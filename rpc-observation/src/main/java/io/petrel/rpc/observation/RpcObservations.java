@@ -9,6 +9,7 @@ import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.StatusException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import org.jspecify.annotations.Nullable;
@@ -24,7 +25,8 @@ import org.jspecify.annotations.Nullable;
  *     <td>server.address (the client's target), rpc.petrel.peer.address and rpc.petrel.peer.port (the
  *     endpoint the call's last attempt went to, once picked)</td></tr>
  *   <tr><td>{@value #SERVER_NAME}</td><td>rpc.system, rpc.service, rpc.method, rpc.petrel.status_code</td>
- *     <td>client.address (the peer)</td></tr>
+ *     <td>client.address and client.port (the peer's IP and port; in-process, client.address alone:
+ *     {@code inprocess:name#n})</td></tr>
  * </table>
  */
 public final class RpcObservations {
@@ -49,13 +51,29 @@ public final class RpcObservations {
         || id.getName().startsWith(CLIENT_NAME + ".") || id.getName().startsWith(SERVER_NAME + "."));
   }
 
-  /** {@code petrel://host:port} of a {@code host:port} target, which tracers read as the peer; else null. */
+  /**
+   * {@code petrel://host:port} of a {@code host:port} target, which tracers read as the peer; else null (a
+   * {@code scheme://} target, several addresses, or an in-process one such as {@code inprocess:name}).
+   */
   static @Nullable String uriAddress(String target) {
     int colon = target.lastIndexOf(':');
-    if (target.isEmpty() || target.contains("://") || target.contains(",") || colon <= 0) {
+    if (target.isEmpty() || target.contains("://") || target.contains(",") || colon <= 0
+        || target.startsWith("inprocess:") || !isPort(target.substring(colon + 1))) {
       return null;
     }
     return "petrel://" + target;
+  }
+
+  private static boolean isPort(String s) {
+    if (s.isEmpty() || s.length() > 5) {
+      return false;
+    }
+    for (int i = 0; i < s.length(); i++) {
+      if (s.charAt(i) < '0' || s.charAt(i) > '9') {
+        return false;
+      }
+    }
+    return Integer.parseInt(s) <= 65535;
   }
 
   static @Nullable String uriAddress(SocketAddress peer) {
@@ -73,6 +91,9 @@ public final class RpcObservations {
     }
     if (t == null) {
       return "OK";
+    }
+    if (t instanceof CancellationException) {
+      return "CANCELLED"; // the caller cancelled the call's future, as Petrel's own meters count it
     }
     return t instanceof StatusException se ? se.code().name() : "UNKNOWN";
   }
@@ -144,7 +165,14 @@ public final class RpcObservations {
 
     @Override
     public KeyValues getHighCardinalityKeyValues(RpcServerObservationContext context) {
-      return KeyValues.of(KeyValue.of("client.address", String.valueOf(context.call().peer())));
+      SocketAddress peer = context.call().peer();
+      if (peer instanceof InetSocketAddress inet) {
+        // OpenTelemetry's client.address and client.port: the IP alone (not "/127.0.0.1:37712"), and the port.
+        String host = inet.getAddress() != null ? inet.getAddress().getHostAddress() : inet.getHostString();
+        return KeyValues.of(KeyValue.of("client.address", host),
+            KeyValue.of("client.port", Integer.toString(inet.getPort())));
+      }
+      return KeyValues.of(KeyValue.of("client.address", String.valueOf(peer))); // in-process: inprocess:name#n
     }
 
     @Override

@@ -52,6 +52,8 @@ class TracingTest {
   private static final MethodDescriptor<String, String> FRONT_CALL = method("test.Front", "call");
   private static final MethodDescriptor<String, String> BACK_ECHO = method("test.Back", "echo");
   private static final MethodDescriptor<String, String> BACK_FAIL = method("test.Back", "fail");
+  private static final MethodDescriptor<String, String> BACK_HOLD = method("test.Back", "hold");
+  private final java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
 
   private final InMemorySpanExporter exporter = InMemorySpanExporter.create();
   private final SdkTracerProvider tracerProvider =
@@ -98,6 +100,10 @@ class TracingTest {
             .unary(BACK_FAIL, request -> {
               throw Status.NOT_FOUND.withDescription("no " + request).asException();
             })
+            .unary(BACK_HOLD, request -> {
+              release.await(10, TimeUnit.SECONDS);
+              return request;
+            })
             .build())
         .build().start();
     String backTarget = "127.0.0.1:" + back.port();
@@ -116,6 +122,7 @@ class TracingTest {
 
   @AfterEach
   void tearDown() throws Exception {
+    release.countDown();
     for (RpcClient c : new RpcClient[] {frontClient, backClient}) {
       if (c != null) {
         c.close();
@@ -190,7 +197,8 @@ class TracingTest {
         .filter(e -> e.getKey().getKey().contains("peer.")).collect(Collectors.toMap(e -> e.getKey().getKey(),
             Map.Entry::getValue));
     assertThat(serverPeer).as("peer attributes of %s", backEchoServer.getAttributes()).containsValue("127.0.0.1");
-    assertThat(backEchoServer.getAttributes().get(AttributeKey.stringKey("client.address"))).contains("127.0.0.1");
+    assertThat(backEchoServer.getAttributes().get(AttributeKey.stringKey("client.address"))).isEqualTo("127.0.0.1");
+    assertThat(backEchoServer.getAttributes().get(AttributeKey.stringKey("client.port"))).matches("[0-9]+");
     for (SpanData s : List.of(frontCallClient, frontCallServer, backEchoClient, backEchoServer)) {
       assertThat(s.getAttributes().get(AttributeKey.stringKey("rpc.system"))).isEqualTo("petrel");
       assertThat(s.getAttributes().get(AttributeKey.stringKey("rpc.petrel.status_code"))).isEqualTo("OK");
@@ -254,6 +262,38 @@ class TracingTest {
     for (SpanData s : List.of(client, server)) {
       assertThat(s.getStatus().getStatusCode()).isEqualTo(StatusCode.ERROR);
       assertThat(s.getAttributes().get(AttributeKey.stringKey("rpc.petrel.status_code"))).isEqualTo("NOT_FOUND");
+    }
+  }
+
+  @Test
+  void aCallItsCallerCancelsEndsItsSpanCancelled() {
+    java.util.concurrent.CompletableFuture<String> call = backClient.unaryCallAsync(BACK_HOLD, "x",
+        io.petrel.rpc.CallOptions.DEFAULT);
+    assertThat(call.cancel(true)).isTrue();
+    SpanData client = awaitSpans(1).get(0);
+    assertThat(client.getKind()).isEqualTo(SpanKind.CLIENT);
+    assertThat(client.getAttributes().get(AttributeKey.stringKey("rpc.petrel.status_code"))).isEqualTo("CANCELLED");
+  }
+
+  @Test
+  void anInProcessCallHasNoNetworkPeer() throws Exception {
+    RpcServer server = RpcServer.builder().inProcess("tracing-test").intercept(new ObservationServerInterceptor(
+        observations)).addService(ServiceDefinition.builder("test.Back").unary(BACK_ECHO, r -> "in:" + r).build())
+        .build().start();
+    try (RpcClient client = RpcClient.builder().inProcess("tracing-test")
+        .intercept(new ObservationClientInterceptor(observations, "inprocess:tracing-test")).build()) {
+      assertThat(client.unaryCall(BACK_ECHO, "x")).isEqualTo("in:x");
+      List<SpanData> spans = awaitSpans(2);
+      SpanData c = span(spans, "test.Back/echo", SpanKind.CLIENT);
+      SpanData srv = span(spans, "test.Back/echo", SpanKind.SERVER);
+      assertThat(c.getAttributes().asMap().keySet()).extracting(AttributeKey::getKey)
+          .as("no peer made up from the in-process name")
+          .noneMatch(k -> k.startsWith("network.peer") || k.startsWith("rpc.petrel.peer"));
+      assertThat(srv.getAttributes().get(AttributeKey.stringKey("client.address"))).startsWith("inprocess:");
+      assertThat(srv.getAttributes().get(AttributeKey.stringKey("client.port"))).isNull();
+    } finally {
+      server.shutdownNow();
+      server.awaitTermination(10, TimeUnit.SECONDS);
     }
   }
 
