@@ -16,10 +16,19 @@ public interface Subchannel {
   /**
    * False while the subchannel backs off after failing to connect, or while a connect attempt is under way and it
    * has no usable connection: a call sent there would wait for a connection or fail, so a balancer sends it
-   * elsewhere when it can. False also for a short pause after its server refused a call for a limit (its business
-   * pool full): 10 ms, doubling while the refusals go on, up to 1 s.
+   * elsewhere when it can.
    */
   boolean isAvailable();
+
+  /**
+   * True for a short pause after the endpoint's server refused a call for a limit (its business pool full): 10 ms,
+   * doubling while it goes on refusing, up to 1 s. Such a server answers at once, so by calls pending it looks
+   * the least loaded; a balancer should prefer an endpoint that is available and not refusing, then one that is
+   * available. It says nothing about the connection: {@link #isAvailable()} may still be true.
+   */
+  default boolean isRefusing() {
+    return false;
+  }
 
   /** The connections' state now; {@code READY} when the transport does not say. */
   default ConnectivityState state() {

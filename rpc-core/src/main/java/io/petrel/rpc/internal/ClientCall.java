@@ -422,8 +422,9 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     } else if (progress == AttemptProgress.REFUSED) {
       // Refused by a limit, unread: another endpoint may have room. It takes a retry token like a failure, so
       // that a fleet refusing everything (overloaded) does not get every call up to 1 + MAX_RESENDS times; and its
-      // endpoint pauses, so that the balancers send the next calls elsewhere (see ClientSubchannel.refused).
-      ClientSubchannel p = picked;
+      // endpoint pauses, so that the balancers send the next calls elsewhere (see ClientSubchannel.refused). Counted
+      // only with several endpoints, where there is an elsewhere.
+      ClientSubchannel p = countedOn;
       if (p != null) {
         p.refused();
       }

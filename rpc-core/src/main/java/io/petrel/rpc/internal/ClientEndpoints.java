@@ -219,36 +219,54 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     return routed(call, s);
   }
 
-  /** The first endpoint not in {@code busy}, an available one first; or null. */
+  /**
+   * The first endpoint not in {@code busy}: one available and not refusing calls for a limit first, then one
+   * available, then any; or null.
+   */
   private @Nullable S notIn(List<? extends ClientSubchannel> busy) {
+    S available = null;
     S fallback = null;
     for (S c : subchannels) {
       if (!busy.contains(c)) {
         if (c.isAvailable()) {
-          return c;
+          if (!c.isRefusing()) {
+            return c;
+          }
+          if (available == null) {
+            available = c;
+          }
         }
         if (fallback == null) {
           fallback = c;
         }
       }
     }
-    return fallback;
+    return available != null ? available : fallback;
   }
 
-  /** An endpoint other than {@code previous}: the first that is available, else the first other; or null. */
+  /**
+   * An endpoint other than {@code previous}: the first that is available and not refusing calls for a limit, else
+   * the first available, else the first other; or null.
+   */
   private @Nullable S other(S previous) {
+    S available = null;
     S fallback = null;
     for (S c : subchannels) {
       if (c != previous) {
         if (c.isAvailable()) {
-          return c;
+          if (!c.isRefusing()) {
+            return c;
+          }
+          if (available == null) {
+            available = c;
+          }
         }
         if (fallback == null) {
           fallback = c;
         }
       }
     }
-    return fallback;
+    return available != null ? available : fallback;
   }
 
   /**

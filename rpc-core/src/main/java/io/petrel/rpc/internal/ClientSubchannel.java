@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -26,15 +27,18 @@ public abstract class ClientSubchannel implements Subchannel {
   /** The core's side that keeps this subchannel, told of its state and calls; set once it is adopted. */
   private volatile @Nullable Owner owner;
   /**
-   * How long an endpoint is skipped after its server refused a call for a limit ({@link #refused}), the first time;
-   * each refusal in a row doubles it, up to {@link #MAX_REFUSAL_PAUSE_NANOS}.
+   * How long an endpoint is refusing ({@link #isRefusing}) after its server refused a call for a limit, the first
+   * time; each pause that ends in another refusal doubles it, up to {@link #MAX_REFUSAL_PAUSE_NANOS}.
    */
   static final long REFUSAL_PAUSE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
   static final long MAX_REFUSAL_PAUSE_NANOS = TimeUnit.SECONDS.toNanos(1);
-  /** {@link System#nanoTime()} until which the balancers skip this endpoint after a refusal; 0 when they need not. */
-  private volatile long refusingUntil;
-  /** Refusals since the last call that ended otherwise here. Racy on purpose: it only sets the pause's length. */
-  private int refusalsInARow;
+  /** {@link System#nanoTime()} at which the current refusal pause ends; 0 when there is none. */
+  private final AtomicLong refusingUntil = new AtomicLong();
+  /**
+   * Pauses since the server last answered a call here; sets the next pause's length. Racy on purpose (two refusals
+   * at once may both count): it only chooses between 10 ms and 1 s.
+   */
+  private int pausesInARow;
 
   /** What the core's channel hears from a subchannel it keeps (implemented by the core only). */
   public interface Owner {
@@ -76,8 +80,8 @@ public abstract class ClientSubchannel implements Subchannel {
   /** A call counted here ended with {@code outcome}, {@code latencyNanos} after it started. */
   final void callEnded(Status outcome, long latencyNanos) {
     pending.decrementAndGet();
-    if (refusalsInARow != 0 && outcome.code() != Status.Code.RESOURCE_EXHAUSTED) {
-      refusalsInARow = 0; // the server took a call again: a next refusal pauses it for the shortest time
+    if (pausesInARow != 0 && answered(outcome.code())) {
+      pausesInARow = 0; // the server took a call again: a next refusal pauses it for the shortest time
     }
     Owner o = owner;
     if (o != null) {
@@ -85,32 +89,44 @@ public abstract class ClientSubchannel implements Subchannel {
     }
   }
 
-  /**
-   * The core's: the endpoint's server refused an attempt for a limit, unread (its business pool full, or its calls
-   * per connection). It answers such calls at once, so by calls pending it would look the least loaded of all and
-   * draw still more calls, each of them refused, sent again and charged to the retry budget, until the budget ran
-   * out and the refusals reached the callers while other servers had room. So the endpoint is not available
-   * ({@link #isAvailable()}) for {@link #REFUSAL_PAUSE_NANOS}, twice that after a second refusal in a row, and so on
-   * up to {@link #MAX_REFUSAL_PAUSE_NANOS}: the balancers send calls elsewhere meanwhile when they can, and after
-   * the pause the next calls find out whether it has room again.
-   */
-  final void refused() {
-    int n = Math.min(++refusalsInARow, 30);
-    long pause = Math.min(MAX_REFUSAL_PAUSE_NANOS, REFUSAL_PAUSE_NANOS << Math.min(n - 1, 20));
-    long until = System.nanoTime() + pause;
-    refusingUntil = until == 0 ? 1 : until;
+  // Whether a call that ended with this code was answered by a server that took it (an answer, an application's
+  // error), rather than refused by a limit, cut off, or ended by the client.
+  private static boolean answered(Status.Code code) {
+    return code != Status.Code.RESOURCE_EXHAUSTED && code != Status.Code.UNAVAILABLE
+        && code != Status.Code.DEADLINE_EXCEEDED && code != Status.Code.CANCELLED;
   }
 
-  /** Whether the endpoint's server refused a call lately and its pause is not over (see {@link #refused}). */
-  protected final boolean refusing() {
-    long until = refusingUntil;
+  /**
+   * The core's, for a client of several endpoints: the endpoint's server refused an attempt for a limit, unread
+   * (its business pool full, or its calls per connection). It answers such calls at once, so by calls pending it
+   * would look the least loaded of all and draw still more calls, each refused, sent again and charged to the
+   * retry budget, until the budget ran out and the refusals reached the callers while other servers had room. So
+   * the endpoint is refusing ({@link #isRefusing()}) for {@link #REFUSAL_PAUSE_NANOS}; a refusal after that pause
+   * has ended starts one twice as long, up to {@link #MAX_REFUSAL_PAUSE_NANOS}, until a call is answered here again.
+   * Refusals during a pause (of calls sent before it began) neither lengthen nor shorten it.
+   */
+  final void refused() {
+    long now = System.nanoTime();
+    long until = refusingUntil.get();
+    if (until != 0 && now - until < 0) {
+      return; // within the pause: the calls already sent here come back refused, one after the other
+    }
+    int n = Math.min(++pausesInARow, 30);
+    long pause = Math.min(MAX_REFUSAL_PAUSE_NANOS, REFUSAL_PAUSE_NANOS << Math.min(n - 1, 20));
+    long next = now + pause;
+    refusingUntil.compareAndSet(until, next == 0 ? 1 : next); // lost to another refusal at once: its pause holds
+  }
+
+  @Override
+  public final boolean isRefusing() {
+    long until = refusingUntil.get();
     if (until == 0) {
       return false;
     }
     if (System.nanoTime() - until < 0) {
       return true;
     }
-    refusingUntil = 0;
+    refusingUntil.compareAndSet(until, 0); // over; a refusal that set a new pause meanwhile keeps it
     return false;
   }
 

@@ -55,9 +55,6 @@ public final class InternalSubchannel extends ClientSubchannel {
 
   @Override
   public boolean isAvailable() {
-    if (refusing()) {
-      return false; // its server refused a call a moment ago: calls go elsewhere for a short pause
-    }
     for (ConnectionSlot s : slots) {
       if (s.isAvailable()) {
         return true;

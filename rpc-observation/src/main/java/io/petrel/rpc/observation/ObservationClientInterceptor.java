@@ -66,7 +66,7 @@ public final class ObservationClientInterceptor implements ClientInterceptor {
   }
 
   private static void end(Observation observation, RpcClientObservationContext context, @Nullable Throwable failure) {
-    context.statusCode(RpcObservations.statusCode(failure));
+    context.statusCode(RpcObservations.clientStatusCode(failure));
     Throwable cause = RpcObservations.unwrap(failure);
     if (cause != null) {
       observation.error(cause);

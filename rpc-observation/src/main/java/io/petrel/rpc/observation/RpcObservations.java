@@ -84,18 +84,22 @@ public final class RpcObservations {
     return null;
   }
 
+  /** The status code of a call that ended with {@code failure} (null: OK), as the server answers it. */
   static String statusCode(@Nullable Throwable failure) {
-    Throwable t = failure;
-    while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
-      t = t.getCause();
-    }
+    Throwable t = unwrap(failure);
     if (t == null) {
       return "OK";
     }
-    if (t instanceof CancellationException) {
-      return "CANCELLED"; // the caller cancelled the call's future, as Petrel's own meters count it
-    }
     return t instanceof StatusException se ? se.code().name() : "UNKNOWN";
+  }
+
+  /**
+   * The status code of a client call whose future ended with {@code failure}: as {@link #statusCode}, and CANCELLED
+   * when the caller cancelled the future, as Petrel's own meters count it. (On the server a handler's cancelled
+   * future is answered UNKNOWN, which {@link #statusCode} says.)
+   */
+  static String clientStatusCode(@Nullable Throwable failure) {
+    return unwrap(failure) instanceof CancellationException ? "CANCELLED" : statusCode(failure);
   }
 
   static @Nullable Throwable unwrap(@Nullable Throwable failure) {

@@ -67,13 +67,12 @@ public final class ConsistentHash implements LoadBalancer {
 
   /**
    * Whether {@code s} takes its keys: unless it backs off after a failed connect. A connect under way keeps them
-   * (the call waits for it), so that a key does not move each time its endpoint reconnects; so does a connected
-   * endpoint whose server refused a call a moment ago (its pool full), which the other balancers skip for a
-   * short pause: a key stays on its server, whose callers get the refusal as with one server.
+   * (the call waits for it), so that a key does not move each time its endpoint reconnects. A key also stays on
+   * an endpoint whose server is refusing calls for a limit ({@link Subchannel#isRefusing()}): its callers get the
+   * refusal, as with one server.
    */
   private static boolean keeps(Subchannel s) {
-    ConnectivityState state = s.state();
-    return s.isAvailable() || state == ConnectivityState.CONNECTING || state == ConnectivityState.READY;
+    return s.isAvailable() || s.state() == ConnectivityState.CONNECTING;
   }
 
   @Override

@@ -12,7 +12,8 @@ import org.jspecify.annotations.Nullable;
  * to their weights) and the call goes to the one with fewer calls pending per unit of weight. Nearly as good as
  * asking every endpoint, at the cost of two reads; a slow server collects pending calls and so gets fewer new
  * ones. A subchannel that is not available (it backs off after a failed connect, or is connecting) loses to any
- * available one, drawn or not.
+ * available one, drawn or not; one whose server is refusing calls for a limit ({@link Subchannel#isRefusing()}: it
+ * answers at once, so its pending count flatters it) loses to any available one that is not.
  */
 public final class LeastPending implements LoadBalancer {
   private record State(Subchannel[] subchannels, int[] cumulative, boolean uniform) {}
@@ -48,16 +49,22 @@ public final class LeastPending implements LoadBalancer {
     }
     Subchannel x = subs[a];
     Subchannel y = subs[b];
-    boolean xa = x.isAvailable();
-    boolean ya = y.isAvailable();
-    if (xa != ya) {
-      return xa ? x : y;
+    int rx = rank(x);
+    int ry = rank(y);
+    int top = Math.max(rx, ry);
+    if (top < USABLE) {
+      // Neither drawn is usable: any better one beats them (with two of three endpoints down, one pick in three drew
+      // both, and each such call waited for or failed on a connect attempt while a server was up).
+      Subchannel other = best(subs, r.nextInt(n), top);
+      if (other != null) {
+        return other;
+      }
     }
-    if (!xa) {
-      // Neither drawn is available: any available one beats them (with two of three endpoints down, one pick in three
-      // drew both, and each such call waited for or failed on a connect attempt while a server was up).
-      Subchannel other = anyAvailable(subs, r.nextInt(n));
-      return other != null ? other : x; // none available: the call fails, or waits, with x's reason
+    if (rx != ry) {
+      return rx > ry ? x : y;
+    }
+    if (top < USABLE) {
+      return x; // none better: the call fails, waits, or is refused, with x's reason
     }
     // Fewer pending per unit of weight wins: x.pending / x.weight <= y.pending / y.weight, without division.
     long lx = (long) x.pendingCalls() * y.endpoint().weight();
@@ -68,15 +75,32 @@ public final class LeastPending implements LoadBalancer {
     return x;
   }
 
-  /** The first available subchannel from {@code start} on (wrapping), or null. */
-  private static @Nullable Subchannel anyAvailable(Subchannel[] subs, int start) {
+  /** Available and not refusing. */
+  private static final int USABLE = 2;
+  /** Available, its server refusing calls for a limit. */
+  private static final int REFUSING = 1;
+
+  private static int rank(Subchannel s) {
+    return !s.isAvailable() ? 0 : s.isRefusing() ? REFUSING : USABLE;
+  }
+
+  /**
+   * From {@code start} on (wrapping), the first usable subchannel, else the first of a rank above {@code than}; null
+   * if none ranks above it.
+   */
+  private static @Nullable Subchannel best(Subchannel[] subs, int start, int than) {
+    Subchannel better = null;
     for (int i = 0; i < subs.length; i++) {
       Subchannel c = subs[(start + i) % subs.length];
-      if (c.isAvailable()) {
+      int rank = rank(c);
+      if (rank == USABLE) {
         return c;
       }
+      if (rank > than && better == null) {
+        better = c;
+      }
     }
-    return null;
+    return better;
   }
 
   private static int draw(int[] cumulative, ThreadLocalRandom r) {

@@ -9,7 +9,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Weighted round robin: endpoints take turns in a fixed schedule where each appears as often as its weight
  * (smooth: a server of weight 3 beside one of weight 1 goes A A B A, not A A A B). A subchannel that backs off
- * after a failed connect, or that is connecting, is skipped while another is available.
+ * after a failed connect, or that is connecting, is skipped while another is available; one whose server is
+ * refusing calls for a limit ({@link Subchannel#isRefusing()}) while another available one is not.
  */
 public final class RoundRobin implements LoadBalancer {
   /** Longest schedule; weights are scaled down (keeping their ratios roughly) to fit. */
@@ -33,14 +34,24 @@ public final class RoundRobin implements LoadBalancer {
     }
     int[] schedule = s.schedule();
     int start = next++;
+    int refusingAt = -1; // the first available one whose server is refusing, if no other is found
     for (int i = 0; i < schedule.length; i++) {
       Subchannel c = subs[schedule[Math.floorMod(start + i, schedule.length)]];
       if (c.isAvailable()) {
-        if (i > 0) {
-          next = start + i + 1;
+        if (!c.isRefusing()) {
+          if (i > 0) {
+            next = start + i + 1;
+          }
+          return c;
         }
-        return c;
+        if (refusingAt < 0) {
+          refusingAt = i;
+        }
       }
+    }
+    if (refusingAt >= 0) {
+      next = start + refusingAt + 1;
+      return subs[schedule[Math.floorMod(start + refusingAt, schedule.length)]];
     }
     return subs[schedule[Math.floorMod(start, schedule.length)]]; // none available: fail with its reason
   }

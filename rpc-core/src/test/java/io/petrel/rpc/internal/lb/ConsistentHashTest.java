@@ -129,20 +129,20 @@ class ConsistentHashTest {
   }
 
   /**
-   * A connected endpoint that is unavailable only for a moment (its server refused a call: its pool is full, and the
-   * other balancers skip it for a short pause) keeps its keys, as one that is connecting does: a key stays on its
-   * server.
+   * An endpoint whose server is refusing calls for a limit (its pool full; the other policies skip it for a short
+   * pause) keeps its keys, as one that is connecting does: a key stays on its server.
    */
   @Test
-  void aKeyStaysOnAConnectedEndpointThatIsBrieflyUnavailableOrConnecting() {
+  void aKeyStaysOnAnEndpointThatRefusesCallsOrIsConnecting() {
     List<Fake> subs = List.of(new Fake("10.0.0.1", 1), new Fake("10.0.0.2", 1), new Fake("10.0.0.3", 1));
     LoadBalancer lb = new ConsistentHash();
     lb.update(subs);
     Map<String, Subchannel> before = assign(lb);
     Fake full = subs.get(0);
-    full.available = false;
-    full.state = ConnectivityState.READY;
+    full.refusing = true;
     assertThat(assign(lb)).isEqualTo(before);
+    full.refusing = false;
+    full.available = false;
     full.state = ConnectivityState.CONNECTING;
     assertThat(assign(lb)).isEqualTo(before);
   }

@@ -39,6 +39,7 @@ class LoadBalancerTest {
     final Endpoint endpoint;
     int pending;
     boolean available = true;
+    boolean refusing;
     /** Set to say what an unavailable one is doing; else READY while available, BACKING_OFF when not. */
     io.petrel.rpc.@org.jspecify.annotations.Nullable ConnectivityState state;
 
@@ -59,6 +60,11 @@ class LoadBalancerTest {
     @Override
     public boolean isAvailable() {
       return available;
+    }
+
+    @Override
+    public boolean isRefusing() {
+      return refusing;
     }
 
     @Override
@@ -226,5 +232,31 @@ class LoadBalancerTest {
       }
     });
     assertThat(seen).containsExactly(List.of(Endpoint.of("a", 1)));
+  }
+
+  /**
+   * An endpoint whose server refuses calls for a limit (its pool full) answers at once, so it has the fewest calls
+   * pending: both policies send calls to the others while one of them is available and not refusing, and prefer a
+   * refusing endpoint, still connected, to one that cannot be reached.
+   */
+  @Test
+  void bothPoliciesSkipARefusingEndpointButPreferItToAnUnreachableOne() {
+    for (LoadBalancer lb : List.of(new RoundRobin(), new LeastPending())) {
+      Fake full = new Fake("full", 1);
+      Fake spare = new Fake("spare", 1);
+      Fake down = new Fake("down", 1);
+      lb.update(List.of(full, spare, down));
+      full.refusing = true;
+      spare.pending = 50; // busy, but it takes calls
+      down.available = false;
+      assertThat(count(lb, 1000, false)).as("%s with a spare endpoint", lb).containsOnlyKeys("spare");
+      spare.refusing = true;
+      assertThat(count(lb, 1000, false)).as("%s with every reachable endpoint refusing", lb)
+          .containsOnlyKeys("full", "spare");
+      full.refusing = false;
+      spare.refusing = false;
+      assertThat(count(lb, 1000, false)).as("%s once the refusals are over", lb).containsKeys("full", "spare")
+          .doesNotContainKey("down");
+    }
   }
 }

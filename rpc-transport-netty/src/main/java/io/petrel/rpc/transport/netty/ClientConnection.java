@@ -98,6 +98,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   private boolean flushNeeded;
   /** Event loop only: a frame has been received on this connection. */
   private boolean answered;
+  /** Event loop only: the first frame received kept to the protocol (the core was told the server answered). */
+  private boolean validFirstFrame;
   private int nextRequestId = 1;
   private volatile boolean goaway;
   /** A keepalive PING is unanswered; event loop only. */
@@ -289,9 +291,6 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     ByteBuf frame = call.frame();
     call.frame = null;
     if (call.isOneway()) {
-      if (!answered) {
-        peerMaxCalls = 0; // the one call allowed before the server's first frame (oneways hold no place after)
-      }
       FrameEncoder.patchRequest(frame, 0, 0);
       channel.write(frame).addListener(f -> {
         if (f.isSuccess()) {
@@ -479,7 +478,6 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     boolean first = !answered;
     if (first) {
       answered = true;
-      listener.answered();
       // No limit unless the frame is the server's SETTINGS (an older server sends none: as before).
       peerMaxCalls = Integer.MAX_VALUE;
     }
@@ -504,6 +502,12 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       }
     } else {
       ReferenceCountUtil.release(msg);
+    }
+    if (first && closeReason == null && !closed) {
+      // The server is really there, and its first frame kept to the protocol: the core starts the endpoint's backoff
+      // over. (A first frame that broke the protocol closed the connection: it is a failed attempt, backed off.)
+      validFirstFrame = true;
+      listener.answered();
     }
     if (first && !waiting.isEmpty() && !closed) {
       releaseWaiting();
@@ -743,9 +747,16 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     if (client.metrics() != null) {
       client.metrics().connectionsClosed.increment();
     }
+    if (!answered && closeReason == null) {
+      // Nothing came from the server: a server that stops closes the connections it has not yet accepted this way,
+      // and so does one that refuses a client (over maxConnections, or a plaintext client of a TLS server).
+      closeReason = "closed before the server's first frame: is a Petrel server listening there, with TLS on both"
+          + " sides or neither? (a server also closes connections it refuses or has not accepted when it stops;"
+          + " its log says why)";
+    }
     // The core first: a caller that retries when its call fails below must find the endpoint reconnecting (or
     // backing off), not this dead connection's place still empty of any plan.
-    listener.closed(closeReason, answered);
+    listener.closed(closeReason, validFirstFrame);
     rerouteWaiting(); // never sent: another connection may take them
     failAll("connection to " + authority + " closed" + reasonSuffix());
     wakeChain.flush();

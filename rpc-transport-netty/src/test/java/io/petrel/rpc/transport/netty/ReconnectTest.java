@@ -154,7 +154,8 @@ class ReconnectTest extends TransportFixture {
     try (ServerSocket backlog = new ServerSocket()) {
       backlog.setReuseAddress(true);
       backlog.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 50); // never accepts
-      client = client(port);
+      // A first backoff of 1 s: the server below is up before the client's next attempt, however slow the machine.
+      client = client(port, b -> b.reconnectBackoff(Duration.ofSeconds(1), Duration.ofSeconds(10)));
       call = client.unaryCallAsync(TestService.ECHO, StringValue.of("after the reset"),
           CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(10)));
       NettyRpcClient transport = (NettyRpcClient) io.petrel.rpc.internal.ClientChannel.transportOf(client);
