@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Tags;
 import io.petrel.rpc.InProcessAddress;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.ServerLifecycleListener;
+import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.spi.ServerConfig;
 import io.petrel.rpc.spi.ServerDispatcher;
 import io.petrel.rpc.spi.ServerTransport;
@@ -85,6 +86,9 @@ public final class ServerImpl extends RpcServer {
     }
     BusinessPool pool = ownPool;
     Executor chosen = executor;
+    if (metrics != null && executor != null) {
+      metrics.services(config.services().stream().map(ServiceDefinition::name).toList());
+    }
     CoreDispatcher d = new CoreDispatcher(config, metrics, limitLog, executor,
         e -> pool != null ? pool.fullMessage() : chosen instanceof VirtualThreadExecutor v ? v.fullMessage()
             : "the server's executor rejected the call (" + e.getMessage() + "); give it more capacity",

@@ -34,9 +34,23 @@ public final class ServerMetrics implements ServerRecorder {
 
   @Override
   public void rejected(String service) {
-    rejectedByService.computeIfAbsent(service, s -> Counter.builder("rpc.server.executor.rejected")
+    rejectedCounter(service).increment();
+  }
+
+  /**
+   * Registers {@code rpc.server.executor.rejected} at 0 for each service, so that a dashboard or an alert on it
+   * finds the meter before the first refusal (Prometheus shows no series for a meter never registered).
+   */
+  public void services(Iterable<String> names) {
+    for (String name : names) {
+      rejectedCounter(name);
+    }
+  }
+
+  private Counter rejectedCounter(String service) {
+    return rejectedByService.computeIfAbsent(service, s -> Counter.builder("rpc.server.executor.rejected")
         .description("Calls refused because the business executor was full").tags(tags).tag("service", s)
-        .register(registry)).increment();
+        .register(registry));
   }
 
   public <T> void gauge(String name, T obj, ToDoubleFunction<T> f) {

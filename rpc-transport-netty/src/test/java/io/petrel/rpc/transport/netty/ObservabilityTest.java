@@ -197,6 +197,9 @@ class ObservabilityTest extends TransportFixture {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
     RpcServer server = startServer(b -> b.meterRegistry(registry).name("s1").businessThreads(1)
         .businessQueueSize(1));
+    // There from the start, at 0, so that a dashboard or an alert finds it before the first refusal.
+    assertThat(registry.get("rpc.server.executor.rejected").tags("service", "test.Echo").counter().count())
+        .isZero();
     RpcClient client = client(server.port(), b -> b.meterRegistry(registry).name("c1"));
     for (int i = 0; i < 3; i++) {
       client.unaryCall(TestService.ECHO, StringValue.of("12345"));
@@ -248,6 +251,7 @@ class ObservabilityTest extends TransportFixture {
         .isEqualTo((double) PooledByteBufAllocator.DEFAULT.metric().usedDirectMemory());
     // One pending-tasks gauge per event loop of the server (Micrometer's binder), tagged with the server.
     assertThat(registry.get("netty.eventexecutor.tasks.pending").tags("server", "s1").gauges()).isNotEmpty();
+    assertThat(registry.get("netty.eventexecutor.workers").tags("server", "s1").gauge().value()).isPositive();
   }
 
   /**
