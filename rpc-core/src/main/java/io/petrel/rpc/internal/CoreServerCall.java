@@ -15,6 +15,7 @@ import io.petrel.rpc.spi.ServerStream;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
@@ -22,6 +23,7 @@ import java.util.concurrent.ExecutionException;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * The core's half of one incoming call ({@link ServerCall}): a {@link Runnable} that the {@link CoreDispatcher}
@@ -53,6 +55,9 @@ final class CoreServerCall implements ServerCall, Runnable {
   // Not volatile: set before the call is queued (the queue orders it before the run), taken atomically with
   // BEFORE_ANSWER; a stale read in finish() only leaves the release to the executor, which takes it after run().
   private @Nullable Runnable beforeAnswer;
+  /** What the handler threw inside the interceptors, and the logging MDC then (see {@link #handlerThrew}). */
+  private @Nullable Throwable thrown;
+  private @Nullable Map<String, String> mdcAtThrow;
   private static final VarHandle BEFORE_ANSWER;
 
   static {
@@ -149,13 +154,26 @@ final class CoreServerCall implements ServerCall, Runnable {
             null);
       } else {
         CompletionStage<Object> stage = ServerChain.invoke(interceptors, def, value,
-            context);
+            context, interceptors.isEmpty() ? null : this::handlerThrew);
         stage.whenComplete(this::finish);
       }
     } catch (Throwable t) {
       finish(null, t);
     } finally {
       ServerContext.restore(previous);
+    }
+  }
+
+  /**
+   * The handler threw {@code t}, on its thread, inside the interceptors' scopes: keeps the logging MDC as it is
+   * now (a tracing interceptor's trace and span ids), so that what {@link #finish} logs about {@code t} after the
+   * interceptors have unwound carries it.
+   */
+  private void handlerThrew(Throwable t) {
+    Map<String, String> mdc = MDC.getCopyOfContextMap();
+    if (mdc != null && !mdc.isEmpty()) {
+      thrown = t;
+      mdcAtThrow = mdc;
     }
   }
 
@@ -209,34 +227,51 @@ final class CoreServerCall implements ServerCall, Runnable {
     try {
       if (error != null) {
         Throwable t = unwrap(error);
-        Status status = ErrorAnswers.statusOf(t, def.method(), dispatcher.config().exceptionMapper());
-        Metadata metadata = context.responseMetadata();
-        if (dispatcher.isStoppingNow()) {
-          // shutdownNow interrupted the handler: what it threw says nothing about the call.
-          status = Status.UNAVAILABLE.withDescription("server '" + dispatcher.name() + "' was stopped (shutdownNow)"
-              + " while " + def.method().fullName() + " ran; retry on another server");
-          t = status.asException();
-        } else if (!isOneway()) {
-          metadata = ErrorAnswers.metadataOf(t, metadata); // a declared exception's class and message
+        Map<String, String> mdc = mdcAtThrow;
+        boolean withMdc = mdc != null && thrown == t;
+        Map<String, String> mdcBefore = null;
+        if (withMdc) {
+          mdcBefore = MDC.getCopyOfContextMap(); // the handler's trace ids on the lines below, then as it was
+          MDC.setContextMap(mdc);
         }
-        code = status.code();
-        if (isOneway()) {
-          // No caller hears of it, whatever it is (a status, a declared exception): only this log says so.
-          dispatcher.limitLog().warn("handler threw: " + def.method().fullName(), def.method().fullName()
-              + " (oneway) threw; no caller waits for it, so only this log says so (" + status + ")", t);
-        } else if (t instanceof StatusException || !(t instanceof RuntimeException || t instanceof Error)) {
-          // A status, or a checked exception the service declares: an answer, not a server fault.
-          log.debug("{} failed with {}", def.method().fullName(), status);
-        } else {
-          dispatcher.limitLog().warn("handler threw: " + def.method().fullName(), def.method().fullName()
-              + " threw; the caller gets " + status.code(), t);
-        }
-        if (!isOneway()) {
-          stream.sendStatus(ErrorAnswers.capped(status), metadata); // the whole answer: no message was sent
-        }
-        if (ServerDispatcher.isFatal(t)) {
-          dispatcher.fatal("the handler of " + def.method().fullName() + " (thread "
-              + Thread.currentThread().getName() + ")", t);
+        try {
+          Status status = ErrorAnswers.statusOf(t, def.method(), dispatcher.config().exceptionMapper());
+          Metadata metadata = context.responseMetadata();
+          if (dispatcher.isStoppingNow()) {
+            // shutdownNow interrupted the handler: what it threw says nothing about the call.
+            status = Status.UNAVAILABLE.withDescription("server '" + dispatcher.name() + "' was stopped (shutdownNow)"
+                + " while " + def.method().fullName() + " ran; retry on another server");
+            t = status.asException();
+          } else if (!isOneway()) {
+            metadata = ErrorAnswers.metadataOf(t, metadata); // a declared exception's class and message
+          }
+          code = status.code();
+          if (isOneway()) {
+            // No caller hears of it, whatever it is (a status, a declared exception): only this log says so.
+            dispatcher.limitLog().warn("handler threw: " + def.method().fullName(), def.method().fullName()
+                + " (oneway) threw; no caller waits for it, so only this log says so (" + status + ")", t);
+          } else if (t instanceof StatusException || !(t instanceof RuntimeException || t instanceof Error)) {
+            // A status, or a checked exception the service declares: an answer, not a server fault.
+            log.debug("{} failed with {}", def.method().fullName(), status);
+          } else {
+            dispatcher.limitLog().warn("handler threw: " + def.method().fullName(), def.method().fullName()
+                + " threw; the caller gets " + status.code(), t);
+          }
+          if (!isOneway()) {
+            stream.sendStatus(ErrorAnswers.capped(status), metadata); // the whole answer: no message was sent
+          }
+          if (ServerDispatcher.isFatal(t)) {
+            dispatcher.fatal("the handler of " + def.method().fullName() + " (thread "
+                + Thread.currentThread().getName() + ")", t);
+          }
+        } finally {
+          if (withMdc) {
+            if (mdcBefore == null) {
+              MDC.clear();
+            } else {
+              MDC.setContextMap(mdcBefore);
+            }
+          }
         }
       } else if (!isOneway()) {
         // The one message of a unary answer, with the end marker; its headers travel with it.

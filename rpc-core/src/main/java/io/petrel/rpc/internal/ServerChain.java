@@ -10,6 +10,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Runs a server call through the server's interceptors to its handler, checking the interceptors' rules.
@@ -21,24 +23,45 @@ public final class ServerChain<Req, Resp> implements ServerInterceptor.Chain<Req
   private final ServerMethodDefinition<Req, Resp> def;
   private final Req request;
   private final ServerContext context;
+  /** Told what the handler throws, on its thread, before the interceptors unwind; or null. */
+  private final @Nullable Consumer<Throwable> threw;
   private boolean proceeded;
 
   private ServerChain(List<ServerInterceptor> interceptors, int index, ServerMethodDefinition<Req, Resp> def,
-      Req request, ServerContext context) {
+      Req request, ServerContext context, @Nullable Consumer<Throwable> threw) {
     this.interceptors = interceptors;
     this.index = index;
+    this.threw = threw;
     this.def = def;
     this.request = request;
     this.context = context;
   }
 
-  /** The handler's result through the interceptors. Throws what the first interceptor or handler throws. */
+  /**
+   * The handler's result through the interceptors. Throws what the first interceptor or handler throws.
+   * {@code threw}, if not null, is told what the handler itself throws, on the handler's thread while the
+   * interceptors' scopes are still open (a tracing interceptor's trace id is then in the logging MDC), before the
+   * throwable goes back through them.
+   */
   public static <Req, Resp> CompletionStage<Resp> invoke(List<ServerInterceptor> interceptors,
-      ServerMethodDefinition<Req, Resp> def, Req request, ServerContext context) throws Exception {
+      ServerMethodDefinition<Req, Resp> def, Req request, ServerContext context, @Nullable Consumer<Throwable> threw)
+      throws Exception {
     if (interceptors.isEmpty()) {
-      return handle(def, request);
+      return handle(def, request, threw);
     }
-    return new ServerChain<>(interceptors, 0, def, request, context).run();
+    return new ServerChain<>(interceptors, 0, def, request, context, threw).run();
+  }
+
+  private static <Req, Resp> CompletionStage<Resp> handle(ServerMethodDefinition<Req, Resp> def, Req request,
+      @Nullable Consumer<Throwable> threw) throws Exception {
+    try {
+      return handle(def, request);
+    } catch (Exception | Error t) {
+      if (threw != null) {
+        threw.accept(t);
+      }
+      throw t;
+    }
   }
 
   private static <Req, Resp> CompletionStage<Resp> handle(ServerMethodDefinition<Req, Resp> def, Req request)
@@ -89,8 +112,8 @@ public final class ServerChain<Req, Resp> implements ServerInterceptor.Chain<Req
     }
     proceeded = true;
     if (index + 1 < interceptors.size()) {
-      return new ServerChain<>(interceptors, index + 1, def, request, context).run();
+      return new ServerChain<>(interceptors, index + 1, def, request, context, threw).run();
     }
-    return handle(def, request);
+    return handle(def, request, threw);
   }
 }

@@ -32,6 +32,11 @@ final class LogCapture extends AppenderBase<ILoggingEvent> implements AutoClosea
 
   /** Waits up to {@code timeout} for a line at {@code level} containing every one of {@code parts}. */
   String await(Level level, Duration timeout, String... parts) throws InterruptedException {
+    return awaitEvent(level, timeout, parts).getFormattedMessage();
+  }
+
+  /** As {@link #await}, returning the whole event (its MDC, its throwable). */
+  ILoggingEvent awaitEvent(Level level, Duration timeout, String... parts) throws InterruptedException {
     long until = System.nanoTime() + timeout.toNanos();
     for (;;) {
       ILoggingEvent e = events.poll(Math.max(0, until - System.nanoTime()), TimeUnit.NANOSECONDS);
@@ -42,7 +47,7 @@ final class LogCapture extends AppenderBase<ILoggingEvent> implements AutoClosea
       String line = e.getFormattedMessage();
       seen.add(e.getLevel() + " " + line);
       if (e.getLevel() == level && containsAll(line, parts)) {
-        return line;
+        return e;
       }
     }
   }

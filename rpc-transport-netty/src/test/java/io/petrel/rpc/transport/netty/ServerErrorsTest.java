@@ -54,6 +54,37 @@ class ServerErrorsTest extends TransportFixture {
     assertThat(server.isShutdown()).isFalse();
   }
 
+  /**
+   * The WARN about a handler that threw carries the logging MDC the handler ran with inside the interceptors (a
+   * tracing interceptor's trace and span ids), though it is written after they have unwound: an operator finds
+   * the trace of the failed call from the log line.
+   */
+  @Test
+  void theWarnAboutAHandlerThatThrewCarriesTheMdcTheHandlerRanWith() throws Exception {
+    io.petrel.rpc.ServerInterceptor traced = new io.petrel.rpc.ServerInterceptor() {
+      @Override
+      public <Req, Resp> java.util.concurrent.CompletionStage<Resp> intercept(Chain<Req, Resp> chain)
+          throws Exception {
+        org.slf4j.MDC.put("traceId", "trace-of-" + chain.method().methodName());
+        try {
+          return chain.proceed();
+        } finally {
+          org.slf4j.MDC.remove("traceId"); // as a tracing scope closes when the handler returns or throws
+        }
+      }
+    };
+    try (LogCapture log = new LogCapture(RpcServer.class)) {
+      RpcServer server = startServer(b -> b.addService(ServiceDefinition.builder("test.Errors").unary(THROW, req -> {
+        throw new IllegalStateException("the handler failed: " + req.getValue());
+      }).build()).intercept(traced));
+      RpcClient client = client(server.port());
+      assertThatThrownBy(() -> client.unaryCall(THROW, StringValue.of("x"))).isInstanceOf(StatusException.class);
+      ch.qos.logback.classic.spi.ILoggingEvent warn = log.awaitEvent(Level.WARN, Duration.ofSeconds(10),
+          "test.Errors/throw threw; the caller gets UNKNOWN");
+      assertThat(warn.getMDCPropertyMap()).containsEntry("traceId", "trace-of-throw");
+    }
+  }
+
   /** A oneway handler that throws: its WARN says that no caller hears of it (not "the caller gets UNKNOWN"). */
   @Test
   void aOnewayHandlerThatThrowsIsLoggedAsHavingNoCaller() throws Exception {
