@@ -245,6 +245,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         call.releaseFrame(); // ended on another thread; its forget task finds it gone
         continue;
       }
+      if (call.frame().readableBytes() > peerMaxFrameSize || checkPeerMetadata && overPeerMetadata(call)) {
+        refuseOversize(call); // held before the server's SETTINGS said its limits (a new connection's calls)
+        continue;
+      }
       writeCall(call); // (a closed channel is not writable: what is left is rerouted by channelInactive)
       flushNeeded = true;
     }

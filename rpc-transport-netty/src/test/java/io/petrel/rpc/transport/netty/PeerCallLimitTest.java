@@ -346,6 +346,30 @@ class PeerCallLimitTest extends TransportFixture {
   }
 
   /**
+   * The calls of a new connection wait for the server's first frame, its SETTINGS: they are checked against the
+   * limits it announces there too, and one over them fails before it is sent, as on a connection that has been up
+   * for a while; the server sees nothing to refuse.
+   */
+  @Test
+  void theCallsOfANewConnectionAreCheckedAgainstTheServersAnnouncedLimitsToo() throws Exception {
+    RpcServer server = startServer(b -> b.maxFrameSize(1024));
+    RpcServer small = startServer(b -> b.maxMetadataSize(2048));
+    try (LogCapture serverLog = new LogCapture(RpcServer.class)) {
+      RpcClient client = client(server.port());
+      StatusException big = statusOf(client.unaryCallAsync(TestService.BYTES, new byte[4096], CallOptions.DEFAULT));
+      assertThat(big.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(big.status().description()).contains("the server's maxFrameSize 1024", "SETTINGS", "not sent");
+      RpcClient other = client(small.port());
+      StatusException metadata = statusOf(other.unaryCallAsync(TestService.ECHO, StringValue.of("m"),
+          CallOptions.DEFAULT.withMetadata(io.petrel.rpc.Metadata.of("big", "x".repeat(3000)))));
+      assertThat(metadata.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+      assertThat(metadata.status().description()).contains("the server's maxMetadataSize 2048", "not sent");
+      assertThat(other.unaryCall(TestService.ECHO, StringValue.of("fits")).getValue()).isEqualTo("fits");
+      assertThat(serverLog.lines(ch.qos.logback.classic.Level.WARN, "")).as("the server refused nothing").isEmpty();
+    }
+  }
+
+  /**
    * A server that sends no SETTINGS (an older one): its first frame answers the client's PING, and from then on
    * the client applies no limit, as before. The fake server answers nothing until all 50 calls are in flight.
    */
