@@ -32,6 +32,15 @@ class ExceptionMapperTest {
           String what = new String(request, UTF_8);
           switch (what) {
             case "status" -> throw Status.FAILED_PRECONDITION.withDescription("not now").asException();
+            // A declared exception a stub rebuilt from another service's answer (the StatusException its cause),
+            // thrown on by this handler.
+            case "rethrown" -> throw DeclaredExceptions.withCause(new FileNotFoundException("rethrown"),
+                Status.UNKNOWN.withDescription("java.io.FileNotFoundException: rethrown").asException());
+            // A status wrapped on its way (an unchecked wrapper, or future.get()'s ExecutionException): its own.
+            case "wrapped" -> throw new IllegalStateException("wrapped",
+                Status.NOT_FOUND.withDescription("no such row").asException());
+            case "got" -> throw new java.util.concurrent.ExecutionException(
+                Status.NOT_FOUND.withDescription("no such row").asException());
             case "error" -> throw new AssertionError("an Error, not an exception");
             default -> throw new FileNotFoundException(what);
           }
@@ -75,6 +84,26 @@ class ExceptionMapperTest {
     assertThat(md.get().getAll(DeclaredExceptions.CLASS_KEY))
         .containsExactly("java.io.FileNotFoundException", "java.io.IOException");
     assertThat(md.get().get(DeclaredExceptions.MESSAGE_KEY)).isEqualTo("/etc/missing");
+  }
+
+  /**
+   * A declared (checked) exception is answered as itself even when its cause is a StatusException, as it is when a
+   * middle tier throws on the exception a stub rebuilt from the next service's answer; a StatusException inside
+   * unchecked wrappers or an ExecutionException still decides the status.
+   */
+  @Test
+  void aCheckedExceptionIsAnsweredAsItselfWhateverItsCauseAndAWrappedStatusAsThatStatus() throws Exception {
+    start(null);
+    AtomicReference<Metadata> md = new AtomicReference<>();
+    StatusException rethrown = call("rethrown", md);
+    assertThat(rethrown.status().description()).isEqualTo("java.io.FileNotFoundException: rethrown");
+    assertThat(md.get().getAll(DeclaredExceptions.CLASS_KEY))
+        .containsExactly("java.io.FileNotFoundException", "java.io.IOException");
+    for (String wrapped : new String[] {"wrapped", "got"}) {
+      StatusException e = call(wrapped, md);
+      assertThat(e.status()).as(wrapped).isEqualTo(Status.NOT_FOUND.withDescription("no such row"));
+      assertThat(md.get().get(DeclaredExceptions.CLASS_KEY)).as(wrapped).isNull();
+    }
   }
 
   @Test

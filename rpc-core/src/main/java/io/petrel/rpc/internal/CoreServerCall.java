@@ -237,6 +237,14 @@ final class CoreServerCall implements ServerCall, Runnable {
         try {
           Status status = ErrorAnswers.statusOf(t, def.method(), dispatcher.config().exceptionMapper());
           Metadata metadata = context.responseMetadata();
+          // The caller cancelled the call (or its deadline passed) and the handler cancelled its future in turn, as
+          // an onCancel listener does: nobody waits for an answer, and nothing failed on the server.
+          boolean cancelledWithTheCall = t instanceof java.util.concurrent.CancellationException
+              && context.isCancelled();
+          if (cancelledWithTheCall) {
+            status = Status.CANCELLED.withDescription("the caller cancelled " + def.method().fullName()
+                + " (or its deadline passed), and the handler's future was cancelled with it");
+          }
           if (dispatcher.isStoppingNow()) {
             // shutdownNow interrupted the handler: what it threw says nothing about the call.
             status = Status.UNAVAILABLE.withDescription("server '" + dispatcher.name() + "' was stopped (shutdownNow)"
@@ -250,7 +258,8 @@ final class CoreServerCall implements ServerCall, Runnable {
             // No caller hears of it, whatever it is (a status, a declared exception): only this log says so.
             dispatcher.limitLog().warn("handler threw: " + def.method().fullName(), def.method().fullName()
                 + " (oneway) threw; no caller waits for it, so only this log says so (" + status + ")", t);
-          } else if (t instanceof StatusException || !(t instanceof RuntimeException || t instanceof Error)) {
+          } else if (t instanceof StatusException || !(t instanceof RuntimeException || t instanceof Error)
+              || cancelledWithTheCall) {
             // A status, or a checked exception the service declares: an answer, not a server fault.
             log.debug("{} failed with {}", def.method().fullName(), status);
           } else {

@@ -24,11 +24,22 @@ public final class ErrorAnswers {
 
   private ErrorAnswers() {}
 
-  /** The {@link StatusException} in {@code t}'s cause chain, or null. */
+  /**
+   * The {@link StatusException} that decides the answer to {@code t}: {@code t} itself, or one in the cause chain
+   * of unchecked exceptions and wrappers ({@code ExecutionException}, {@code InvocationTargetException}) around it;
+   * or null. A checked exception is an answer of its own, whatever its cause: a declared exception that a stub
+   * rebuilt from another service's answer (its cause is that answer's {@code StatusException}) and a handler
+   * throws again reaches the caller as itself, not as the other service's status.
+   */
   private static @Nullable StatusException statusException(Throwable t) {
     for (Throwable cur = t; cur != null; cur = cur.getCause()) {
       if (cur instanceof StatusException se) {
         return se;
+      }
+      if (cur instanceof Exception && !(cur instanceof RuntimeException)
+          && !(cur instanceof java.util.concurrent.ExecutionException)
+          && !(cur instanceof java.lang.reflect.InvocationTargetException)) {
+        return null;
       }
       if (cur.getCause() == cur) {
         break;

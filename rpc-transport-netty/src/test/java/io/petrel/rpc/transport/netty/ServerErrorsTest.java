@@ -85,6 +85,41 @@ class ServerErrorsTest extends TransportFixture {
     }
   }
 
+  /**
+   * An async handler that cancels its future when its call is cancelled (an onCancel listener, the way a handler
+   * passes the caller's cancel on): the call ends CANCELLED, and nothing is logged as a handler failure; it was
+   * UNKNOWN with a WARN and a stack trace ("threw; the caller gets UNKNOWN ... CancellationException").
+   */
+  @Test
+  void aHandlersFutureCancelledWithItsCallEndsCancelledWithoutAWarn() throws Exception {
+    io.micrometer.core.instrument.simple.SimpleMeterRegistry meters =
+        new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+    java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+    try (LogCapture log = new LogCapture(RpcServer.class)) {
+      RpcServer server = startServer(b -> b.meterRegistry(meters).addService(ServiceDefinition.builder("test.Errors")
+          .async(THROW, req -> {
+            java.util.concurrent.CompletableFuture<StringValue> f = new java.util.concurrent.CompletableFuture<>();
+            io.petrel.rpc.ServerContext.current().onCancel(() -> f.cancel(true));
+            started.countDown();
+            return f;
+          }).build()));
+      RpcClient client = client(server.port());
+      java.util.concurrent.CompletableFuture<StringValue> call = client.unaryCallAsync(THROW, StringValue.of("x"),
+          io.petrel.rpc.CallOptions.DEFAULT);
+      assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+      call.cancel(true);
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (meters.find("rpc.server.calls").tag("status", "CANCELLED").timer() == null
+          && meters.find("rpc.server.calls").tag("status", "UNKNOWN").timer() == null) {
+        assertThat(System.nanoTime()).as("the server recorded the call").isLessThan(until);
+        Thread.onSpinWait();
+      }
+      assertThat(meters.find("rpc.server.calls").tag("status", "UNKNOWN").timer()).as("recorded UNKNOWN").isNull();
+      assertThat(log.lines(Level.WARN, "threw")).isEmpty(); // logged before the call is recorded, if at all
+      assertThat(meters.find("rpc.server.calls").tag("status", "CANCELLED").timer()).isNotNull();
+    }
+  }
+
   /** A oneway handler that throws: its WARN says that no caller hears of it (not "the caller gets UNKNOWN"). */
   @Test
   void aOnewayHandlerThatThrowsIsLoggedAsHavingNoCaller() throws Exception {
