@@ -9,10 +9,11 @@ import org.jspecify.annotations.Nullable;
  *
  * <p>The mapper chooses the status only. Whatever it returns, the exception's class names and message also travel
  * in the response's metadata (see {@link io.petrel.rpc.stub.DeclaredExceptions}), so that a generated stub can
- * throw an exception the method declares as its own type. A {@link StatusException}, thrown or inside unchecked
- * exceptions or an {@code ExecutionException} that wrap it, keeps its own status and never reaches the mapper; a
- * checked exception is answered as itself whatever its cause (a declared exception a stub rebuilt from another
- * service's answer, thrown on by the handler, reaches its caller as itself); nor does anything a handler throws while the server is being
+ * throw an exception the method declares as its own type. A {@link StatusException} anywhere in the cause chain
+ * keeps its own status and never reaches the mapper; when it is the cause of a checked exception (a declared
+ * exception a stub rebuilt from another service's answer, thrown on by the handler), that exception's class names
+ * travel too, so its caller's stub rethrows it as itself, with that status. A future the handler returned that was
+ * cancelled because its call was ({@code CancellationException}) ends CANCELLED without the mapper; nor does anything a handler throws while the server is being
  * stopped with {@code shutdownNow} (the caller gets UNAVAILABLE).
  *
  * <p>Called on the thread that ends the call, once per failed call. It must not block. A mapper that throws, or

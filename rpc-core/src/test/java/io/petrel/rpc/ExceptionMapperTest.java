@@ -36,6 +36,9 @@ class ExceptionMapperTest {
             // thrown on by this handler.
             case "rethrown" -> throw DeclaredExceptions.withCause(new FileNotFoundException("rethrown"),
                 Status.UNKNOWN.withDescription("java.io.FileNotFoundException: rethrown").asException());
+            // The same around another status (a declared exception made from a downstream's deadline, say).
+            case "declared-around" -> throw DeclaredExceptions.withCause(new FileNotFoundException("around"),
+                Status.DEADLINE_EXCEEDED.withDescription("the next service was too slow").asException());
             // A status wrapped on its way (an unchecked wrapper, or future.get()'s ExecutionException): its own.
             case "wrapped" -> throw new IllegalStateException("wrapped",
                 Status.NOT_FOUND.withDescription("no such row").asException());
@@ -87,9 +90,10 @@ class ExceptionMapperTest {
   }
 
   /**
-   * A declared (checked) exception is answered as itself even when its cause is a StatusException, as it is when a
-   * middle tier throws on the exception a stub rebuilt from the next service's answer; a StatusException inside
-   * unchecked wrappers or an ExecutionException still decides the status.
+   * A declared (checked) exception whose cause is a StatusException, as when a middle tier throws on the exception
+   * a stub rebuilt from the next service's answer: the status is that StatusException's, and the exception's class
+   * names travel too, so that the caller's stub rethrows it as itself. A StatusException inside unchecked wrappers
+   * or an ExecutionException decides the status, and no class names travel.
    */
   @Test
   void aCheckedExceptionIsAnsweredAsItselfWhateverItsCauseAndAWrappedStatusAsThatStatus() throws Exception {
@@ -99,6 +103,10 @@ class ExceptionMapperTest {
     assertThat(rethrown.status().description()).isEqualTo("java.io.FileNotFoundException: rethrown");
     assertThat(md.get().getAll(DeclaredExceptions.CLASS_KEY))
         .containsExactly("java.io.FileNotFoundException", "java.io.IOException");
+    StatusException around = call("declared-around", md);
+    assertThat(around.status()).isEqualTo(Status.DEADLINE_EXCEEDED.withDescription("the next service was too slow"));
+    assertThat(md.get().getAll(DeclaredExceptions.CLASS_KEY)).startsWith("java.io.FileNotFoundException");
+    assertThat(md.get().get(DeclaredExceptions.MESSAGE_KEY)).isEqualTo("around");
     for (String wrapped : new String[] {"wrapped", "got"}) {
       StatusException e = call(wrapped, md);
       assertThat(e.status()).as(wrapped).isEqualTo(Status.NOT_FOUND.withDescription("no such row"));

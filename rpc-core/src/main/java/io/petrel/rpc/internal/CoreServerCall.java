@@ -32,7 +32,7 @@ import org.slf4j.MDC;
  * answer through the transport's {@link ServerStream}, record the call's metrics. The contract is on
  * {@link ServerStream}.
  */
-final class CoreServerCall implements ServerCall, Runnable {
+final class CoreServerCall implements ServerCall, Runnable, java.util.function.Consumer<Throwable> {
   private static final Logger log = LoggerFactory.getLogger(CoreServerCall.class);
 
   private final CoreDispatcher dispatcher;
@@ -55,8 +55,7 @@ final class CoreServerCall implements ServerCall, Runnable {
   // Not volatile: set before the call is queued (the queue orders it before the run), taken atomically with
   // BEFORE_ANSWER; a stale read in finish() only leaves the release to the executor, which takes it after run().
   private @Nullable Runnable beforeAnswer;
-  /** What the handler threw inside the interceptors, and the logging MDC then (see {@link #handlerThrew}). */
-  private @Nullable Throwable thrown;
+  /** The logging MDC when the handler threw inside the interceptors, if it had any (see {@link #accept}). */
   private @Nullable Map<String, String> mdcAtThrow;
   private static final VarHandle BEFORE_ANSWER;
 
@@ -154,7 +153,7 @@ final class CoreServerCall implements ServerCall, Runnable {
             null);
       } else {
         CompletionStage<Object> stage = ServerChain.invoke(interceptors, def, value,
-            context, interceptors.isEmpty() ? null : this::handlerThrew);
+            context, interceptors.isEmpty() ? null : this);
         stage.whenComplete(this::finish);
       }
     } catch (Throwable t) {
@@ -165,15 +164,36 @@ final class CoreServerCall implements ServerCall, Runnable {
   }
 
   /**
-   * The handler threw {@code t}, on its thread, inside the interceptors' scopes: keeps the logging MDC as it is
-   * now (a tracing interceptor's trace and span ids), so that what {@link #finish} logs about {@code t} after the
-   * interceptors have unwound carries it.
+   * The handler threw {@code t}, on its thread, inside the interceptors' scopes ({@link ServerChain}'s callback):
+   * keeps the logging MDC as it is now (a tracing interceptor's trace and span ids), so that what {@link #finish}
+   * logs about the failure after the interceptors have unwound carries it. Written once, on the handler's thread,
+   * before the stage that runs finish completes (which orders it before finish reads it).
    */
-  private void handlerThrew(Throwable t) {
+  @Override
+  public void accept(Throwable t) {
     Map<String, String> mdc = MDC.getCopyOfContextMap();
     if (mdc != null && !mdc.isEmpty()) {
-      thrown = t;
       mdcAtThrow = mdc;
+    }
+  }
+
+  // Logs with the MDC the handler threw in, if it kept one (see accept), then puts the thread's own back.
+  private void logWithHandlerMdc(Runnable line) {
+    Map<String, String> mdc = mdcAtThrow;
+    if (mdc == null) {
+      line.run();
+      return;
+    }
+    Map<String, String> before = MDC.getCopyOfContextMap();
+    MDC.setContextMap(mdc);
+    try {
+      line.run();
+    } finally {
+      if (before == null) {
+        MDC.clear();
+      } else {
+        MDC.setContextMap(before);
+      }
     }
   }
 
@@ -227,60 +247,50 @@ final class CoreServerCall implements ServerCall, Runnable {
     try {
       if (error != null) {
         Throwable t = unwrap(error);
-        Map<String, String> mdc = mdcAtThrow;
-        boolean withMdc = mdc != null && thrown == t;
-        Map<String, String> mdcBefore = null;
-        if (withMdc) {
-          mdcBefore = MDC.getCopyOfContextMap(); // the handler's trace ids on the lines below, then as it was
-          MDC.setContextMap(mdc);
+        // The caller cancelled the call (or its deadline passed) and the handler cancelled its future in turn, as
+        // an onCancel listener does: nobody waits for an answer, and nothing failed on the server.
+        boolean cancelledWithTheCall = t instanceof java.util.concurrent.CancellationException
+            && context.isCancelled();
+        Status status = cancelledWithTheCall
+            ? Status.CANCELLED.withDescription("the caller cancelled " + def.method().fullName()
+                + " (or its deadline passed), and the handler's future was cancelled with it")
+            : ErrorAnswers.statusOf(t, def.method(), dispatcher.config().exceptionMapper());
+        Metadata metadata = context.responseMetadata();
+        if (dispatcher.isStoppingNow()) {
+          // shutdownNow interrupted the handler: what it threw says nothing about the call.
+          status = Status.UNAVAILABLE.withDescription("server '" + dispatcher.name() + "' was stopped (shutdownNow)"
+              + " while " + def.method().fullName() + " ran; retry on another server");
+          t = status.asException();
+        } else if (!isOneway() && !cancelledWithTheCall) {
+          metadata = ErrorAnswers.metadataOf(t, metadata); // a declared exception's class and message
         }
-        try {
-          Status status = ErrorAnswers.statusOf(t, def.method(), dispatcher.config().exceptionMapper());
-          Metadata metadata = context.responseMetadata();
-          // The caller cancelled the call (or its deadline passed) and the handler cancelled its future in turn, as
-          // an onCancel listener does: nobody waits for an answer, and nothing failed on the server.
-          boolean cancelledWithTheCall = t instanceof java.util.concurrent.CancellationException
-              && context.isCancelled();
-          if (cancelledWithTheCall) {
-            status = Status.CANCELLED.withDescription("the caller cancelled " + def.method().fullName()
-                + " (or its deadline passed), and the handler's future was cancelled with it");
+        code = status.code();
+        Status answer = status;
+        Throwable thrownNow = t;
+        if (cancelledWithTheCall) {
+          if (log.isDebugEnabled()) {
+            logWithHandlerMdc(() -> log.debug("{} ended with {}", def.method().fullName(), answer));
           }
-          if (dispatcher.isStoppingNow()) {
-            // shutdownNow interrupted the handler: what it threw says nothing about the call.
-            status = Status.UNAVAILABLE.withDescription("server '" + dispatcher.name() + "' was stopped (shutdownNow)"
-                + " while " + def.method().fullName() + " ran; retry on another server");
-            t = status.asException();
-          } else if (!isOneway()) {
-            metadata = ErrorAnswers.metadataOf(t, metadata); // a declared exception's class and message
+        } else if (isOneway()) {
+          // No caller hears of it, whatever it is (a status, a declared exception): only this log says so.
+          logWithHandlerMdc(() -> dispatcher.limitLog().warn("handler threw: " + def.method().fullName(),
+              def.method().fullName() + " (oneway) threw; no caller waits for it, so only this log says so ("
+                  + answer + ")", thrownNow));
+        } else if (t instanceof StatusException || !(t instanceof RuntimeException || t instanceof Error)) {
+          // A status, or a checked exception the service declares: an answer, not a server fault.
+          if (log.isDebugEnabled()) {
+            logWithHandlerMdc(() -> log.debug("{} failed with {}", def.method().fullName(), answer));
           }
-          code = status.code();
-          if (isOneway()) {
-            // No caller hears of it, whatever it is (a status, a declared exception): only this log says so.
-            dispatcher.limitLog().warn("handler threw: " + def.method().fullName(), def.method().fullName()
-                + " (oneway) threw; no caller waits for it, so only this log says so (" + status + ")", t);
-          } else if (t instanceof StatusException || !(t instanceof RuntimeException || t instanceof Error)
-              || cancelledWithTheCall) {
-            // A status, or a checked exception the service declares: an answer, not a server fault.
-            log.debug("{} failed with {}", def.method().fullName(), status);
-          } else {
-            dispatcher.limitLog().warn("handler threw: " + def.method().fullName(), def.method().fullName()
-                + " threw; the caller gets " + status.code(), t);
-          }
-          if (!isOneway()) {
-            stream.sendStatus(ErrorAnswers.capped(status), metadata); // the whole answer: no message was sent
-          }
-          if (ServerDispatcher.isFatal(t)) {
-            dispatcher.fatal("the handler of " + def.method().fullName() + " (thread "
-                + Thread.currentThread().getName() + ")", t);
-          }
-        } finally {
-          if (withMdc) {
-            if (mdcBefore == null) {
-              MDC.clear();
-            } else {
-              MDC.setContextMap(mdcBefore);
-            }
-          }
+        } else {
+          logWithHandlerMdc(() -> dispatcher.limitLog().warn("handler threw: " + def.method().fullName(),
+              def.method().fullName() + " threw; the caller gets " + answer.code(), thrownNow));
+        }
+        if (!isOneway()) {
+          stream.sendStatus(ErrorAnswers.capped(status), metadata); // the whole answer: no message was sent
+        }
+        if (ServerDispatcher.isFatal(t)) {
+          dispatcher.fatal("the handler of " + def.method().fullName() + " (thread "
+              + Thread.currentThread().getName() + ")", t);
         }
       } else if (!isOneway()) {
         // The one message of a unary answer, with the end marker; its headers travel with it.

@@ -24,28 +24,34 @@ public final class ErrorAnswers {
 
   private ErrorAnswers() {}
 
-  /**
-   * The {@link StatusException} that decides the answer to {@code t}: {@code t} itself, or one in the cause chain
-   * of unchecked exceptions and wrappers ({@code ExecutionException}, {@code InvocationTargetException}) around it;
-   * or null. A checked exception is an answer of its own, whatever its cause: a declared exception that a stub
-   * rebuilt from another service's answer (its cause is that answer's {@code StatusException}) and a handler
-   * throws again reaches the caller as itself, not as the other service's status.
-   */
+  /** The {@link StatusException} in {@code t}'s cause chain, which decides the answer's status; or null. */
   private static @Nullable StatusException statusException(Throwable t) {
     for (Throwable cur = t; cur != null; cur = cur.getCause()) {
       if (cur instanceof StatusException se) {
         return se;
-      }
-      if (cur instanceof Exception && !(cur instanceof RuntimeException)
-          && !(cur instanceof java.util.concurrent.ExecutionException)
-          && !(cur instanceof java.lang.reflect.InvocationTargetException)) {
-        return null;
       }
       if (cur.getCause() == cur) {
         break;
       }
     }
     return null;
+  }
+
+  /**
+   * Whether the answer to {@code t} names its classes, so that a stub that declares one rethrows it as itself: an
+   * exception other than a {@link StatusException}, unless a status in its cause chain decides the answer and it
+   * only wraps that status (an unchecked exception, an {@code ExecutionException} from {@code future.get()}, an
+   * {@code InvocationTargetException}). A checked exception always does, whatever its cause: a declared exception
+   * that a stub rebuilt from the next service's answer (its cause that answer's {@code StatusException}) and the
+   * handler throws on reaches its own caller as itself, with the status that answer had.
+   */
+  private static boolean answersAsItself(Throwable t) {
+    if (!(t instanceof Exception) || t instanceof StatusException) {
+      return false;
+    }
+    return statusException(t) == null || !(t instanceof RuntimeException
+        || t instanceof java.util.concurrent.ExecutionException
+        || t instanceof java.lang.reflect.InvocationTargetException);
   }
 
   /** The status for what a handler threw: its own, the mapper's (if any), or UNKNOWN "Class: message". */
@@ -74,10 +80,11 @@ public final class ErrorAnswers {
 
   /**
    * {@code responseMetadata} plus the thrown exception's class names and message, when {@code t} is an exception
-   * that a stub may rethrow as its own type (not a {@link StatusException}, not an {@link Error}).
+   * that a stub may rethrow as its own type (see {@link #answersAsItself}; never a {@link StatusException} or an
+   * {@link Error}).
    */
   public static Metadata metadataOf(Throwable t, Metadata responseMetadata) {
-    if (!(t instanceof Exception) || statusException(t) != null) {
+    if (!answersAsItself(t)) {
       return responseMetadata;
     }
     Metadata md = responseMetadata;

@@ -58,7 +58,11 @@ public final class ServerChain<Req, Resp> implements ServerInterceptor.Chain<Req
       return handle(def, request);
     } catch (Exception | Error t) {
       if (threw != null) {
-        threw.accept(t);
+        try {
+          threw.accept(t);
+        } catch (Throwable ignored) {
+          // (out of memory copying the MDC, say): what the handler threw is what goes on
+        }
       }
       throw t;
     }

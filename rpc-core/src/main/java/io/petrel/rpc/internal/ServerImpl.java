@@ -86,9 +86,6 @@ public final class ServerImpl extends RpcServer {
     }
     BusinessPool pool = ownPool;
     Executor chosen = executor;
-    if (metrics != null && executor != null) {
-      metrics.services(config.services().stream().map(ServiceDefinition::name).toList());
-    }
     CoreDispatcher d = new CoreDispatcher(config, metrics, limitLog, executor,
         e -> pool != null ? pool.fullMessage() : chosen instanceof VirtualThreadExecutor v ? v.fullMessage()
             : "the server's executor rejected the call (" + e.getMessage() + "); give it more capacity",
@@ -117,6 +114,9 @@ public final class ServerImpl extends RpcServer {
       throw e;
     }
     if (metrics != null) {
+      if (executor != null) {
+        metrics.services(config.services().stream().map(ServiceDefinition::name).toList()); // rejected, at 0
+      }
       metrics.gauge("rpc.server.calls.active", transport, ServerTransport::inFlightCalls);
       if (ownPool != null) {
         metrics.executor(ownPool, config.name() + "-business");

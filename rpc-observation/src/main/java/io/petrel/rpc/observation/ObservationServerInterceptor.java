@@ -40,20 +40,22 @@ public final class ObservationServerInterceptor implements ServerInterceptor {
       return chain.proceed();
     }
     RpcServerObservationContext context = new RpcServerObservationContext(chain.context());
+    io.petrel.rpc.ServerContext call = chain.context();
     Observation observation = Observation.createNotStarted(convention, DEFAULT, () -> context, registry).start();
     CompletionStage<Resp> result;
     try (Observation.Scope scope = observation.openScope()) {
       result = chain.proceed();
     } catch (Exception | Error e) {
-      end(observation, context, e);
+      end(observation, context, e, call);
       throw e;
     }
-    result.whenComplete((response, failure) -> end(observation, context, failure));
+    result.whenComplete((response, failure) -> end(observation, context, failure, call));
     return result;
   }
 
-  private static void end(Observation observation, RpcServerObservationContext context, @Nullable Throwable failure) {
-    context.statusCode(RpcObservations.statusCode(failure));
+  private static void end(Observation observation, RpcServerObservationContext context, @Nullable Throwable failure,
+      io.petrel.rpc.ServerContext call) {
+    context.statusCode(RpcObservations.serverStatusCode(failure, call.isCancelled()));
     Throwable cause = RpcObservations.unwrap(failure);
     if (cause != null) {
       observation.error(cause);

@@ -94,9 +94,17 @@ public final class RpcObservations {
   }
 
   /**
+   * The status code of a server call whose handler ended with {@code failure}: as {@link #statusCode}, and CANCELLED
+   * for a handler's future cancelled because its call was ({@code callCancelled}), as the server answers and counts
+   * it in {@code rpc.server.calls}.
+   */
+  static String serverStatusCode(@Nullable Throwable failure, boolean callCancelled) {
+    return callCancelled && unwrap(failure) instanceof CancellationException ? "CANCELLED" : statusCode(failure);
+  }
+
+  /**
    * The status code of a client call whose future ended with {@code failure}: as {@link #statusCode}, and CANCELLED
-   * when the caller cancelled the future, as Petrel's own meters count it. (On the server a handler's cancelled
-   * future is answered UNKNOWN, which {@link #statusCode} says.)
+   * when the caller cancelled the future, as Petrel's own meters count it.
    */
   static String clientStatusCode(@Nullable Throwable failure) {
     return unwrap(failure) instanceof CancellationException ? "CANCELLED" : statusCode(failure);

@@ -134,17 +134,16 @@ class ConsistentHashTest {
    */
   @Test
   void aKeyStaysOnAnEndpointThatRefusesCallsOrIsConnecting() {
-    List<Fake> subs = List.of(new Fake("10.0.0.1", 1), new Fake("10.0.0.2", 1), new Fake("10.0.0.3", 1));
+    Fake full = new Fake("10.0.0.1", 1);
     LoadBalancer lb = new ConsistentHash();
-    lb.update(subs);
-    Map<String, Subchannel> before = assign(lb);
-    Fake full = subs.get(0);
+    lb.update(List.of(full, new Fake("10.0.0.2", 1), new Fake("10.0.0.3", 1)));
+    Map<String, Subchannel> keys = assign(lb);
     full.refusing = true;
-    assertThat(assign(lb)).isEqualTo(before);
+    assertThat(assign(lb)).as("while its server refuses").isEqualTo(keys);
     full.refusing = false;
     full.available = false;
     full.state = ConnectivityState.CONNECTING;
-    assertThat(assign(lb)).isEqualTo(before);
+    assertThat(assign(lb)).as("while it connects").isEqualTo(keys);
   }
 
   @Test

@@ -13,6 +13,7 @@ import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import io.petrel.rpc.marshal.ProtobufMarshaller;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
@@ -27,6 +28,12 @@ class ServerErrorsTest extends TransportFixture {
       .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
       .responseMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
       .build();
+
+  private static MethodDescriptor<StringValue, StringValue> method(String name) {
+    return MethodDescriptor.<StringValue, StringValue>newBuilder().serviceName("test.Errors").methodName(name)
+        .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+        .responseMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance())).build();
+  }
 
   private static ServiceDefinition errors() {
     return ServiceDefinition.builder("test.Errors").unary(THROW, req -> {
@@ -65,7 +72,9 @@ class ServerErrorsTest extends TransportFixture {
       @Override
       public <Req, Resp> java.util.concurrent.CompletionStage<Resp> intercept(Chain<Req, Resp> chain)
           throws Exception {
-        org.slf4j.MDC.put("traceId", "trace-of-" + chain.method().methodName());
+        if (!chain.method().methodName().equals("peek")) {
+          org.slf4j.MDC.put("traceId", "trace-of-" + chain.method().methodName());
+        }
         try {
           return chain.proceed();
         } finally {
@@ -73,15 +82,27 @@ class ServerErrorsTest extends TransportFixture {
         }
       }
     };
+    MethodDescriptor<StringValue, StringValue> peek = method("peek");
+    MethodDescriptor<StringValue, StringValue> got = method("got");
     try (LogCapture log = new LogCapture(RpcServer.class)) {
-      RpcServer server = startServer(b -> b.addService(ServiceDefinition.builder("test.Errors").unary(THROW, req -> {
-        throw new IllegalStateException("the handler failed: " + req.getValue());
-      }).build()).intercept(traced));
+      RpcServer server = startServer(b -> b.businessThreads(1).addService(ServiceDefinition.builder("test.Errors")
+          .unary(THROW, req -> {
+            throw new IllegalStateException("the handler failed: " + req.getValue());
+          })
+          .unary(got, req -> { // future.get()'s wrapper, let through by the handler
+            throw new java.util.concurrent.ExecutionException(new IllegalStateException("a call it made failed"));
+          })
+          .unary(peek, req -> StringValue.of(String.valueOf(org.slf4j.MDC.getCopyOfContextMap())))
+          .build()).intercept(traced));
       RpcClient client = client(server.port());
-      assertThatThrownBy(() -> client.unaryCall(THROW, StringValue.of("x"))).isInstanceOf(StatusException.class);
-      ch.qos.logback.classic.spi.ILoggingEvent warn = log.awaitEvent(Level.WARN, Duration.ofSeconds(10),
-          "test.Errors/throw threw; the caller gets UNKNOWN");
-      assertThat(warn.getMDCPropertyMap()).containsEntry("traceId", "trace-of-throw");
+      for (MethodDescriptor<StringValue, StringValue> m : List.of(THROW, got)) {
+        assertThatThrownBy(() -> client.unaryCall(m, StringValue.of("x"))).isInstanceOf(StatusException.class);
+        ch.qos.logback.classic.spi.ILoggingEvent warn = log.awaitEvent(Level.WARN, Duration.ofSeconds(10),
+            m.fullName() + " threw; the caller gets UNKNOWN");
+        assertThat(warn.getMDCPropertyMap()).containsEntry("traceId", "trace-of-" + m.methodName());
+      }
+      // The business thread's own MDC is as it was before: nothing of the failed call's is left for the next one.
+      assertThat(client.unaryCall(peek, StringValue.of("p")).getValue()).isIn("null", "{}");
     }
   }
 
@@ -117,6 +138,24 @@ class ServerErrorsTest extends TransportFixture {
       assertThat(meters.find("rpc.server.calls").tag("status", "UNKNOWN").timer()).as("recorded UNKNOWN").isNull();
       assertThat(log.lines(Level.WARN, "threw")).isEmpty(); // logged before the call is recorded, if at all
       assertThat(meters.find("rpc.server.calls").tag("status", "CANCELLED").timer()).isNotNull();
+    }
+  }
+
+  /** A handler's future cancelled while its call is not (the handler's own doing): a failure like any other. */
+  @Test
+  void aHandlersFutureCancelledOnItsOwnIsAFailure() throws Exception {
+    try (LogCapture log = new LogCapture(RpcServer.class)) {
+      RpcServer server = startServer(b -> b.addService(ServiceDefinition.builder("test.Errors")
+          .async(THROW, req -> {
+            java.util.concurrent.CompletableFuture<StringValue> f = new java.util.concurrent.CompletableFuture<>();
+            f.cancel(true);
+            return f;
+          }).build()));
+      RpcClient client = client(server.port());
+      assertThatThrownBy(() -> client.unaryCall(THROW, StringValue.of("x")))
+          .isInstanceOfSatisfying(StatusException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.UNKNOWN));
+      assertThat(log.await(Level.WARN, Duration.ofSeconds(10), "test.Errors/throw threw; the caller gets UNKNOWN"))
+          .isNotNull();
     }
   }
 
