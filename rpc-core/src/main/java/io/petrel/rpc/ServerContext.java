@@ -14,7 +14,8 @@ import org.jspecify.annotations.Nullable;
  * What a server handler can know about the call it is serving: method, request metadata, deadline, peer,
  * cancellation; and the metadata it sends back. Available as {@link #current()} on the thread that runs a
  * blocking handler and its interceptors, and when an asynchronous handler is invoked (capture it there if a
- * later stage needs it). A call made from a handler thread inherits this call's deadline when it is earlier.
+ * later stage needs it). A call made from a handler thread inherits this call's deadline when it is earlier, and
+ * is cancelled when this call is (see {@link #cancellationCode()} for how a late answer is counted).
  */
 public final class ServerContext {
   private static final Logger log = LoggerFactory.getLogger(ServerContext.class);
@@ -152,6 +153,26 @@ public final class ServerContext {
   }
 
   /**
+   * Why nobody waits for this call's answer any more, as the status code the server counts the call with when it
+   * ends (in {@code rpc.server.calls}, the access log and server spans), whatever the handler answered:
+   * {@link Status.Code#DEADLINE_EXCEEDED} once the caller's deadline has passed, else
+   * {@link Status.Code#CANCELLED} once the caller cancelled the call or its connection closed; null while the
+   * caller still waits.
+   */
+  public Status.@Nullable Code cancellationCode() {
+    return cancellationCode(System.nanoTime());
+  }
+
+  /** {@link #cancellationCode()} at {@code nowNanos}, a {@link System#nanoTime()} reading. */
+  public Status.@Nullable Code cancellationCode(long nowNanos) {
+    Deadline d = deadline;
+    if (d != null && nowNanos - d.nanoTime() >= 0) {
+      return Status.Code.DEADLINE_EXCEEDED;
+    }
+    return cancelled ? Status.Code.CANCELLED : null;
+  }
+
+  /**
    * Runs {@code listener} when the call is cancelled (at once if it already is), on the thread that learns
    * of it: an event loop, so the listener must be quick and must not block.
    */
@@ -166,6 +187,17 @@ public final class ServerContext {
       }
     }
     runListener(listener);
+  }
+
+  /**
+   * Removes a listener added with {@link #onCancel} that has not run; true if it was there. A listener that
+   * guards something which ends before the call (a call made on behalf of this one: see
+   * {@link RpcClient}) is removed when that ends, so that a handler making many such calls keeps none of them.
+   */
+  public boolean removeCancelListener(Runnable listener) {
+    synchronized (this) {
+      return cancelListeners != null && cancelListeners.remove(listener);
+    }
   }
 
   /** Marks the call cancelled and runs the listeners once. Called by transports. */

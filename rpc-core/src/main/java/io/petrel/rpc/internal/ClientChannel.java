@@ -1,5 +1,7 @@
 package io.petrel.rpc.internal;
 
+import io.netty.util.concurrent.FastThreadLocalThread;
+import io.netty.util.internal.ThreadExecutorMap;
 import io.petrel.rpc.spi.RateLimitedLog;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.ClientInterceptor;
@@ -44,6 +46,8 @@ public final class ClientChannel extends RpcClient {
    */
   static final long SELF_DEADLINE_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(15);
 
+  private static final RateLimitedLog BLOCKING_ON_A_LOOP = new RateLimitedLog(LoggerFactory.getLogger(RpcClient.class));
+
   private final ClientRuntime runtime;
   private final List<ClientInterceptor> interceptors;
   private final long defaultTimeoutNanos;
@@ -52,9 +56,7 @@ public final class ClientChannel extends RpcClient {
     @Override
     public <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
         CallOptions options, Consumer<Metadata> responseMetadata) {
-      long now = System.nanoTime();
-      return ClientChannel.this.send(method, request, options, deadlineOf(method, options, now), responseMetadata,
-          now);
+      return ClientChannel.this.send(method, request, options, responseMetadata);
     }
 
     @Override
@@ -233,23 +235,24 @@ public final class ClientChannel extends RpcClient {
       CallOptions options) {
     List<ClientInterceptor> perCall = options.interceptors();
     if (interceptors.isEmpty() && perCall.isEmpty()) {
-      long now = System.nanoTime(); // one reading: the call's deadline and its start (its "after N ms")
-      return send(method, request, options, deadlineOf(method, options, now), options.responseMetadataListener(),
-          now);
+      return send(method, request, options, options.responseMetadataListener());
     }
     return ClientChain.start(terminal, interceptors, perCall, method, request, options);
   }
 
   @Override
   public Deadline deadlineOf(MethodDescriptor<?, ?> method, CallOptions options) {
-    return deadlineOf(method, options, System.nanoTime());
+    return deadlineOf(method, options, System.nanoTime(), ServerContext.current());
   }
 
-  /** {@link #deadlineOf(MethodDescriptor, CallOptions)} of a call starting at {@code now}. */
-  private Deadline deadlineOf(MethodDescriptor<?, ?> method, CallOptions options, long now) {
+  /**
+   * {@link #deadlineOf(MethodDescriptor, CallOptions)} of a call starting at {@code now}, made while serving
+   * {@code serving} (null: not from a handler's thread).
+   */
+  private Deadline deadlineOf(MethodDescriptor<?, ?> method, CallOptions options, long now,
+      @Nullable ServerContext serving) {
     long fallback = method.defaultTimeoutNanos() > 0 ? method.defaultTimeoutNanos() : defaultTimeoutNanos;
     Deadline d = options.effectiveDeadline(fallback, now);
-    ServerContext serving = ServerContext.current();
     if (serving != null && serving.deadline() != null) {
       d = serving.deadline().minimum(d);
     }
@@ -257,23 +260,64 @@ public final class ClientChannel extends RpcClient {
   }
 
   /**
+   * A call after the interceptors, made on this thread: a call made while the thread serves a call (a handler
+   * calling another service) takes that call's deadline when it is earlier, and is cancelled with it.
+   */
+  private <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
+      CallOptions options, @Nullable Consumer<Metadata> responseMetadata) {
+    long now = System.nanoTime(); // one reading: the call's deadline and its start (its "after N ms")
+    ServerContext serving = ServerContext.current();
+    CompletableFuture<Resp> call = send(method, request, options, deadlineOf(method, options, now, serving),
+        responseMetadata, now, serving);
+    if (serving != null && !call.isDone()) {
+      cancelWith(serving, method, call);
+    }
+    return call;
+  }
+
+  /**
+   * Ends {@code call} (CANCELLED, its server told) when the call being served, {@code serving}, is cancelled: its
+   * caller cancelled it or its connection closed, so nobody waits for what this call was made for. (A passed
+   * deadline needs nothing here: this call has that deadline or an earlier one.) The listener is removed when
+   * the call ends, so a handler that makes many calls keeps none of them.
+   */
+  private static void cancelWith(ServerContext serving, MethodDescriptor<?, ?> method, CompletableFuture<?> call) {
+    Runnable cancel = () -> {
+      Status status = Status.CANCELLED.withDescription(method.fullName() + " was cancelled because the call it was"
+          + " made for, " + serving.method().fullName() + ", was cancelled by its caller (or its connection"
+          + " closed); to make a call that outlives the one being served, make it from a thread that is not serving"
+          + " a call");
+      if (call instanceof ClientCall<?> c) {
+        c.fail(status);
+      } else if (call instanceof HedgedCall<?> h) {
+        h.fail(status);
+      } else {
+        call.completeExceptionally(status.asException());
+      }
+    };
+    serving.onCancel(cancel); // runs at once if the served call is cancelled already
+    call.whenComplete((v, e) -> serving.removeCancelListener(cancel));
+  }
+
+  /**
    * A call after the interceptors: made, counted, checked against the client's state and limits, then its
    * first attempt started. Every path ends the call exactly once.
    */
   private <Req, Resp> CompletableFuture<Resp> send(MethodDescriptor<Req, Resp> method, Req request,
-      CallOptions options, @Nullable Deadline deadline, @Nullable Consumer<Metadata> responseMetadata, long now) {
+      CallOptions options, @Nullable Deadline deadline, @Nullable Consumer<Metadata> responseMetadata, long now,
+      @Nullable ServerContext serving) {
     HedgingPolicy hedge = options.hedging();
     if (hedge == null) {
       hedge = hedging; // the client's; null when it does not hedge
     }
     if (hedge != null && hedge.isOn() && method.isIdempotent() && method.type() == MethodType.UNARY
         && endpoints != null) {
-      return sendHedged(method, request, options, deadline, responseMetadata, hedge);
+      return sendHedged(method, request, options, deadline, responseMetadata, hedge, serving);
     }
     Executor executor = options.executor() != null ? options.executor() : runtime.callbackExecutor();
     ClientCall<Resp> call = new ClientCall<>(runtime, method, deadline, responseMetadata, executor, now);
     // Counted from here; every path below ends the call exactly once, which uncounts it.
-    Status refused = refusal(method, runtime.callStarted(), deadline, now);
+    Status refused = refusal(method, runtime.callStarted(), deadline, now, serving);
     if (refused != null) {
       call.fail(refused);
       return call;
@@ -285,10 +329,11 @@ public final class ClientChannel extends RpcClient {
 
   /**
    * Why the client does not send a call starting at {@code now}, {@code pending} calls counted with it: shut down, over
-   * maxPendingCalls, or past its deadline; null to send it.
+   * maxPendingCalls, past its deadline, or made for a served call ({@code serving}) that was cancelled; null to
+   * send it.
    */
   private @Nullable Status refusal(MethodDescriptor<?, ?> method, int pending, @Nullable Deadline deadline,
-      long now) {
+      long now, @Nullable ServerContext serving) {
     if (runtime.isShutdown()) {
       return Status.UNAVAILABLE.withDescription("client '" + runtime.name() + "' is shut down; "
           + method.fullName() + " not sent");
@@ -303,24 +348,50 @@ public final class ClientChannel extends RpcClient {
       return Status.DEADLINE_EXCEEDED.withDescription("deadline already passed before " + method.fullName()
           + " was sent");
     }
+    if (serving != null && serving.cancellationCode(now) == Status.Code.CANCELLED) {
+      return Status.CANCELLED.withDescription(method.fullName() + " not sent: the call it was made for, "
+          + serving.method().fullName() + ", was cancelled by its caller (or its connection closed)");
+    }
     return null;
   }
 
   /** A call of an idempotent method under a hedging policy: see {@link HedgedCall}. */
   private <Req, Resp> CompletableFuture<Resp> sendHedged(MethodDescriptor<Req, Resp> method, Req request,
       CallOptions options, @Nullable Deadline deadline, @Nullable Consumer<Metadata> responseMetadata,
-      HedgingPolicy policy) {
+      HedgingPolicy policy, @Nullable ServerContext serving) {
     Executor executor = options.executor() != null ? options.executor() : runtime.callbackExecutor();
     HedgedCall<Resp> call = new HedgedCall<>(runtime, method, options, deadline, responseMetadata, executor, policy,
         transport.scheduler(), this::startHedge);
     // Counted from here as its first attempt; each attempt ends exactly once, which uncounts it.
-    Status refused = refusal(method, runtime.callStarted(), deadline, System.nanoTime());
+    Status refused = refusal(method, runtime.callStarted(), deadline, System.nanoTime(), serving);
     if (refused != null) {
       call.refused(refused);
       return call;
     }
     call.start(request);
     return call;
+  }
+
+  /**
+   * A blocking call made on another event loop than this client's: a server's in direct mode (a handler calling
+   * out), or another Netty application's. It works, but that loop's connections all wait while it does; said at
+   * most once per 10 s per method served (or calling method).
+   */
+  private static void warnBlockingOnAnEventLoop(MethodDescriptor<?, ?> method) {
+    ServerContext serving = ServerContext.current();
+    String thread = Thread.currentThread().getName();
+    if (serving != null) {
+      String served = serving.method().fullName();
+      BLOCKING_ON_A_LOOP.warn("blocking call on an event loop: " + served, "blocking call to " + method.fullName()
+          + " made by the handler of " + served + " on " + thread + ", an event loop of the server (it serves"
+          + " with directExecutor()): every connection of that loop waits until the call returns, so the server"
+          + " serves one call at a time there. Make the call with the async stub and return its future from an"
+          + " async handler, or serve " + served + " on the business pool (the default)");
+    } else {
+      BLOCKING_ON_A_LOOP.warn("blocking call on an event loop: " + method.fullName(), "blocking call to "
+          + method.fullName() + " made on " + thread + ", an event loop: every channel of that loop waits until"
+          + " the call returns. Use the async stub, or make the call from another thread");
+    }
   }
 
   @Override
@@ -331,6 +402,9 @@ public final class ClientChannel extends RpcClient {
           + " async call, which runs there unless a callbackExecutor is set): it would wait forever for a response"
           + " that this very thread has to read. Use the async stub and chain with thenCompose, or set"
           + " RpcClient.builder().callbackExecutor(...) so that callbacks run elsewhere").asException();
+    }
+    if (Thread.currentThread() instanceof FastThreadLocalThread && ThreadExecutorMap.currentExecutor() != null) {
+      warnBlockingOnAnEventLoop(method);
     }
     ThreadlessExecutor executor = new ThreadlessExecutor();
     CompletableFuture<Resp> f = unaryCallAsync(method, request, options.withExecutor(executor));

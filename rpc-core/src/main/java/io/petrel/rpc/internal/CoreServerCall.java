@@ -128,10 +128,13 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
         finish(null, badStream().asException());
         return;
       }
-      if (context.isCancelled()) {
+      Status.Code gaveUp = context.cancellationCode();
+      if (gaveUp != null) {
         // The caller has given up already (deadline passed or cancelled); do not spend a handler on it.
-        finish(null, Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed or it was cancelled"
-            + " while it waited in the server's queue; the handler was not run").asException());
+        finish(null, gaveUp.toStatus().withDescription(gaveUp == Status.Code.DEADLINE_EXCEEDED
+            ? "the call's deadline passed while it waited in the server's queue; the handler was not run"
+            : "the caller cancelled the call (or its connection closed) while it waited in the server's queue;"
+                + " the handler was not run").asException());
         return;
       }
       try {
@@ -335,7 +338,16 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
   }
 
   private void ended(Status.Code code, int responseBytes) {
-    entry.metrics().record(code, System.nanoTime() - context.startNanos(), context.requestSize(), responseBytes);
+    long now = System.nanoTime();
+    if (code == Status.Code.OK && !isOneway()) {
+      // Answered after the caller gave up (cancelled, its deadline passed, its connection closed): nobody got
+      // the answer, so the call is not counted a success (as gRPC counts it).
+      Status.Code gaveUp = context.cancellationCode(now);
+      if (gaveUp != null) {
+        code = gaveUp;
+      }
+    }
+    entry.metrics().record(code, now - context.startNanos(), context.requestSize(), responseBytes);
     try {
       stream.onEnded();
     } finally {

@@ -55,7 +55,7 @@ public final class ObservationServerInterceptor implements ServerInterceptor {
 
   private static void end(Observation observation, RpcServerObservationContext context, @Nullable Throwable failure,
       io.petrel.rpc.ServerContext call) {
-    context.statusCode(RpcObservations.serverStatusCode(failure, call.isCancelled()));
+    context.statusCode(RpcObservations.serverStatusCode(failure, call.cancellationCode()));
     Throwable cause = RpcObservations.unwrap(failure);
     if (cause != null) {
       observation.error(cause);

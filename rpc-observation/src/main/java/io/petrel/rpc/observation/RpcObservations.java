@@ -94,12 +94,19 @@ public final class RpcObservations {
   }
 
   /**
-   * The status code of a server call whose handler ended with {@code failure}: as {@link #statusCode}, and CANCELLED
-   * for a handler's future cancelled because its call was ({@code callCancelled}), as the server answers and counts
-   * it in {@code rpc.server.calls}.
+   * The status code of a server call whose handler ended with {@code failure}, as the server counts it in
+   * {@code rpc.server.calls}: as {@link #statusCode}; CANCELLED for a handler's future cancelled because its call
+   * was; and an answer given after the caller gave up ({@code gaveUp}, see
+   * {@link io.petrel.rpc.ServerContext#cancellationCode()}) counts as that code, since nobody received it.
    */
-  static String serverStatusCode(@Nullable Throwable failure, boolean callCancelled) {
-    return callCancelled && unwrap(failure) instanceof CancellationException ? "CANCELLED" : statusCode(failure);
+  static String serverStatusCode(@Nullable Throwable failure, io.petrel.rpc.Status.@Nullable Code gaveUp) {
+    if (gaveUp == null) {
+      return statusCode(failure);
+    }
+    if (failure == null) {
+      return gaveUp.name();
+    }
+    return unwrap(failure) instanceof CancellationException ? "CANCELLED" : statusCode(failure);
   }
 
   /**

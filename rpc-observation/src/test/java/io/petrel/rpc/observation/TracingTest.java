@@ -54,6 +54,7 @@ class TracingTest {
   private static final MethodDescriptor<String, String> BACK_FAIL = method("test.Back", "fail");
   private static final MethodDescriptor<String, String> BACK_HOLD = method("test.Back", "hold");
   private final java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+  private final java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
 
   private final InMemorySpanExporter exporter = InMemorySpanExporter.create();
   private final SdkTracerProvider tracerProvider =
@@ -101,6 +102,8 @@ class TracingTest {
               throw Status.NOT_FOUND.withDescription("no " + request).asException();
             })
             .unary(BACK_HOLD, request -> {
+              ServerContext.current().onCancel(release::countDown); // answers OK once its caller gave up
+              holding.countDown();
               release.await(10, TimeUnit.SECONDS);
               return request;
             })
@@ -266,13 +269,17 @@ class TracingTest {
   }
 
   @Test
-  void aCallItsCallerCancelsEndsItsSpanCancelled() {
+  void aCallItsCallerCancelsEndsItsSpanCancelledOnBothSides() throws Exception {
     java.util.concurrent.CompletableFuture<String> call = backClient.unaryCallAsync(BACK_HOLD, "x",
         io.petrel.rpc.CallOptions.DEFAULT);
+    assertThat(holding.await(10, TimeUnit.SECONDS)).as("the handler runs").isTrue();
     assertThat(call.cancel(true)).isTrue();
-    SpanData client = awaitSpans(1).get(0);
-    assertThat(client.getKind()).isEqualTo(SpanKind.CLIENT);
-    assertThat(client.getAttributes().get(AttributeKey.stringKey("rpc.petrel.status_code"))).isEqualTo("CANCELLED");
+    List<SpanData> spans = awaitSpans(2);
+    // The handler answers OK after its caller cancelled: nobody received it, so its span is CANCELLED too.
+    for (SpanKind kind : List.of(SpanKind.CLIENT, SpanKind.SERVER)) {
+      assertThat(span(spans, "test.Back/hold", kind).getAttributes()
+          .get(AttributeKey.stringKey("rpc.petrel.status_code"))).as(kind.name()).isEqualTo("CANCELLED");
+    }
   }
 
   @Test

@@ -251,6 +251,73 @@ public abstract class AbstractTransportTest {
     assertThat(client.unaryCall(ConformanceService.ECHO, text("after")).getValue()).isEqualTo("after");
   }
 
+  @Test
+  public void cancellingACallCancelsTheCallsItsHandlerMadeForIt() throws Exception {
+    ConformanceService back = new ConformanceService();
+    RpcClient toBack = client(startServer(back, b -> b));
+    service.downstream = toBack;
+    RpcClient client = client(startServer(b -> b));
+    // Deadlines of a minute: only the cancellation can end these calls within the test's waits.
+    CallOptions aMinute = CallOptions.DEFAULT.withTimeout(Duration.ofMinutes(1));
+    CompletableFuture<StringValue> outer = client.unaryCallAsync(ConformanceService.RELAY, text("nested"), aMinute);
+    assertThat(nextHolding(back)).isEqualTo("nested");
+    assertThat(outer.cancel(true)).isTrue();
+    assertThat(nextCancelled(back)).as("the nested call cancelled on the next server").isEqualTo("nested");
+    assertThat(service.relayed.poll(WAIT_SECONDS, TimeUnit.SECONDS)).as("how the middle tier's call ended")
+        .startsWith("CANCELLED: conformance.Echo/hold was cancelled because the call it was made for,"
+            + " conformance.Echo/relay, was cancelled by its caller");
+    assertThat(toBack.pendingCalls()).isZero();
+
+    // A call made for a call already cancelled is not sent.
+    CompletableFuture<StringValue> waiting = client.unaryCallAsync(ConformanceService.RELAY, text("wait:late"),
+        aMinute);
+    assertThat(service.relayWaiting.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("wait:late");
+    assertThat(waiting.cancel(true)).isTrue();
+    assertThat(service.relayed.poll(WAIT_SECONDS, TimeUnit.SECONDS))
+        .isEqualTo("CANCELLED: conformance.Echo/hold not sent: the call it was made for, conformance.Echo/relay,"
+            + " was cancelled by its caller (or its connection closed)");
+
+    // Calls that are not cancelled go through the middle tier as before.
+    back.releaseAll();
+    assertThat(client.unaryCall(ConformanceService.RELAY, text("after"), aMinute).getValue()).isEqualTo("held:after");
+    assertThat(service.relayed.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("OK");
+    assertThat(back.holding).containsExactly("after"); // neither "wait:late" nor another reached the next server
+  }
+
+  @Test
+  public void anAnswerGivenAfterTheCallerGaveUpIsNotCountedAsASuccess() throws Exception {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    RpcServer server = startServer(b -> b.meterRegistry(registry).name("late"));
+    RpcClient client = client(server);
+    CompletableFuture<StringValue> cancelled = client.unaryCallAsync(ConformanceService.LATE, text("c"),
+        CallOptions.DEFAULT.withTimeout(Duration.ofMinutes(1)));
+    assertThat(service.lateRunning.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("c");
+    assertThat(cancelled.cancel(true)).isTrue();
+    assertThat(service.lateAnswered.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("c");
+    awaitServerCalls(registry, "CANCELLED", 1);
+
+    CompletableFuture<StringValue> expired = client.unaryCallAsync(ConformanceService.LATE, text("d"),
+        CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300)));
+    assertFails(expired, Status.Code.DEADLINE_EXCEEDED, "deadline exceeded");
+    assertThat(service.lateAnswered.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("d");
+    awaitServerCalls(registry, "DEADLINE_EXCEEDED", 1);
+    assertThat(registry.find("rpc.server.calls").tag("method", "late").tag("status", "OK").timer())
+        .as("late answers counted OK").isNull();
+  }
+
+  /** Waits (up to WAIT_SECONDS) until the server has counted {@code n} calls of "late" with {@code status}. */
+  private static void awaitServerCalls(SimpleMeterRegistry registry, String status, long n)
+      throws InterruptedException {
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(WAIT_SECONDS);
+    Timer t;
+    while (((t = registry.find("rpc.server.calls").tag("method", "late").tag("status", status).timer()) == null
+        || t.count() < n) && System.nanoTime() - until < 0) {
+      Thread.sleep(5); // the server counts the call just after its handler returns, on its own thread
+    }
+    assertThat(t).as("rpc.server.calls{method=late,status=%s}", status).isNotNull();
+    assertThat(t.count()).isEqualTo(n);
+  }
+
   // ---- limits ----
 
   @Test

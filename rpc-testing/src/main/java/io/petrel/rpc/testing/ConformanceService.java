@@ -3,9 +3,11 @@ package io.petrel.rpc.testing;
 import com.google.protobuf.StringValue;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.MethodType;
+import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
 import io.petrel.rpc.marshal.ArgsMarshaller;
 import io.petrel.rpc.marshal.FieldCodecs;
 import io.petrel.rpc.marshal.Marshallers;
@@ -18,8 +20,11 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The service {@link AbstractTransportTest} calls: descriptors as generated code declares them, and handlers
@@ -87,6 +92,29 @@ final class ConformanceService {
   static final MethodDescriptor<StringValue, StringValue> FLAKY_IDEMPOTENT =
       text("flakyIdempotent").idempotent(true).build();
 
+  /**
+   * A middle tier: calls HOLD with its request on {@link #downstream} from the handler's thread (a blocking call),
+   * and records how that call ended in {@link #relayed} ("OK" or the status code and description). A request
+   * starting with "wait:" first waits until its own caller gives up.
+   */
+  static final MethodDescriptor<StringValue, StringValue> RELAY = text("relay").build();
+  /**
+   * Waits (on the handler's thread, up to 30 s) until its caller gives up, then answers OK anyway; the request is
+   * added to {@link #lateRunning} when the handler starts and to {@link #lateAnswered} just before it returns.
+   */
+  static final MethodDescriptor<StringValue, StringValue> LATE = text("late").build();
+
+  /** Where RELAY calls HOLD; set by the test. */
+  volatile @Nullable RpcClient downstream;
+  /** How each RELAY's call to HOLD ended: "OK", or "CODE: description". */
+  final BlockingQueue<String> relayed = new LinkedBlockingQueue<>();
+  /** Requests of RELAY calls ("wait:...") whose handler waits for its caller to give up. */
+  final BlockingQueue<String> relayWaiting = new LinkedBlockingQueue<>();
+  /** Requests of LATE calls whose handler runs. */
+  final BlockingQueue<String> lateRunning = new LinkedBlockingQueue<>();
+  /** Requests of LATE calls whose handler is about to answer after its caller gave up. */
+  final BlockingQueue<String> lateAnswered = new LinkedBlockingQueue<>();
+
   /** How many times a FLAKY or FLAKY_IDEMPOTENT handler ran, by key: a ledger of executions. */
   final Map<String, AtomicInteger> executions = new ConcurrentHashMap<>();
 
@@ -146,6 +174,27 @@ final class ConformanceService {
           }
           return f.thenApply(r -> StringValue.of("held:" + req.getValue()));
         })
+        .unary(RELAY, req -> {
+          RpcClient to = Objects.requireNonNull(downstream, "the test sets downstream");
+          if (req.getValue().startsWith("wait:")) {
+            relayWaiting.add(req.getValue());
+            awaitCallerGivingUp(); // then calls on behalf of a call nobody waits for
+          }
+          try {
+            StringValue r = to.unaryCall(HOLD, req);
+            relayed.add("OK");
+            return r;
+          } catch (StatusException e) {
+            relayed.add(e.code() + ": " + e.status().description());
+            throw e;
+          }
+        })
+        .unary(LATE, req -> {
+          lateRunning.add(req.getValue());
+          awaitCallerGivingUp();
+          lateAnswered.add(req.getValue());
+          return StringValue.of("late:" + req.getValue());
+        })
         .unary(FLAKY, this::flaky)
         .unary(FLAKY_IDEMPOTENT, this::flaky)
         .unary(LOG, req -> {
@@ -153,6 +202,15 @@ final class ConformanceService {
           return null;
         })
         .build();
+  }
+
+  /** Waits on the handler's thread, up to 30 s, until the caller of the call being served gives up. */
+  private static void awaitCallerGivingUp() throws InterruptedException, StatusException {
+    CountDownLatch gaveUp = new CountDownLatch(1);
+    context().onCancel(gaveUp::countDown);
+    if (!gaveUp.await(30, TimeUnit.SECONDS)) {
+      throw Status.INTERNAL.withDescription("the caller did not give up within 30 s").asException();
+    }
   }
 
   private StringValue flaky(StringValue req) throws io.petrel.rpc.StatusException {

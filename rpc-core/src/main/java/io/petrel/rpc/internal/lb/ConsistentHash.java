@@ -16,7 +16,9 @@ import org.jspecify.annotations.Nullable;
  * goes to the first point at or after its hash. When an endpoint leaves, only the keys that were on its points
  * move (to the next points on the ring); when one joins, only the keys that land on its new points move to it.
  * A key whose endpoint is backing off after a failed connect goes to the next available endpoint on the ring (and
- * comes back once it is available). A call without a key goes to a random point, so such calls spread by weight.
+ * comes back once it is available). A call without a key goes to a random point, so such calls spread by weight;
+ * from there it skips endpoints that back off or refuse calls for a limit ({@link Subchannel#isRefusing()}), as
+ * the other policies do.
  *
  * <p>Picking allocates nothing: the key is hashed char by char (FNV-1a, then a 64-bit finalizer to spread it)
  * and looked up by binary search in a sorted array.
@@ -32,6 +34,12 @@ public final class ConsistentHash implements LoadBalancer {
    * in proportion to its weight, and the shares vary more.
    */
   static final int MAX_POINTS = 100_000;
+
+  /**
+   * Points a call without a key looks at, from its random point, for an endpoint that takes calls and is not
+   * refusing them: with one such endpoint among three, the chance that none is among them is about 1e-11.
+   */
+  static final int KEYLESS_STEPS = 64;
 
   private record Ring(long[] hashes, Subchannel[] owners, int distinct) {}
 
@@ -51,6 +59,17 @@ public final class ConsistentHash implements LoadBalancer {
       i = -i - 1;
     }
     int n = hashes.length;
+    if (key == null && r.distinct() > 1) {
+      // No key, so no endpoint of its own: the random point's endpoint, or the next one clockwise that takes calls
+      // and is not refusing them for a limit (a pool full refuses at once, and would otherwise draw its share).
+      // A few steps suffice while any endpoint is free; beyond them, as for a key.
+      for (int step = 0, steps = Math.min(n, KEYLESS_STEPS); step < steps; step++) {
+        Subchannel s = r.owners()[(i + step) % n];
+        if (keeps(s) && !s.isRefusing()) {
+          return s;
+        }
+      }
+    }
     Subchannel first = r.owners()[i % n];
     if (keeps(first) || r.distinct() == 1) {
       return first;

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 class LoadBalancerTest {
 
-  /** A call to pick for: the built-in balancers do not look at it. */
+  /** A call to pick for, without a hash key: the built-in balancers look at nothing else of it. */
   static final LoadBalancer.PickArgs ARGS = new LoadBalancer.PickArgs() {
     @Override
     public io.petrel.rpc.MethodDescriptor<?, ?> method() {
@@ -29,8 +29,8 @@ class LoadBalancerTest {
     }
 
     @Override
-    public String hashKey() {
-      throw new AssertionError("not read by the built-in balancers");
+    public @org.jspecify.annotations.Nullable String hashKey() {
+      return null; // read by consistent_hash only: a call without a key
     }
   };
 
@@ -236,12 +236,13 @@ class LoadBalancerTest {
 
   /**
    * An endpoint whose server refuses calls for a limit (its pool full) answers at once, so it has the fewest calls
-   * pending: both policies send calls to the others while one of them is available and not refusing, and prefer a
-   * refusing endpoint, still connected, to one that cannot be reached.
+   * pending: the policies send calls to the others while one of them is available and not refusing, and prefer a
+   * refusing endpoint, still connected, to one that cannot be reached. For consistent hashing this holds for calls
+   * without a key (ARGS has none); a key stays on its endpoint (ConsistentHashTest.aKeyStaysOnAnEndpointThatRefusesCallsOrIsConnecting).
    */
   @Test
-  void bothPoliciesSkipARefusingEndpointButPreferItToAnUnreachableOne() {
-    for (LoadBalancer lb : List.of(new RoundRobin(), new LeastPending())) {
+  void everyPolicySkipsARefusingEndpointButPrefersItToAnUnreachableOne() {
+    for (LoadBalancer lb : List.of(new RoundRobin(), new LeastPending(), new ConsistentHash())) {
       Fake full = new Fake("full", 1);
       Fake spare = new Fake("spare", 1);
       Fake down = new Fake("down", 1);
