@@ -4,6 +4,8 @@ import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -16,6 +18,9 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 public final class PetrelHealthIndicator implements HealthIndicator {
   private final ObjectProvider<PetrelServerLifecycle> server;
   private final ObjectProvider<PetrelClients> clients;
+  /** What the providers gave once they had it: a closed context creates no bean, and its provider throws. */
+  private volatile @Nullable PetrelServerLifecycle lifecycle;
+  private volatile @Nullable PetrelClients allClients;
 
   PetrelHealthIndicator(ObjectProvider<PetrelServerLifecycle> server, ObjectProvider<PetrelClients> clients) {
     this.server = server;
@@ -24,8 +29,25 @@ public final class PetrelHealthIndicator implements HealthIndicator {
 
   @Override
   public Health health() {
+    PetrelServerLifecycle lifecycle = this.lifecycle;
+    PetrelClients all = allClients;
+    try {
+      if (lifecycle == null) {
+        lifecycle = this.lifecycle = server.getIfAvailable();
+      }
+      if (all == null) {
+        all = allClients = clients.getIfAvailable();
+      }
+    } catch (BeansException | IllegalStateException e) {
+      // Asked after the context closed (or while it fails to start), before it had the beans: nothing serves.
+      return Health.down().withDetail("server", "the application context is closed or not started: "
+          + e.getMessage()).build();
+    }
+    return health(lifecycle, all);
+  }
+
+  private static Health health(@Nullable PetrelServerLifecycle lifecycle, @Nullable PetrelClients all) {
     Health.Builder health = Health.up();
-    PetrelServerLifecycle lifecycle = server.getIfAvailable();
     if (lifecycle != null) {
       RpcServer s = lifecycle.server();
       if (s == null) {
@@ -42,7 +64,6 @@ public final class PetrelHealthIndicator implements HealthIndicator {
             .withDetail("inFlightCalls", s.inFlightCalls());
       }
     }
-    PetrelClients all = clients.getIfAvailable();
     if (all != null && !all.names().isEmpty()) {
       Map<String, Object> byName = new LinkedHashMap<>();
       for (String name : all.names()) {

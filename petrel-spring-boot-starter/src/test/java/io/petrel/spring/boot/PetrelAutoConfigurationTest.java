@@ -173,7 +173,22 @@ class PetrelAutoConfigurationTest {
         closer.join(TimeUnit.SECONDS.toMillis(20));
         assertThat(closer.isAlive()).isFalse();
         assertThat(server.isTerminated()).isTrue();
+        // Asked after the context closed (a probe holding the indicator), it answers, and says so.
+        Health stopped = health.health();
+        assertThat(stopped.getStatus().getCode()).isEqualTo("DOWN");
+        assertThat(stopped.getDetails()).containsEntry("server", "stopped");
       }
+    });
+  }
+
+  @Test
+  void healthFirstAskedAfterTheContextClosedSaysDownInsteadOfThrowing() {
+    runner.withUserConfiguration(Echo.class).run(context -> {
+      PetrelHealthIndicator health = context.getBean(PetrelHealthIndicator.class);
+      context.getSourceApplicationContext().close();
+      Health closed = health.health();
+      assertThat(closed.getStatus().getCode()).isEqualTo("DOWN");
+      assertThat((String) closed.getDetails().get("server")).startsWith("the application context is closed");
     });
   }
 
