@@ -45,7 +45,7 @@ public final class AccessLogInterceptor implements ServerInterceptor {
     }
     MethodDescriptor<Req, Resp> m = chain.method();
     String status = error == null ? "OK" : Status.fromThrowable(error).code().name();
-    Status.Code gaveUp = error == null ? ctx.cancellationCode() : null;
+    Status.Code gaveUp = error == null && m.type() != MethodType.ONEWAY ? ctx.cancellationCode() : null;
     if (gaveUp != null) {
       status = gaveUp.name(); // answered after the caller gave up: nobody received it (as rpc.server.calls counts it)
     }

@@ -34,6 +34,8 @@ public final class ServerContext {
   private final List<X509Certificate> peerCertificates;
   private volatile @Nullable Principal principal;
   private volatile boolean cancelled;
+  /** Why the call was cancelled (set before {@link #cancelled}): CANCELLED or DEADLINE_EXCEEDED. */
+  private volatile Status.Code cancelReason = Status.Code.CANCELLED;
   private volatile Metadata responseMetadata = Metadata.EMPTY;
   private @Nullable List<Runnable> cancelListeners; // guarded by this
 
@@ -155,9 +157,9 @@ public final class ServerContext {
   /**
    * Why nobody waits for this call's answer any more, as the status code the server counts the call with when it
    * ends (in {@code rpc.server.calls}, the access log and server spans), whatever the handler answered:
-   * {@link Status.Code#DEADLINE_EXCEEDED} once the caller's deadline has passed, else
-   * {@link Status.Code#CANCELLED} once the caller cancelled the call or its connection closed; null while the
-   * caller still waits.
+   * {@link Status.Code#DEADLINE_EXCEEDED} once the caller's deadline has passed (as this server reads it, or as the
+   * caller said when it cancelled the call), else {@link Status.Code#CANCELLED} once the caller cancelled the call or
+   * its connection closed; null while the caller still waits.
    */
   public Status.@Nullable Code cancellationCode() {
     return cancellationCode(System.nanoTime());
@@ -169,7 +171,7 @@ public final class ServerContext {
     if (d != null && nowNanos - d.nanoTime() >= 0) {
       return Status.Code.DEADLINE_EXCEEDED;
     }
-    return cancelled ? Status.Code.CANCELLED : null;
+    return cancelled ? cancelReason : null;
   }
 
   /**
@@ -200,13 +202,27 @@ public final class ServerContext {
     }
   }
 
-  /** Marks the call cancelled and runs the listeners once. Called by transports. */
+  /**
+   * Marks the call cancelled and runs the listeners once: its caller cancelled it, or its connection closed. Called
+   * by transports.
+   */
   public void cancel() {
+    cancel(Status.Code.CANCELLED);
+  }
+
+  /**
+   * Marks the call cancelled for {@code reason} and runs the listeners once. Called by transports: with
+   * {@link Status.Code#DEADLINE_EXCEEDED} when the caller says its deadline passed (which may come before this
+   * server's reading of the deadline has passed), else {@link Status.Code#CANCELLED}; any other code counts as
+   * CANCELLED.
+   */
+  public void cancel(Status.Code reason) {
     List<Runnable> listeners;
     synchronized (this) {
       if (cancelled) {
         return;
       }
+      cancelReason = reason == Status.Code.DEADLINE_EXCEEDED ? reason : Status.Code.CANCELLED;
       cancelled = true;
       listeners = cancelListeners;
       cancelListeners = null;

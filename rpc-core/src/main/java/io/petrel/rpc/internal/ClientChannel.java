@@ -24,6 +24,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Consumer;
@@ -47,6 +48,20 @@ public final class ClientChannel extends RpcClient {
   static final long SELF_DEADLINE_MARGIN_NANOS = TimeUnit.MILLISECONDS.toNanos(15);
 
   private static final RateLimitedLog BLOCKING_ON_A_LOOP = new RateLimitedLog(LoggerFactory.getLogger(RpcClient.class));
+  /**
+   * Netty's {@code EventLoop} (netty-transport, which rpc-core does not depend on): a thread running one is an I/O
+   * thread, unlike Netty's other executors (a DefaultEventExecutorGroup, where blocking is expected); null
+   * without netty-transport, where no thread is an event loop.
+   */
+  private static final @Nullable Class<?> EVENT_LOOP = eventLoopClass();
+
+  private static @Nullable Class<?> eventLoopClass() {
+    try {
+      return Class.forName("io.netty.channel.EventLoop", false, ClientChannel.class.getClassLoader());
+    } catch (ClassNotFoundException | LinkageError e) {
+      return null;
+    }
+  }
 
   private final ClientRuntime runtime;
   private final List<ClientInterceptor> interceptors;
@@ -276,27 +291,52 @@ public final class ClientChannel extends RpcClient {
   }
 
   /**
-   * Ends {@code call} (CANCELLED, its server told) when the call being served, {@code serving}, is cancelled: its
-   * caller cancelled it or its connection closed, so nobody waits for what this call was made for. (A passed
-   * deadline needs nothing here: this call has that deadline or an earlier one.) The listener is removed when
-   * the call ends, so a handler that makes many calls keeps none of them.
+   * Ends {@code call} when the call being served, {@code serving}, is cancelled: its caller cancelled it, its
+   * deadline passed, or its connection closed, so nobody waits for what this call was made for. It ends with
+   * CANCELLED, or DEADLINE_EXCEEDED when that is why (this call has that deadline or an earlier one, and the
+   * caller's CANCEL may come before either timer), and its server is told. The listener runs on the thread that
+   * learns of the cancellation (a server's event loop), so the call is ended on this client's own threads, where
+   * its callbacks run as for any other end. The listener is removed when the call ends, so a handler that makes
+   * many calls keeps none of them.
    */
-  private static void cancelWith(ServerContext serving, MethodDescriptor<?, ?> method, CompletableFuture<?> call) {
+  private void cancelWith(ServerContext serving, MethodDescriptor<?, ?> method, CompletableFuture<?> call) {
     Runnable cancel = () -> {
-      Status status = Status.CANCELLED.withDescription(method.fullName() + " was cancelled because the call it was"
-          + " made for, " + serving.method().fullName() + ", was cancelled by its caller (or its connection"
-          + " closed); to make a call that outlives the one being served, make it from a thread that is not serving"
-          + " a call");
-      if (call instanceof ClientCall<?> c) {
-        c.fail(status);
-      } else if (call instanceof HedgedCall<?> h) {
-        h.fail(status);
-      } else {
-        call.completeExceptionally(status.asException());
+      Runnable end = () -> {
+        Status status = cancelledFor(serving, method, "was");
+        if (call instanceof ClientCall<?> c) {
+          c.fail(status);
+        } else if (call instanceof HedgedCall<?> h) {
+          h.fail(status);
+        } else {
+          call.completeExceptionally(status.asException());
+        }
+      };
+      if (endpoints == null) {
+        end.run(); // in-process: calls end on the threads of either side anyway
+        return;
+      }
+      try {
+        transport.scheduler().execute(end);
+      } catch (RejectedExecutionException e) {
+        end.run(); // the client is shutting down: end it here rather than never
       }
     };
     serving.onCancel(cancel); // runs at once if the served call is cancelled already
     call.whenComplete((v, e) -> serving.removeCancelListener(cancel));
+  }
+
+  /** The status of {@code method}, a call made for {@code serving}, which its caller gave up: why, and what to do. */
+  private static Status cancelledFor(ServerContext serving, MethodDescriptor<?, ?> method, String how) {
+    Status.Code why = serving.cancellationCode();
+    String served = serving.method().fullName();
+    String detail = "; to make a call that outlives the one being served, make it from a thread that is not serving"
+        + " a call";
+    if (why == Status.Code.DEADLINE_EXCEEDED) {
+      return Status.DEADLINE_EXCEEDED.withDescription(method.fullName() + " " + how + " cancelled because the"
+          + " deadline of the call it was made for, " + served + ", passed" + detail);
+    }
+    return Status.CANCELLED.withDescription(method.fullName() + " " + how + " cancelled because the call it was"
+        + " made for, " + served + ", was cancelled by its caller (or its connection closed)" + detail);
   }
 
   /**
@@ -348,9 +388,8 @@ public final class ClientChannel extends RpcClient {
       return Status.DEADLINE_EXCEEDED.withDescription("deadline already passed before " + method.fullName()
           + " was sent");
     }
-    if (serving != null && serving.cancellationCode(now) == Status.Code.CANCELLED) {
-      return Status.CANCELLED.withDescription(method.fullName() + " not sent: the call it was made for, "
-          + serving.method().fullName() + ", was cancelled by its caller (or its connection closed)");
+    if (serving != null && serving.cancellationCode(now) != null) {
+      return cancelledFor(serving, method, "not sent:");
     }
     return null;
   }
@@ -403,7 +442,8 @@ public final class ClientChannel extends RpcClient {
           + " that this very thread has to read. Use the async stub and chain with thenCompose, or set"
           + " RpcClient.builder().callbackExecutor(...) so that callbacks run elsewhere").asException();
     }
-    if (Thread.currentThread() instanceof FastThreadLocalThread && ThreadExecutorMap.currentExecutor() != null) {
+    if (EVENT_LOOP != null && Thread.currentThread() instanceof FastThreadLocalThread
+        && EVENT_LOOP.isInstance(ThreadExecutorMap.currentExecutor())) {
       warnBlockingOnAnEventLoop(method);
     }
     ThreadlessExecutor executor = new ThreadlessExecutor();

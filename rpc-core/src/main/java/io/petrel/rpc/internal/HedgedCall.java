@@ -104,10 +104,9 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
   }
 
   /**
-   * The client refused the call before any attempt (shut down, too many pending, deadline passed): it was counted
-   * as pending, and is uncounted here.
+   * The core ends the call with {@code status}: no more hedges, every attempt cancelled, each uncounting itself
+   * (false if it had ended).
    */
-  /** The core ends the call with {@code status}: no more hedges, every attempt cancelled (false if it had ended). */
   boolean fail(Status status) {
     if (!claim(null)) {
       return false;
@@ -116,6 +115,10 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
     return true;
   }
 
+  /**
+   * The client refused the call before any attempt (shut down, too many pending, deadline passed): it was counted
+   * as pending, and is uncounted here.
+   */
   void refused(Status status) {
     if (claim(null)) {
       runtime.callEnded();

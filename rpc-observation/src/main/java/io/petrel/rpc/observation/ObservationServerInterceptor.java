@@ -55,7 +55,9 @@ public final class ObservationServerInterceptor implements ServerInterceptor {
 
   private static void end(Observation observation, RpcServerObservationContext context, @Nullable Throwable failure,
       io.petrel.rpc.ServerContext call) {
-    context.statusCode(RpcObservations.serverStatusCode(failure, call.cancellationCode()));
+    // A oneway has no caller waiting for its answer: it is never counted as given up on.
+    context.statusCode(RpcObservations.serverStatusCode(failure,
+        call.method().type() == io.petrel.rpc.MethodType.ONEWAY ? null : call.cancellationCode()));
     Throwable cause = RpcObservations.unwrap(failure);
     if (cause != null) {
       observation.error(cause);

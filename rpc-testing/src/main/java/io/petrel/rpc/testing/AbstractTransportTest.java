@@ -274,8 +274,8 @@ public abstract class AbstractTransportTest {
     assertThat(service.relayWaiting.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("wait:late");
     assertThat(waiting.cancel(true)).isTrue();
     assertThat(service.relayed.poll(WAIT_SECONDS, TimeUnit.SECONDS))
-        .isEqualTo("CANCELLED: conformance.Echo/hold not sent: the call it was made for, conformance.Echo/relay,"
-            + " was cancelled by its caller (or its connection closed)");
+        .startsWith("CANCELLED: conformance.Echo/hold not sent: cancelled because the call it was made for,"
+            + " conformance.Echo/relay, was cancelled by its caller (or its connection closed)");
 
     // Calls that are not cancelled go through the middle tier as before.
     back.releaseAll();
@@ -293,12 +293,16 @@ public abstract class AbstractTransportTest {
         CallOptions.DEFAULT.withTimeout(Duration.ofMinutes(1)));
     assertThat(service.lateRunning.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("c");
     assertThat(cancelled.cancel(true)).isTrue();
+    assertThat(service.lateCancelCodes.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("c CANCELLED");
     assertThat(service.lateAnswered.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("c");
     awaitServerCalls(registry, "CANCELLED", 1);
 
     CompletableFuture<StringValue> expired = client.unaryCallAsync(ConformanceService.LATE, text("d"),
         CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300)));
     assertFails(expired, Status.Code.DEADLINE_EXCEEDED, "deadline exceeded");
+    // As soon as the server hears of it, before its own reading of the deadline (rounded up to whole ms, and
+    // taken when the request arrived) has passed: the client says why it cancelled.
+    assertThat(service.lateCancelCodes.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("d DEADLINE_EXCEEDED");
     assertThat(service.lateAnswered.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("d");
     awaitServerCalls(registry, "DEADLINE_EXCEEDED", 1);
     assertThat(registry.find("rpc.server.calls").tag("method", "late").tag("status", "OK").timer())

@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 class LoadBalancerTest {
 
-  /** A call to pick for, without a hash key: the built-in balancers look at nothing else of it. */
+  /** A call to pick for: the built-in balancers other than consistent_hash do not look at it. */
   static final LoadBalancer.PickArgs ARGS = new LoadBalancer.PickArgs() {
     @Override
     public io.petrel.rpc.MethodDescriptor<?, ?> method() {
@@ -29,8 +29,26 @@ class LoadBalancerTest {
     }
 
     @Override
+    public String hashKey() {
+      throw new AssertionError("not read by the built-in balancers");
+    }
+  };
+
+  /** A call without a hash key, for consistent_hash (which reads nothing else of it). */
+  static final LoadBalancer.PickArgs NO_KEY = new LoadBalancer.PickArgs() {
+    @Override
+    public io.petrel.rpc.MethodDescriptor<?, ?> method() {
+      throw new AssertionError("not read by consistent_hash");
+    }
+
+    @Override
+    public io.petrel.rpc.Metadata metadata() {
+      throw new AssertionError("not read by consistent_hash");
+    }
+
+    @Override
     public @org.jspecify.annotations.Nullable String hashKey() {
-      return null; // read by consistent_hash only: a call without a key
+      return null;
     }
   };
 
@@ -77,7 +95,7 @@ class LoadBalancerTest {
   private static Map<String, Integer> count(LoadBalancer lb, int picks, boolean addPending) {
     Map<String, Integer> n = new HashMap<>();
     for (int i = 0; i < picks; i++) {
-      Fake f = (Fake) lb.pick(ARGS);
+      Fake f = (Fake) lb.pick(lb instanceof ConsistentHash ? NO_KEY : ARGS);
       n.merge(f.endpoint.host(), 1, Integer::sum);
       if (addPending) {
         f.pending++;
@@ -238,7 +256,7 @@ class LoadBalancerTest {
    * An endpoint whose server refuses calls for a limit (its pool full) answers at once, so it has the fewest calls
    * pending: the policies send calls to the others while one of them is available and not refusing, and prefer a
    * refusing endpoint, still connected, to one that cannot be reached. For consistent hashing this holds for calls
-   * without a key (ARGS has none); a key stays on its endpoint (ConsistentHashTest.aKeyStaysOnAnEndpointThatRefusesCallsOrIsConnecting).
+   * without a key (NO_KEY); a key stays on its endpoint (ConsistentHashTest.aKeyStaysOnAnEndpointThatRefusesCallsOrIsConnecting).
    */
   @Test
   void everyPolicySkipsARefusingEndpointButPrefersItToAnUnreachableOne() {

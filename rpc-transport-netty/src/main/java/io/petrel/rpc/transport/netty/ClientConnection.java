@@ -377,7 +377,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     }
     if (channel.isActive()) {
       // Tell the server it may stop working on it.
-      writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_CANCEL, call.requestId));
+      // The status says why: the deadline passed, or the caller cancelled (the server counts the call so).
+      Deadline d = call.deadline();
+      Status.Code why = d != null && d.isExpired() ? Status.Code.DEADLINE_EXCEEDED : Status.Code.CANCELLED;
+      writeQueue.enqueue(FrameEncoder.encodeCancel(channel.alloc(), call.requestId, why));
     }
     if (goaway) {
       closeIfDrained();

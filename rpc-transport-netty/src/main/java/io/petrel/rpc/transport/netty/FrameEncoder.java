@@ -209,6 +209,13 @@ final class FrameEncoder {
     return buf;
   }
 
+  /** A CANCEL frame for {@code requestId}, its status saying why (DEADLINE_EXCEEDED or CANCELLED). */
+  static ByteBuf encodeCancel(ByteBufAllocator alloc, int requestId, Status.Code why) {
+    ByteBuf buf = alloc.buffer(HEADER_SIZE);
+    writeHeader(buf, Protocol.TYPE_CANCEL, why.value(), requestId, 0, 0, 0, 0);
+    return buf;
+  }
+
   /**
    * A GOAWAY frame (docs/protocol.md, "GOAWAY"): with {@code refusesLater} (a graceful shutdown), status
    * UNAVAILABLE and {@code lastRequestId}, the last request the server took, after which it refuses every

@@ -347,7 +347,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
         frame.release();
         NettyServerCall c = calls.get(frame.requestId);
         if (c != null) {
-          c.context().cancel();
+          // Why, as the client says: its deadline passed (DEADLINE_EXCEEDED), else cancelled.
+          c.context().cancel(frame.status == Status.Code.DEADLINE_EXCEEDED.value() ? Status.Code.DEADLINE_EXCEEDED
+              : Status.Code.CANCELLED);
         }
         return;
       }

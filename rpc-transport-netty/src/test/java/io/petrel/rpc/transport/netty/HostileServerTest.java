@@ -202,4 +202,44 @@ class HostileServerTest extends TransportFixture {
       peer.send(java.util.Arrays.copyOf(RawPeer.response(r.requestId(), r.body()), HEADER_SIZE / 2));
     });
   }
+  /**
+   * A CANCEL says why in its status byte: DEADLINE_EXCEEDED when the call's deadline passed, CANCELLED when its
+   * caller cancelled it. The server counts the call so, although its own reading of the deadline (taken when the
+   * request arrived, rounded up to whole milliseconds) has usually not passed when the CANCEL comes.
+   */
+  @Test
+  void aCancelSaysWhetherTheDeadlinePassedOrTheCallerCancelled() throws Exception {
+    java.util.concurrent.BlockingQueue<String> requests = new java.util.concurrent.LinkedBlockingQueue<>();
+    java.util.concurrent.BlockingQueue<String> cancels = new java.util.concurrent.LinkedBlockingQueue<>();
+    againstFake(b -> b, client -> {
+      assertThatThrownBy(() -> client.unaryCall(TestService.ECHO, StringValue.of("late"),
+          CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300))))
+          .isInstanceOfSatisfying(StatusException.class,
+              s -> assertThat(s.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
+      assertThat(requests.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("late");
+      assertThat(cancels.poll(WAIT_SECONDS, TimeUnit.SECONDS))
+          .isEqualTo("late " + Status.Code.DEADLINE_EXCEEDED.value());
+      CompletableFuture<StringValue> dropped = client.unaryCallAsync(TestService.ECHO, StringValue.of("dropped"),
+          CallOptions.DEFAULT.withTimeout(Duration.ofMinutes(1)));
+      assertThat(requests.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("dropped"); // sent, then cancelled
+      assertThat(dropped.cancel(true)).isTrue();
+      assertThat(cancels.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("dropped " + Status.Code.CANCELLED.value());
+    }, peer -> {
+      java.util.Map<Integer, String> byId = new java.util.HashMap<>();
+      int cancelsRead = 0;
+      while (cancelsRead < 2) {
+        RawPeer.RawFrame f = peer.readRaw();
+        if (f.type() == TYPE_PING) {
+          peer.send(RawPeer.control(TYPE_PONG, f.requestId()));
+        } else if (f.type() == TYPE_REQUEST) {
+          String value = StringValue.parseFrom(f.body()).getValue();
+          byId.put(f.requestId(), value);
+          requests.add(value);
+        } else if (f.type() == TYPE_CANCEL) {
+          cancelsRead++;
+          cancels.add(byId.get(f.requestId()) + " " + f.status());
+        }
+      }
+    });
+  }
 }
