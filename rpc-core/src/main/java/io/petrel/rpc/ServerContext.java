@@ -6,6 +6,8 @@ import java.security.Principal;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.Executor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.jspecify.annotations.Nullable;
@@ -74,6 +76,33 @@ public final class ServerContext {
     return prev;
   }
 
+  /**
+   * {@code task}, run with this context current ({@link #current()}) on whatever thread runs it, as on the
+   * handler's own thread: a call it makes takes this call's deadline when earlier and is cancelled with this call.
+   * For an asynchronous handler whose later stages call other services from other threads.
+   */
+  public Runnable wrap(Runnable task) {
+    Objects.requireNonNull(task, "task");
+    return () -> {
+      ServerContext previous = attach();
+      try {
+        task.run();
+      } finally {
+        restore(previous);
+      }
+    };
+  }
+
+  /**
+   * An executor that runs each task on {@code executor} with this context current (see {@link #wrap(Runnable)}):
+   * {@code CompletableFuture.supplyAsync(() -> stub.work(request), ctx.wrap(executor))} in an asynchronous
+   * handler makes the call as the handler's own thread would.
+   */
+  public Executor wrap(Executor executor) {
+    Objects.requireNonNull(executor, "executor");
+    return task -> executor.execute(wrap(task));
+  }
+
   /** Restores the context that {@link #attach()} returned. */
   public static void restore(@Nullable ServerContext previous) {
     CURRENT.set(previous); // null rather than remove(): removal costs more, and the slot is reused
@@ -124,7 +153,7 @@ public final class ServerContext {
    * read it with {@link #principal()}.
    */
   public void setPrincipal(Principal principal) {
-    this.principal = java.util.Objects.requireNonNull(principal, "principal");
+    this.principal = Objects.requireNonNull(principal, "principal");
   }
 
   /** Bytes of the request body. */

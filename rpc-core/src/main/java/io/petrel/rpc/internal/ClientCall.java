@@ -59,6 +59,8 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   private final ClientRuntime runtime;
   private final MethodDescriptor<?, Resp> method;
   private final @Nullable Deadline deadline;
+  /** The served call whose deadline this call took, or null (see {@link #deadlineFrom}); set before it starts. */
+  private @Nullable String deadlineFrom;
   private final long startNanos;
   private final @Nullable Consumer<Metadata> responseMetadata;
   private final CallMetrics metrics;
@@ -160,6 +162,14 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   @Override
   public MethodDescriptor<?, Resp> method() {
     return method;
+  }
+
+  /**
+   * Set by the core for a call made by a handler whose deadline is the one of the call it serves,
+   * {@code servedMethod} (earlier than its own): its DEADLINE_EXCEEDED says where the deadline came from.
+   */
+  void deadlineFrom(String servedMethod) {
+    this.deadlineFrom = servedMethod;
   }
 
   /** Set by the core ({@code RpcClient}) before it hands the call to the transport. */
@@ -529,6 +539,12 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
    * DEADLINE_EXCEEDED, saying how long it waited and where; {@code detail} adds why (" (the request was not sent
    * yet)"). Returns false if the call had ended already.
    */
+  /** What a DEADLINE_EXCEEDED adds for a call that took the deadline of the call it was made for. */
+  static String inheritedDeadline(String servedMethod) {
+    return "; the deadline was that of " + servedMethod + ", the call this one was made for (set by its caller,"
+        + " earlier than this call's own)";
+  }
+
   public boolean deadlineExceeded(String detail) {
     return deadlineExceeded(detail, false);
   }
@@ -538,8 +554,10 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
       return false;
     }
     long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    String from = deadlineFrom;
     Status status = Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded after " + waitedMs
-        + " ms waiting for " + method.fullName() + " from " + runtime.target() + detail);
+        + " ms waiting for " + method.fullName() + " from " + runtime.target() + detail
+        + (from == null ? "" : inheritedDeadline(from)));
     if (!tryFinish(status, byStream)) {
       return false;
     }

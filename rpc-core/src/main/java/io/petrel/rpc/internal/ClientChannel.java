@@ -362,6 +362,9 @@ public final class ClientChannel extends RpcClient {
       call.fail(refused);
       return call;
     }
+    if (serving != null && deadline != null && deadline == serving.deadline()) {
+      call.deadlineFrom(serving.method().fullName());
+    }
     call.options(options); // what a load balancer reads when it picks for the call
     call.start(request); // the first attempt; the call keeps the request for another (see ClientCall#onClose)
     return call;
@@ -386,7 +389,8 @@ public final class ClientChannel extends RpcClient {
     }
     if (deadline != null && deadline.nanoTime() - now <= 0) {
       return Status.DEADLINE_EXCEEDED.withDescription("deadline already passed before " + method.fullName()
-          + " was sent");
+          + " was sent" + (serving != null && deadline == serving.deadline()
+              ? ClientCall.inheritedDeadline(serving.method().fullName()) : ""));
     }
     if (serving != null && serving.cancellationCode(now) != null) {
       return cancelledFor(serving, method, "not sent:");
@@ -423,8 +427,8 @@ public final class ClientChannel extends RpcClient {
       String served = serving.method().fullName();
       BLOCKING_ON_A_LOOP.warn("blocking call on an event loop: " + served, "blocking call to " + method.fullName()
           + " made by the handler of " + served + " on " + thread + ", an event loop of the server (it serves"
-          + " with directExecutor()): every connection of that loop waits until the call returns, so the server"
-          + " serves one call at a time there. Make the call with the async stub and return its future from an"
+          + " with directExecutor()): every connection of that loop waits until the call returns, its callers'"
+          + " cancellations too, so the server serves one call at a time there. Make the call with the async stub and return its future from an"
           + " async handler, or serve " + served + " on the business pool (the default)");
     } else {
       BLOCKING_ON_A_LOOP.warn("blocking call on an event loop: " + method.fullName(), "blocking call to "

@@ -277,11 +277,31 @@ public abstract class AbstractTransportTest {
         .startsWith("CANCELLED: conformance.Echo/hold not sent: cancelled because the call it was made for,"
             + " conformance.Echo/relay, was cancelled by its caller (or its connection closed)");
 
+    // The same from an async handler's stage on another thread, the served call's context carried there.
+    CompletableFuture<StringValue> async = client.unaryCallAsync(ConformanceService.RELAY_ASYNC, text("async"),
+        aMinute);
+    assertThat(nextHolding(back)).isEqualTo("async");
+    assertThat(async.cancel(true)).isTrue();
+    assertThat(nextCancelled(back)).as("the async stage's call cancelled on the next server").isEqualTo("async");
+    assertThat(service.relayed.poll(WAIT_SECONDS, TimeUnit.SECONDS))
+        .startsWith("CANCELLED: conformance.Echo/hold was cancelled because the call it was made for,"
+            + " conformance.Echo/relayAsync, was cancelled by its caller");
+
+    // A deadline the middle tier's call took from the call it serves: its failure says where it came from,
+    // whichever ends it first (its own timer, or the served call's CANCEL).
+    assertFails(client.unaryCallAsync(ConformanceService.RELAY, text("timed"),
+        CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300))), Status.Code.DEADLINE_EXCEEDED);
+    assertThat(nextHolding(back)).isEqualTo("timed");
+    assertThat(service.relayed.poll(WAIT_SECONDS, TimeUnit.SECONDS)).startsWith("DEADLINE_EXCEEDED: ")
+        .contains("conformance.Echo/hold").containsAnyOf(
+            "the deadline was that of conformance.Echo/relay, the call this one was made for",
+            "cancelled because the deadline of the call it was made for, conformance.Echo/relay, passed");
+
     // Calls that are not cancelled go through the middle tier as before.
     back.releaseAll();
     assertThat(client.unaryCall(ConformanceService.RELAY, text("after"), aMinute).getValue()).isEqualTo("held:after");
     assertThat(service.relayed.poll(WAIT_SECONDS, TimeUnit.SECONDS)).isEqualTo("OK");
-    assertThat(back.holding).containsExactly("after"); // neither "wait:late" nor another reached the next server
+    assertThat(back.holding).containsExactly("after"); // "wait:late" did not reach the next server
   }
 
   @Test

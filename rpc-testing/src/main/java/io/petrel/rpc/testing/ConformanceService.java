@@ -99,6 +99,11 @@ final class ConformanceService {
    */
   static final MethodDescriptor<StringValue, StringValue> RELAY = text("relay").build();
   /**
+   * As RELAY, from an asynchronous handler whose stage calls HOLD on another thread, with the served call's context
+   * carried there ({@code ServerContext.wrap(Executor)}).
+   */
+  static final MethodDescriptor<StringValue, StringValue> RELAY_ASYNC = text("relayAsync").build();
+  /**
    * Waits (on the handler's thread, up to 30 s) until its caller gives up, then answers OK anyway; the request is
    * added to {@link #lateRunning} when the handler starts and to {@link #lateAnswered} just before it returns.
    */
@@ -191,6 +196,17 @@ final class ConformanceService {
             throw e;
           }
         })
+        .async(RELAY_ASYNC, req -> CompletableFuture.supplyAsync(() -> {
+          RpcClient to = Objects.requireNonNull(downstream, "the test sets downstream");
+          try {
+            StringValue r = to.unaryCall(HOLD, req);
+            relayed.add("OK");
+            return r;
+          } catch (StatusException e) {
+            relayed.add(e.code() + ": " + e.status().description());
+            throw new java.util.concurrent.CompletionException(e);
+          }
+        }, context().wrap(java.util.concurrent.ForkJoinPool.commonPool())))
         .unary(LATE, req -> {
           lateRunning.add(req.getValue());
           ServerContext ctx = context();

@@ -8,7 +8,6 @@ import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.ServiceDefinition;
-import io.petrel.rpc.marshal.ProtobufMarshaller;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
@@ -18,14 +17,8 @@ import org.junit.jupiter.api.Test;
  * methods and what to do; the same handler on the business pool gets no such line.
  */
 class BlockingCallOnAnEventLoopTest extends TransportFixture {
-  private static MethodDescriptor<StringValue, StringValue> method(String service, String name) {
-    return MethodDescriptor.<StringValue, StringValue>newBuilder().serviceName(service).methodName(name)
-        .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
-        .responseMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance())).build();
-  }
-
-  private static final MethodDescriptor<StringValue, StringValue> ECHO = method("test.Back", "echo");
-  private static final MethodDescriptor<StringValue, StringValue> RELAY = method("test.Front", "relay");
+  private static final MethodDescriptor<StringValue, StringValue> ECHO = TestService.textMethod("test.Back", "echo");
+  private static final MethodDescriptor<StringValue, StringValue> RELAY = TestService.textMethod("test.Front", "relay");
 
   @Test
   void aBlockingCallFromADirectModeHandlerWorksAndIsReportedOnce() throws Exception {

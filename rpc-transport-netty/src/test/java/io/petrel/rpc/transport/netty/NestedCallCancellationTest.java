@@ -9,7 +9,6 @@ import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.ServiceDefinition;
-import io.petrel.rpc.marshal.ProtobufMarshaller;
 import java.time.Duration;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -24,14 +23,8 @@ import org.junit.jupiter.api.Test;
  * the nested call's callbacks must not run there (a slow one would hold every connection of that loop).
  */
 class NestedCallCancellationTest extends TransportFixture {
-  private static MethodDescriptor<StringValue, StringValue> method(String service, String name) {
-    return MethodDescriptor.<StringValue, StringValue>newBuilder().serviceName(service).methodName(name)
-        .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
-        .responseMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance())).build();
-  }
-
-  private static final MethodDescriptor<StringValue, StringValue> HOLD = method("test.Back", "hold");
-  private static final MethodDescriptor<StringValue, StringValue> RELAY = method("test.Front", "relay");
+  private static final MethodDescriptor<StringValue, StringValue> HOLD = TestService.textMethod("test.Back", "hold");
+  private static final MethodDescriptor<StringValue, StringValue> RELAY = TestService.textMethod("test.Front", "relay");
 
   /** Waits on the handler's thread, up to 30 s, until its caller gives up. */
   private static void awaitCallerGivingUp() throws InterruptedException {

@@ -20,6 +20,13 @@ import java.util.concurrent.TimeUnit;
 final class TestService {
   static final String NAME = "test.Echo";
 
+  /** A unary method of {@code service} taking and answering a protobuf StringValue (for tests' own services). */
+  static MethodDescriptor<StringValue, StringValue> textMethod(String service, String name) {
+    return MethodDescriptor.<StringValue, StringValue>newBuilder().serviceName(service).methodName(name)
+        .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+        .responseMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance())).build();
+  }
+
   static final MethodDescriptor<StringValue, StringValue> ECHO = MethodDescriptor.<StringValue, StringValue>newBuilder()
       .serviceName(NAME).methodName("echo")
       .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
