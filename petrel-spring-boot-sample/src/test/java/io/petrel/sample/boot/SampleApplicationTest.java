@@ -181,6 +181,32 @@ class SampleApplicationTest {
     }
   }
 
+  /**
+   * A bean in front of a remote service (a cache, a fallback) implements the service's interface and calls it
+   * through a {@code @PetrelClient} field: it is the caller's side, and is not served.
+   */
+  static class CachingFrontdesk implements Frontdesk {
+    @io.petrel.spring.boot.PetrelClient("frontdesk")
+    Frontdesk remote;
+
+    @Override
+    public String welcome(String guest) {
+      return remote.welcome(guest);
+    }
+  }
+
+  @Test
+  void aBeanThatCallsTheServiceItImplementsThroughAnInjectedStubIsNotServed() {
+    // If the decorator were taken for an implementation, the start would fail: FrontdeskService serves it already.
+    try (ConfigurableApplicationContext app = new SpringApplicationBuilder(SampleApplication.class)
+        .sources(CachingFrontdesk.class)
+        .run("--petrel.server.port=0", "--spring.main.banner-mode=off",
+            "--petrel.clients.frontdesk.target=127.0.0.1:1")) {
+      assertThat(app.getBean(PetrelServerLifecycle.class).port()).isPositive();
+      assertThat(app.getBean(CachingFrontdesk.class).remote).isInstanceOf(FrontdeskRpc.FrontdeskStub.class);
+    }
+  }
+
   @Test
   void aCallAfterTheApplicationClosedIsRefusedWithUnavailable() {
     ConfigurableApplicationContext app = boot("petrel.clients.frontdesk.target=127.0.0.1:1");

@@ -70,11 +70,15 @@ public class PetrelAutoConfiguration {
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   PetrelClients petrelClients(PetrelProperties properties, ObjectProvider<ClientInterceptor> interceptors,
-      ObjectProvider<PetrelClientCustomizer> customizers, ObjectProvider<MeterRegistry> meterRegistry) {
+      ObjectProvider<PetrelClientCustomizer> customizers, ObjectProvider<MeterRegistry> meterRegistry,
+      ObjectProvider<ClientTracing> tracing) {
     return new PetrelClients(properties.getClients().keySet(), name -> {
       try {
         RpcClientBuilder builder = RpcClient.builder();
         PetrelBuilders.applyClient(name, client(properties, name), builder);
+        // The client's span first (outermost), as the server's: the application's interceptors run inside it,
+        // so what they log carries the trace, and a call one of them fails still has its span.
+        tracing.ifAvailable(t -> builder.intercept(t.forClient(name)));
         interceptors.orderedStream().forEach(builder::intercept);
         meterRegistry.ifUnique(builder::meterRegistry);
         customizers.orderedStream().forEach(c -> c.customize(name, builder));
@@ -111,7 +115,7 @@ public class PetrelAutoConfiguration {
   /**
    * Tracing, with rpc-observation on the class path and an {@link ObservationRegistry} in the context (Boot makes
    * one with spring-boot-micrometer-observation): the server observes every call first (outermost), each client
-   * observes its calls with its target as the peer, and the meters a meter observation handler would make of those
+   * too (outermost: its own interceptors run inside the span), with its target as the peer, and the meters a meter observation handler would make of those
    * observations are denied, since Petrel's own meters already time every call.
    */
   @Configuration(proxyBeanMethods = false)
@@ -127,16 +131,21 @@ public class PetrelAutoConfiguration {
     }
 
     @Bean
-    PetrelClientCustomizer petrelObservationClientCustomizer(ObservationRegistry registry,
-        PetrelProperties properties) {
-      return (name, builder) -> builder.intercept(
-          new ObservationClientInterceptor(registry, String.valueOf(client(properties, name).getTarget())));
+    ClientTracing petrelClientTracing(ObservationRegistry registry, PetrelProperties properties) {
+      return name -> new ObservationClientInterceptor(registry,
+          String.valueOf(client(properties, name).getTarget()));
     }
 
     @Bean
     MeterFilter petrelIgnoreObservationMeters() {
       return RpcObservations.ignoreObservationMeters();
     }
+  }
+
+  /** Makes the tracing interceptor of the client named {@code name} (with rpc-observation; see Observations). */
+  @FunctionalInterface
+  interface ClientTracing {
+    ClientInterceptor forClient(String name);
   }
 
   /** The {@code petrel} health indicator, with spring-boot-health on the class path. */

@@ -40,8 +40,8 @@ public final class PetrelHealthIndicator implements HealthIndicator {
       }
     } catch (BeansException | IllegalStateException e) {
       // Asked after the context closed (or while it fails to start), before it had the beans: nothing serves.
-      return Health.down().withDetail("server", "the application context is closed or not started: "
-          + e.getMessage()).build();
+      return Health.down().withDetail("server", "the application context is closed (or failed to start)")
+          .build();
     }
     return health(lifecycle, all);
   }

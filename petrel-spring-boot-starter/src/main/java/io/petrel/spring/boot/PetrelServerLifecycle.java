@@ -22,7 +22,10 @@ import org.springframework.context.SmartLifecycle;
  * without a web server keeps serving after its {@code main} has returned.
  */
 public final class PetrelServerLifecycle implements SmartLifecycle {
-  /** Started late and stopped early, as Boot's web server: {@link SmartLifecycle#DEFAULT_PHASE} - 1024. */
+  /**
+   * Started late and stopped early: {@link SmartLifecycle#DEFAULT_PHASE} - 1024, the phase of Boot's web server
+   * graceful shutdown (the web server itself starts and stops at - 2048); both drains run at once.
+   */
   public static final int PHASE = SmartLifecycle.DEFAULT_PHASE - 1024;
 
   private static final Logger log = LoggerFactory.getLogger(PetrelServerLifecycle.class);
@@ -64,7 +67,8 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
       started = p.builder().build().start();
     } catch (IOException e) {
       throw new UncheckedIOException("the Petrel server could not start: " + e.getMessage()
-          + " (set petrel.server.port to a free port, or 0 for any free one, or stop what holds this one)", e);
+          + " (set petrel.server.port to a free port, or 0 for any free one, or stop what holds this one; or set"
+          + " petrel.server.address to an address of this machine, or leave it unset for all of them)", e);
     } catch (IllegalArgumentException | IllegalStateException e) {
       throw serverProblem(e);
     }
@@ -79,8 +83,8 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
    */
   private static RuntimeException serverProblem(RuntimeException e) {
     String message = String.valueOf(e.getMessage());
-    if (message.contains("petrel.server.")) {
-      return e; // already says which property
+    if (message.contains("petrel.server.") || e instanceof PetrelServices.ServingProblem) {
+      return e; // already says which property, or is about the beans served, not about properties
     }
     return new IllegalStateException("the Petrel server (properties petrel.server.*): " + message, e);
   }
@@ -110,6 +114,35 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
       return;
     }
     s.shutdown();
+    awaitStopped(s);
+  }
+
+  /**
+   * Starts the drain and tells {@code callback} once the server has stopped, from a thread of its own: the other
+   * beans of this phase (Boot's web server's graceful shutdown) drain at the same time rather than after it. The
+   * context waits for the callback up to {@code spring.lifecycle.timeout-per-shutdown-phase} (Boot: 30 s).
+   */
+  @Override
+  public void stop(Runnable callback) {
+    RpcServer s = server;
+    if (s == null) {
+      callback.run();
+      return;
+    }
+    s.shutdown();
+    Thread t = new Thread(() -> {
+      try {
+        awaitStopped(s);
+      } finally {
+        callback.run();
+      }
+    }, "petrel-server-stop");
+    t.setDaemon(true);
+    t.start();
+  }
+
+  /** Waits for the draining server to stop: its grace period and closing, then at once. */
+  private void awaitStopped(RpcServer s) {
     Duration g = grace != null ? grace : RpcServerBuilder.DEFAULT_SHUTDOWN_GRACE;
     try {
       // shutdown() closes what is left once the grace period is over; the margin covers closing itself.

@@ -13,13 +13,31 @@ import org.springframework.util.ClassUtils;
 /**
  * Finds what the context serves: every singleton bean that implements an {@code @RpcService} interface (bound with
  * the generated {@code FooRpc.bind}) or its generated {@code FooAsync} view ({@code FooRpc.bindAsync}), and every
- * {@link ServiceDefinition} bean as it is. Client stubs (which implement the interface too) are skipped.
+ * {@link ServiceDefinition} bean as it is. Client stubs (which implement the interface too) are skipped, and so is
+ * a bean with a {@link PetrelClient} field of the interface it implements (a decorator of the remote service).
  */
 final class PetrelServices {
   private PetrelServices() {
   }
 
+  /** What the context's beans cannot be served as (not a property's fault): said as it is, without a hint. */
+  static final class ServingProblem extends IllegalStateException {
+    private static final long serialVersionUID = 1L;
+
+    ServingProblem(RuntimeException cause) {
+      super("the Petrel server cannot serve the context's beans: " + cause.getMessage(), cause);
+    }
+  }
+
   static List<ServiceDefinition> find(ListableBeanFactory beans) {
+    try {
+      return findOrThrow(beans);
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      throw new ServingProblem(e);
+    }
+  }
+
+  private static List<ServiceDefinition> findOrThrow(ListableBeanFactory beans) {
     Map<String, String> owners = new LinkedHashMap<>();
     List<ServiceDefinition> found = new ArrayList<>();
     for (String name : beans.getBeanNamesForType(Object.class, false, false)) {
@@ -34,6 +52,9 @@ final class PetrelServices {
       @Nullable Object bean = null;
       for (Class<?> iface : ClassUtils.getAllInterfacesForClassAsSet(type)) {
         if (GeneratedCode.serviceInterface(iface) != null) {
+          if (callsOut(type, iface)) {
+            continue; // a decorator or fallback of a remote service of that interface: the caller's side
+          }
           if (bean == null) {
             bean = beans.getBean(name);
             if (bean instanceof AbstractStub) {
@@ -45,6 +66,24 @@ final class PetrelServices {
       }
     }
     return found;
+  }
+
+  /**
+   * Whether {@code type} has a {@link PetrelClient} field of the service interface {@code iface} (or its
+   * {@code FooAsync} view): a bean that calls that service remotely (a cache or a fallback in front of it)
+   * implements the interface for its own callers, and serving it would start a server in an application that only
+   * calls, on the port of the real one.
+   */
+  static boolean callsOut(Class<?> type, Class<?> iface) {
+    for (Class<?> c = type; c != null && c != Object.class; c = c.getSuperclass()) {
+      for (java.lang.reflect.Field f : c.getDeclaredFields()) {
+        if (f.isAnnotationPresent(PetrelClient.class)
+            && GeneratedCode.serviceInterface(f.getType()) == GeneratedCode.serviceInterface(iface)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private static void add(List<ServiceDefinition> found, Map<String, String> owners, String bean,

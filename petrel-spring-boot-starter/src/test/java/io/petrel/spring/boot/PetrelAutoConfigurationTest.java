@@ -181,6 +181,37 @@ class PetrelAutoConfigurationTest {
     });
   }
 
+  /**
+   * The context stops the beans of one phase one after the other, each stop(callback) returning before its
+   * callback when it drains in the background (Boot's web server graceful shutdown does): Petrel's returns at once
+   * too, so the two drains run at the same time instead of one after the other, and the context still waits for it.
+   */
+  @Test
+  void stoppingTheServerReturnsAtOnceAndTellsTheCallbackWhenItHasDrained() {
+    runner.withUserConfiguration(Echo.class).run(context -> {
+      EchoService echo = context.getBean(EchoService.class);
+      PetrelServerLifecycle lifecycle = context.getBean(PetrelServerLifecycle.class);
+      RpcServer server = lifecycle.server();
+      assertThat(server).isNotNull();
+      try (RpcClient client = clientTo(server.port())) {
+        CompletableFuture<String> held = client.unaryCallAsync(EchoService.HOLD, "a", CallOptions.DEFAULT);
+        assertThat(echo.entered.await(10, TimeUnit.SECONDS)).isTrue();
+        java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
+        long start = System.nanoTime();
+        lifecycle.stop(stopped::countDown);
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertThat(tookMs).as("stop(callback) returned after %d ms, with a call in flight", tookMs)
+            .isLessThan(2_000);
+        assertThat(server.isShutdown()).as("draining").isTrue();
+        assertThat(stopped.getCount()).as("told before the call in flight ended").isEqualTo(1);
+        echo.release.countDown();
+        assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo("released a");
+        assertThat(stopped.await(20, TimeUnit.SECONDS)).as("the callback once drained").isTrue();
+        assertThat(server.isTerminated()).isTrue();
+      }
+    });
+  }
+
   @Test
   void healthFirstAskedAfterTheContextClosedSaysDownInsteadOfThrowing() {
     runner.withUserConfiguration(Echo.class).run(context -> {

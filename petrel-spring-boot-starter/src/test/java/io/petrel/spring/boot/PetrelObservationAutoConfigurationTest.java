@@ -102,6 +102,57 @@ class PetrelObservationAutoConfigurationTest {
         });
   }
 
+  /** A client interceptor bean that records whether it runs inside an observation, and fails calls it is told to. */
+  @Configuration(proxyBeanMethods = false)
+  static class UserClientInterceptor {
+    final List<String> seen = new CopyOnWriteArrayList<>();
+
+    @Bean
+    io.petrel.rpc.ClientInterceptor recording(ObservationRegistry registry) {
+      return new io.petrel.rpc.ClientInterceptor() {
+        @Override
+        public <Req, Resp> java.util.concurrent.CompletableFuture<Resp> intercept(Chain<Req, Resp> chain) {
+          seen.add(registry.getCurrentObservation() == null ? "no observation" : "inside "
+              + registry.getCurrentObservation().getContext().getName());
+          if ("refuse".equals(chain.request())) {
+            return java.util.concurrent.CompletableFuture.failedFuture(io.petrel.rpc.Status.FAILED_PRECONDITION
+                .withDescription("refused by the interceptor").asException());
+          }
+          return chain.proceed();
+        }
+      };
+    }
+  }
+
+  /**
+   * The client's span is outermost, as the server's: the application's client interceptors run inside it (what
+   * they log carries the trace), and a call one of them fails is observed too.
+   */
+  @Test
+  void theApplicationsClientInterceptorsRunInsideTheClientsObservation() {
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+        .withUserConfiguration(Observed.class)
+        .withPropertyValues("petrel.server.port=0", "petrel.server.address=127.0.0.1")
+        .run(server -> {
+          int port = server.getBean(PetrelServerLifecycle.class).port();
+          new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+              .withUserConfiguration(Observed.class, UserClientInterceptor.class)
+              .withPropertyValues("petrel.server.enabled=false", "petrel.clients.echo.target=127.0.0.1:" + port)
+              .run(client -> {
+                RpcClient echo = client.getBean(PetrelClients.class).client("echo");
+                assertThat(echo.unaryCall(EchoService.ECHO, "traced")).isEqualTo("traced");
+                org.assertj.core.api.Assertions.assertThatThrownBy(() -> echo.unaryCall(EchoService.ECHO, "refuse"))
+                    .hasMessageContaining("refused by the interceptor");
+                assertThat(client.getBean(UserClientInterceptor.class).seen)
+                    .containsExactly("inside " + RpcObservations.CLIENT_NAME, "inside " + RpcObservations.CLIENT_NAME);
+                assertThat(client.getBean(Observed.class).stopped).hasSize(2)
+                    .allSatisfy(c -> assertThat(c).isInstanceOf(RpcClientObservationContext.class))
+                    .extracting(c -> ((RpcClientObservationContext) c).statusCode())
+                    .containsExactly("OK", "FAILED_PRECONDITION");
+              });
+        });
+  }
+
   @Test
   void withoutAnObservationRegistryNothingIsObserved() {
     new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))

@@ -621,8 +621,11 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       closeIfDrained();
     }
     if (call == null || call.abandoned) {
-      log.debug("response for request {} that is no longer waiting (deadline passed or cancelled)",
-          Integer.toUnsignedString(frame.requestId));
+      if (log.isDebugEnabled()) {
+        log.debug("{}: dropped the response (status {}) for request {}{}, which is no longer waiting (its deadline"
+            + " passed or it was cancelled)", channel, frame.status, Integer.toUnsignedString(frame.requestId),
+            call == null ? "" : " of " + call.method().fullName());
+      }
       return;
     }
     ByteBuf body = frame.body();
