@@ -80,6 +80,11 @@ final class ConnectionSlot {
   private @Nullable String lastFailure;
   /** The local exception behind {@link #lastFailure}, if there was one (a refused connect, say). */
   private @Nullable Throwable lastFailureCause;
+  /**
+   * A connection of this slot got GOAWAY since the last connect succeeded: a connect that fails now says so (the
+   * server is going away or restarting, which "connection refused" alone does not tell). Guarded by this.
+   */
+  private boolean goawaySeen;
   /** Calls waiting for the attempt under way or the next one, in the order they came. */
   private final ArrayDeque<Waiter> waiters = new ArrayDeque<>();
   private boolean closed;
@@ -363,12 +368,16 @@ final class ConnectionSlot {
           connectionLink = a;
           lastFailure = null;
           lastFailureCause = null;
+          goawaySeen = false;
         }
       } else if (!(cause instanceof CancellationException) && !closed) {
         String described = cause instanceof StatusException se ? se.status().description() : null;
         why = described != null ? described : String.valueOf(cause != null ? cause : "no connection");
       }
       if (why != null) {
+        if (goawaySeen) {
+          why += " (the server there sent GOAWAY on the last connection: it is shutting down or restarting)";
+        }
         Throwable statusCause = cause instanceof StatusException se ? se.getCause() : cause;
         failure = Status.UNAVAILABLE.withDescription("cannot connect to " + owner.authority() + ": " + why);
         if (statusCause != null) {
@@ -488,6 +497,7 @@ final class ConnectionSlot {
   private void goaway(Link a) {
     Link start = null;
     synchronized (this) {
+      goawaySeen = true;
       if (a.connection != null && connectionLink == a) {
         connection = null;
         connectionLink = null;

@@ -8,6 +8,7 @@ import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.util.ArrayList;
@@ -119,6 +120,38 @@ class GoawayTest extends TransportFixture {
       assertThat(secondSaw).as("sent again, in order; 'two' never").containsExactly("three", "four");
       assertThat(client.pendingCalls()).isZero();
     }
+  }
+
+  /**
+   * While a server drains (it sent GOAWAY and no longer accepts), a new call cannot connect; its status says that
+   * the server sent GOAWAY, which "connection refused" alone does not tell.
+   */
+  @Test
+  void aCallThatCannotConnectToADrainingServerSaysTheServerSentGoaway() throws Exception {
+    RpcServer server = startServer(b -> b.shutdownGracePeriod(java.time.Duration.ofSeconds(30)));
+    RpcClient client = client(server.port());
+    CompletableFuture<StringValue> held = client.unaryCallAsync(TestService.BLOCK, StringValue.of("held"),
+        CallOptions.DEFAULT);
+    assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isEqualTo("held");
+    server.shutdown(); // GOAWAY; the call in flight goes on
+    StatusException e = null;
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (e == null && System.nanoTime() - until < 0) {
+      try {
+        // Until the client has read the GOAWAY, a call may still go to the old connection and be refused there.
+        client.unaryCall(TestService.ECHO, StringValue.of("new"), CallOptions.DEFAULT.withFailFast(true));
+      } catch (StatusException failed) {
+        if (failed.getMessage().contains("cannot connect")) {
+          e = failed;
+        }
+      }
+    }
+    assertThat(e).as("a new call failed to connect within 10 s").isNotNull();
+    assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(e.getMessage()).contains("the server there sent GOAWAY on the last connection: it is shutting down"
+        + " or restarting");
+    service.gate.countDown();
+    assertThat(held.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("held");
   }
 
   /** The next REQUEST the client sends, past its PINGs (each new connection sends one). */
