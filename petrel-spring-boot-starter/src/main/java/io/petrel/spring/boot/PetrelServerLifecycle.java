@@ -162,6 +162,15 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
     return s != null && !s.isShutdown();
   }
 
+  /**
+   * Not stopped by {@code context.pause()}: a stopped server is not started again ({@code restart()} would leave
+   * the application without it), so pausing the context leaves it serving.
+   */
+  @Override
+  public boolean isPauseable() {
+    return false;
+  }
+
   @Override
   public int getPhase() {
     return PHASE;

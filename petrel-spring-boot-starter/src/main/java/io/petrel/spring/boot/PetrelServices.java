@@ -17,6 +17,8 @@ import org.springframework.util.ClassUtils;
  * a bean with a {@link PetrelClient} field of the interface it implements (a decorator of the remote service).
  */
 final class PetrelServices {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(PetrelServices.class);
+
   private PetrelServices() {
   }
 
@@ -51,9 +53,14 @@ final class PetrelServices {
       }
       @Nullable Object bean = null;
       for (Class<?> iface : ClassUtils.getAllInterfacesForClassAsSet(type)) {
-        if (GeneratedCode.serviceInterface(iface) != null) {
+        Class<?> service = GeneratedCode.serviceInterface(iface);
+        if (service != null) {
           if (callsOut(type, iface)) {
-            continue; // a decorator or fallback of a remote service of that interface: the caller's side
+            // A decorator or fallback of a remote service of that interface: the caller's side.
+            log.info("bean '{}' implements {} and calls it through a @PetrelClient field: not served (declare"
+                + " {}Rpc.bind(bean) as a ServiceDefinition bean to serve it)", name, iface.getName(),
+                service.getName());
+            continue;
           }
           if (bean == null) {
             bean = beans.getBean(name);

@@ -213,6 +213,20 @@ class PetrelAutoConfigurationTest {
   }
 
   @Test
+  void pausingTheContextLeavesTheServerServing() {
+    runner.withUserConfiguration(Echo.class).run(context -> {
+      RpcServer server = context.getBean(PetrelServerLifecycle.class).server();
+      assertThat(server).isNotNull();
+      context.getSourceApplicationContext().pause();
+      context.getSourceApplicationContext().restart();
+      assertThat(server.isShutdown()).as("stopped by pause(), and a stopped server is never started again").isFalse();
+      try (RpcClient client = clientTo(server.port())) {
+        assertThat(client.unaryCall(EchoService.ECHO, "still here")).isEqualTo("still here");
+      }
+    });
+  }
+
+  @Test
   void healthFirstAskedAfterTheContextClosedSaysDownInsteadOfThrowing() {
     runner.withUserConfiguration(Echo.class).run(context -> {
       PetrelHealthIndicator health = context.getBean(PetrelHealthIndicator.class);

@@ -534,17 +534,17 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     return true;
   }
 
+  /** What a DEADLINE_EXCEEDED adds for a call that took the deadline of the call it was made for. */
+  static String inheritedDeadline(String servedMethod) {
+    return "; the deadline was that of " + servedMethod + ", the call this one was made for (set by its caller,"
+        + " no later than this call's own)";
+  }
+
   /**
    * The call's deadline passed before a connection took it (the core's own timer): it fails with
    * DEADLINE_EXCEEDED, saying how long it waited and where; {@code detail} adds why (" (the request was not sent
    * yet)"). Returns false if the call had ended already.
    */
-  /** What a DEADLINE_EXCEEDED adds for a call that took the deadline of the call it was made for. */
-  static String inheritedDeadline(String servedMethod) {
-    return "; the deadline was that of " + servedMethod + ", the call this one was made for (set by its caller,"
-        + " earlier than this call's own)";
-  }
-
   public boolean deadlineExceeded(String detail) {
     return deadlineExceeded(detail, false);
   }
