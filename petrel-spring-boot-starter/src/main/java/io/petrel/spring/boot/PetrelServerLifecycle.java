@@ -47,9 +47,12 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
 
   @Override
   public synchronized void start() {
-    if (server != null) {
+    RpcServer previous = server;
+    if (previous != null && !previous.isShutdown()) {
       return;
     }
+    // First start, or again after stop() (context.stop() then start(), a checkpoint and restore): a new server of
+    // the same plan, on the same port; the stopped one's gauges were removed when it terminated.
     ServerPlan p;
     try {
       p = plan.get();
@@ -163,8 +166,8 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
   }
 
   /**
-   * Not stopped by {@code context.pause()}: a stopped server is not started again ({@code restart()} would leave
-   * the application without it), so pausing the context leaves it serving.
+   * Not stopped by {@code context.pause()}: pausing the context (which stops and restarts lifecycle beans) leaves
+   * the server serving, its connections open.
    */
   @Override
   public boolean isPauseable() {

@@ -213,13 +213,38 @@ class PetrelAutoConfigurationTest {
   }
 
   @Test
+  void aContextStoppedAndStartedAgainServesAgainWithGaugesOfTheNewServer() {
+    runner.withUserConfiguration(Echo.class, Meters.class).run(context -> {
+      PetrelServerLifecycle lifecycle = context.getBean(PetrelServerLifecycle.class);
+      RpcServer first = lifecycle.server();
+      assertThat(first).isNotNull();
+      MeterRegistry meters = context.getBean(MeterRegistry.class);
+      context.getSourceApplicationContext().stop();
+      assertThat(first.isTerminated()).isTrue();
+      assertThat(meters.find("rpc.server.calls.active").gauge()).as("the stopped server's gauge").isNull();
+      context.getSourceApplicationContext().start();
+      RpcServer second = lifecycle.server();
+      assertThat(second).isNotNull().isNotSameAs(first);
+      assertThat(lifecycle.isRunning()).isTrue();
+      try (RpcClient client = clientTo(second.port())) {
+        CompletableFuture<String> held = client.unaryCallAsync(EchoService.HOLD, "again", CallOptions.DEFAULT);
+        EchoService echo = context.getBean(EchoService.class);
+        assertThat(echo.entered.await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(meters.get("rpc.server.calls.active").gauge().value()).as("read from the new server").isEqualTo(1);
+        echo.release.countDown();
+        assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo("released again");
+      }
+    });
+  }
+
+  @Test
   void pausingTheContextLeavesTheServerServing() {
     runner.withUserConfiguration(Echo.class).run(context -> {
       RpcServer server = context.getBean(PetrelServerLifecycle.class).server();
       assertThat(server).isNotNull();
       context.getSourceApplicationContext().pause();
       context.getSourceApplicationContext().restart();
-      assertThat(server.isShutdown()).as("stopped by pause(), and a stopped server is never started again").isFalse();
+      assertThat(server.isShutdown()).as("the same server, never stopped by pause()").isFalse();
       try (RpcClient client = clientTo(server.port())) {
         assertThat(client.unaryCall(EchoService.ECHO, "still here")).isEqualTo("still here");
       }

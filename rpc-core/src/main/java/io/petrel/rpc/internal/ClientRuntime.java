@@ -2,12 +2,15 @@ package io.petrel.rpc.internal;
 
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.spi.ClientConfig;
 import io.petrel.rpc.spi.ClientTransportContext;
 import io.petrel.rpc.spi.WakeBatch;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -41,6 +44,8 @@ public final class ClientRuntime implements ClientTransportContext {
   private final Map<MethodDescriptor<?, ?>, CallMetrics> byMethod = new ConcurrentHashMap<>();
   /** Closes the transport's connections and calls back with a Runnable when all is released. */
   private @Nullable Consumer<Runnable> terminator;
+  /** The meters bound to this client's objects (see {@link #ended}). */
+  private final List<Meter> bound = new ArrayList<>(2);
   private final int maxRetries;
   private final RetryBudget retryBudget;
   private final LongAdder hedges = new LongAdder();
@@ -68,10 +73,10 @@ public final class ClientRuntime implements ClientTransportContext {
     this.retryBudget = new RetryBudget(config.retryBudgetTokens(), config.retryBudgetRatio());
     if (registry != null) {
       tags = Tags.of("client", name, "target", target);
-      Gauge.builder("rpc.client.calls.pending", pending, AtomicInteger::get).description("Calls not yet ended")
-          .tags(tags).register(registry);
-      FunctionCounter.builder("rpc.client.hedges", hedges, LongAdder::sum)
-          .description("Attempts sent as hedges, beyond the first of hedged calls").tags(tags).register(registry);
+      bound.add(Gauge.builder("rpc.client.calls.pending", pending, AtomicInteger::get)
+          .description("Calls not yet ended").tags(tags).register(registry));
+      bound.add(FunctionCounter.builder("rpc.client.hedges", hedges, LongAdder::sum)
+          .description("Attempts sent as hedges, beyond the first of hedged calls").tags(tags).register(registry));
     } else {
       tags = Tags.empty();
     }
@@ -226,10 +231,25 @@ public final class ClientRuntime implements ClientTransportContext {
     }
     Consumer<Runnable> t = terminator;
     if (t == null) {
-      terminated.countDown();
+      ended();
       return;
     }
-    t.accept(terminated::countDown);
+    t.accept(this::ended);
+  }
+
+  /**
+   * Terminated: the gauges bound to this client's objects are removed, so that a client made again under the same
+   * name and target in the same registry binds its own (Micrometer would hand back these, reading a client that
+   * is gone); counters and timers stay.
+   */
+  private void ended() {
+    MeterRegistry r = registry;
+    if (r != null) {
+      for (Meter m : bound) {
+        r.remove(m);
+      }
+    }
+    terminated.countDown();
   }
 
   public boolean isTerminated() {

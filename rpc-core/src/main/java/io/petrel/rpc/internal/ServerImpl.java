@@ -312,6 +312,9 @@ public final class ServerImpl extends RpcServer {
       v.interruptRunning();
     }
     closed.whenComplete((v, t) -> transport.release().whenComplete((v2, t2) -> {
+      if (metrics != null) {
+        metrics.close(); // its gauges read objects that are gone; a server started again binds its own
+      }
       state = State.TERMINATED;
       long refused = Objects.requireNonNull(dispatcher, "dispatcher, set by start()").rejectedCalls();
       if (refused == 0) {

@@ -3,11 +3,14 @@ package io.petrel.rpc.internal;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.petrel.rpc.MethodDescriptor;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -20,6 +23,12 @@ public final class ServerMetrics implements ServerRecorder {
   private final Tags tags;
   private final boolean histograms;
   private final Map<String, Counter> rejectedByService = new ConcurrentHashMap<>();
+  /**
+   * The meters bound to this server's objects (gauges, function counters), removed when it terminates: a server
+   * started again under the same name in the same registry binds its own (Micrometer would otherwise hand back
+   * the old ones, reading a server that is gone). Counters and timers stay: they go on counting.
+   */
+  private final List<Meter> bound = new CopyOnWriteArrayList<>();
 
   public ServerMetrics(MeterRegistry registry, Tags tags, boolean histograms) {
     this.registry = registry;
@@ -54,7 +63,15 @@ public final class ServerMetrics implements ServerRecorder {
   }
 
   public <T> void gauge(String name, T obj, ToDoubleFunction<T> f) {
-    Gauge.builder(name, obj, f).tags(tags).register(registry);
+    bound.add(Gauge.builder(name, obj, f).tags(tags).register(registry));
+  }
+
+  /** The server has terminated: removes the meters bound to its objects (see {@link #bound}). */
+  public void close() {
+    for (Meter m : bound) {
+      registry.remove(m);
+    }
+    bound.clear();
   }
 
   /**
@@ -66,28 +83,28 @@ public final class ServerMetrics implements ServerRecorder {
   public void executor(BusinessPool pool, String poolName) {
     Tags t = tags.and("name", poolName);
     String p = "rpc.server.executor";
-    FunctionCounter.builder(p + ".completed", pool, BusinessPool::completedCount).tags(t).baseUnit("tasks")
-        .description("The approximate total number of tasks that have completed execution").register(registry);
-    Gauge.builder(p + ".active", pool, BusinessPool::activeCount).tags(t).baseUnit("threads")
-        .description("The approximate number of threads that are actively executing tasks").register(registry);
-    Gauge.builder(p + ".queued", pool, BusinessPool::queuedCount).tags(t).baseUnit("tasks")
-        .description("The approximate number of tasks that are queued for execution").register(registry);
-    Gauge.builder(p + ".queue.remaining", pool, BusinessPool::queueRemaining).tags(t).baseUnit("tasks")
+    bound.add(FunctionCounter.builder(p + ".completed", pool, BusinessPool::completedCount).tags(t).baseUnit("tasks")
+        .description("The approximate total number of tasks that have completed execution").register(registry));
+    bound.add(Gauge.builder(p + ".active", pool, BusinessPool::activeCount).tags(t).baseUnit("threads")
+        .description("The approximate number of threads that are actively executing tasks").register(registry));
+    bound.add(Gauge.builder(p + ".queued", pool, BusinessPool::queuedCount).tags(t).baseUnit("tasks")
+        .description("The approximate number of tasks that are queued for execution").register(registry));
+    bound.add(Gauge.builder(p + ".queue.remaining", pool, BusinessPool::queueRemaining).tags(t).baseUnit("tasks")
         .description("The number of additional elements that this queue can ideally accept without blocking")
-        .register(registry);
-    Gauge.builder(p + ".pool.size", pool, BusinessPool::poolSize).tags(t).baseUnit("threads")
-        .description("The current number of threads in the pool").register(registry);
-    Gauge.builder(p + ".pool.core", pool, BusinessPool::maxThreads).tags(t).baseUnit("threads")
-        .description("The core number of threads for the pool").register(registry);
-    Gauge.builder(p + ".pool.max", pool, BusinessPool::maxThreads).tags(t).baseUnit("threads")
-        .description("The maximum allowed number of threads in the pool").register(registry);
+        .register(registry));
+    bound.add(Gauge.builder(p + ".pool.size", pool, BusinessPool::poolSize).tags(t).baseUnit("threads")
+        .description("The current number of threads in the pool").register(registry));
+    bound.add(Gauge.builder(p + ".pool.core", pool, BusinessPool::maxThreads).tags(t).baseUnit("threads")
+        .description("The core number of threads for the pool").register(registry));
+    bound.add(Gauge.builder(p + ".pool.max", pool, BusinessPool::maxThreads).tags(t).baseUnit("threads")
+        .description("The maximum allowed number of threads in the pool").register(registry));
   }
 
   /** The virtual thread executor's meters: calls running now, calls run, and the limit (as the pool's names). */
   public void virtualThreads(VirtualThreadExecutor executor) {
     String p = "rpc.server.executor";
-    Gauge.builder(p + ".active", executor, VirtualThreadExecutor::active).tags(tags).register(registry);
-    FunctionCounter.builder(p + ".completed", executor, VirtualThreadExecutor::completed).tags(tags)
-        .register(registry);
+    bound.add(Gauge.builder(p + ".active", executor, VirtualThreadExecutor::active).tags(tags).register(registry));
+    bound.add(FunctionCounter.builder(p + ".completed", executor, VirtualThreadExecutor::completed).tags(tags)
+        .register(registry));
   }
 }

@@ -363,6 +363,9 @@ final class NettyRpcClient implements ClientTransport {
   }
 
   private void release(Runnable done) {
+    if (metrics != null) {
+      metrics.close(); // its gauges read this client's objects; one made again under its name binds its own
+    }
     Future<?> stopped = loopRelease.release();
     if (stopped == null) {
       done.run(); // the caller's event loops: never shut down here

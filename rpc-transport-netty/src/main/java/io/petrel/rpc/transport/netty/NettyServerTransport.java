@@ -457,6 +457,9 @@ final class NettyServerTransport implements ServerTransport {
   @Override
   public CompletionStage<Void> release() {
     releasing = true;
+    if (metrics != null) {
+      metrics.close();
+    }
     CompletableFuture<Void> all = new CompletableFuture<>();
     if (workers == null) {
       all.complete(null);

@@ -2,7 +2,9 @@ package io.petrel.rpc.transport.netty;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.netty4.NettyAllocatorMetrics;
 import io.micrometer.core.instrument.binder.netty4.NettyEventExecutorMetrics;
@@ -14,8 +16,10 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
 import java.util.Collections;
+import java.util.List;
 import java.util.Set;
 import java.util.WeakHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -31,6 +35,8 @@ final class TransportMetrics {
   final Counter bytesSent;
   final Counter connectionsOpened;
   final Counter connectionsClosed;
+  /** The gauges bound to this side's objects, removed by {@link #close}. */
+  private final List<Meter> bound = new CopyOnWriteArrayList<>();
 
   TransportMetrics(MeterRegistry registry, String side, Tags tags) {
     this.registry = registry;
@@ -61,12 +67,38 @@ final class TransportMetrics {
   }
 
   <T> void gauge(String name, T obj, ToDoubleFunction<T> f) {
-    Gauge.builder(name, obj, f).tags(tags).register(registry);
+    bound.add(Gauge.builder(name, obj, f).tags(tags).register(registry));
   }
 
   /** Micrometer's binder: {@code netty.eventexecutor.tasks.pending} per event loop (tag {@code name}, the thread). */
   void eventLoops(EventLoopGroup group) {
     new NettyEventExecutorMetrics(group, tags).bindTo(registry);
+    for (Meter m : registry.getMeters()) {
+      if (m.getId().getName().startsWith("netty.eventexecutor.") && hasTags(m.getId())) {
+        bound.add(m);
+      }
+    }
+  }
+
+  private boolean hasTags(Meter.Id id) {
+    for (Tag t : tags) {
+      if (!t.getValue().equals(id.getTag(t.getKey()))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The server or client has stopped: removes its gauges (connections, event loops), which read objects that are
+   * gone, so that one started again under the same name in the same registry binds its own (Micrometer would
+   * otherwise hand back the old ones). Counters stay: they go on counting.
+   */
+  void close() {
+    for (Meter m : bound) {
+      registry.remove(m);
+    }
+    bound.clear();
   }
 
   /** Counts received bytes; first in the pipeline, forwards everything. */

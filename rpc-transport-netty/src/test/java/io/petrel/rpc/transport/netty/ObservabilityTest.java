@@ -281,6 +281,38 @@ class ObservabilityTest extends TransportFixture {
     assertThat(registry.get("rpc.server.connections").gauges()).hasSize(2); // the per-server meters stay two
   }
 
+  /**
+   * A server and a client stopped and made again under the same names in the same registry (a restarted context,
+   * a reconfigured client): the new ones' gauges read the new objects. Before, Micrometer handed back the old
+   * gauges, which read a server and a client that were gone.
+   */
+  @Test
+  void aServerAndClientMadeAgainUnderTheirNamesHaveGaugesOfTheirOwn() throws Exception {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    RpcServer first = startServer(b -> b.meterRegistry(registry).name("again"));
+    RpcClient firstClient = client(first.port(), b -> b.meterRegistry(registry).name("again-client"));
+    assertThat(firstClient.unaryCall(TestService.ECHO, StringValue.of("a")).getValue()).isEqualTo("a");
+    firstClient.shutdownNow();
+    assertThat(firstClient.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    first.shutdownNow();
+    assertThat(first.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(registry.find("rpc.server.connections").gauge()).as("the stopped server's gauge").isNull();
+    assertThat(registry.find("rpc.server.executor.queued").gauge()).isNull();
+    assertThat(registry.find("rpc.client.calls.pending").gauge()).as("the stopped client's gauge").isNull();
+    assertThat(registry.find("rpc.server.calls").timer()).as("counters and timers stay").isNotNull();
+
+    RpcServer second = startServer(b -> b.meterRegistry(registry).name("again"));
+    RpcClient secondClient = client(second.port(), b -> b.meterRegistry(registry).name("again-client"));
+    CompletableFuture<StringValue> held = secondClient.unaryCallAsync(TestService.BLOCK, StringValue.of("held"),
+        CallOptions.DEFAULT);
+    assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isEqualTo("held");
+    assertThat(registry.get("rpc.server.connections").gauge().value()).isEqualTo(1);
+    assertThat(registry.get("rpc.server.calls.active").gauge().value()).isEqualTo(1);
+    assertThat(registry.get("rpc.client.calls.pending").gauge().value()).isEqualTo(1);
+    service.gate.countDown();
+    assertThat(held.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("held");
+  }
+
   @Test
   void accessLogWritesOneLinePerCall() throws Exception {
     Logger access = (Logger) LoggerFactory.getLogger("io.petrel.rpc.access");
