@@ -63,7 +63,14 @@ final class RegistryNode {
       if (e instanceof IllegalArgumentException iae && !(e instanceof com.google.gson.JsonParseException)) {
         throw iae;
       }
-      throw new IllegalArgumentException("node data is not JSON: " + e.getMessage(), e);
+      // Gson's message ends with advice for its own users ("Use JsonReader.setStrictness ... See https://..."):
+      // of no use to whoever wrote the node, so only where it fails is kept.
+      String why = String.valueOf(e.getMessage());
+      int advice = why.indexOf("\nSee ");
+      why = (advice >= 0 ? why.substring(0, advice) : why)
+          .replace("Use JsonReader.setStrictness(Strictness.LENIENT) to accept malformed JSON", "malformed JSON")
+          .replaceFirst("^[a-zA-Z0-9_.]+(Exception|Error): ", "");
+      throw new IllegalArgumentException("node data is not JSON (" + why + ")", e);
     }
     String host = Objects.requireNonNull(string(o, "host", true), "a required field is there or string() threw");
     int port = integer(o, "port", -1);

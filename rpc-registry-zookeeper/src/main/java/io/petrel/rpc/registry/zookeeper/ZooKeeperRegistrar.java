@@ -150,7 +150,14 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
       return a.getHostAddress();
     }
     try {
-      return InetAddress.getLocalHost().getHostAddress();
+      InetAddress local = InetAddress.getLocalHost();
+      if (local.isLoopbackAddress()) {
+        log.warn("the server listens on all addresses, and this host's address (InetAddress.getLocalHost()) is"
+            + " {}, a loopback address: other machines cannot reach it there. Set ZooKeeperRegistrar.Builder"
+            + ".host(...) to the address clients should use (or map this host's name to it)",
+            local.getHostAddress());
+      }
+      return local.getHostAddress();
     } catch (UnknownHostException e) {
       throw new IllegalStateException("the server listens on all addresses and this host's address cannot be"
           + " found (" + e.getMessage() + "); set ZooKeeperRegistrar.Builder.host(...)", e);

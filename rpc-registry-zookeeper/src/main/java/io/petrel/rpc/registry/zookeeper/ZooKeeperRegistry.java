@@ -5,6 +5,8 @@ import io.petrel.rpc.NameResolver;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.Objects;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -49,6 +51,9 @@ public final class ZooKeeperRegistry implements AutoCloseable {
   private final Duration connectionTimeout;
   private final Duration removalDelay;
   private final Duration reconnectSettle;
+  /** The resolvers made by {@link #resolver} and not yet shut down: told when this registry closes. */
+  private final Set<ZooKeeperResolver> resolvers = ConcurrentHashMap.newKeySet();
+  private volatile boolean closed;
 
   private ZooKeeperRegistry(Builder b, CuratorFramework curator, boolean owned) {
     this.curator = curator;
@@ -89,8 +94,19 @@ public final class ZooKeeperRegistry implements AutoCloseable {
    * Resolvers share this registry's session; closing the registry ends them.
    */
   public NameResolver resolver(String service) {
-    return new ZooKeeperResolver(curator, servicePath(service), target(service), connectionTimeout, removalDelay,
-        reconnectSettle, null);
+    if (closed) {
+      throw new IllegalStateException("this ZooKeeperRegistry (" + target(service) + ") is closed: make resolvers"
+          + " from an open registry, and close a registry only after the clients that use it");
+    }
+    ZooKeeperResolver r = new ZooKeeperResolver(curator, servicePath(service), target(service), connectionTimeout,
+        removalDelay, reconnectSettle, null, this);
+    resolvers.add(r);
+    return r;
+  }
+
+  /** A resolver made by {@link #resolver} was shut down (its client closed). */
+  void forget(ZooKeeperResolver r) {
+    resolvers.remove(r);
   }
 
   /** The {@code zk://} target naming {@code service} in this registry, for messages and metrics. */
@@ -117,9 +133,17 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     return connectionTimeout;
   }
 
-  /** Closes the Curator client if this registry made it; its session ends and its nodes go with it. */
+  /**
+   * Closes the Curator client if this registry made it; its session ends and its nodes go with it. Clients still
+   * using a resolver of this registry keep the endpoints they have, which no longer follow ZooKeeper: each is told
+   * (a WARN, and its calls that find no endpoint say so). Close a registry after the clients that use it.
+   */
   @Override
   public void close() {
+    closed = true;
+    for (ZooKeeperResolver r : resolvers) {
+      r.registryClosed();
+    }
     if (owned) {
       curator.close();
     }
@@ -130,12 +154,28 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     if (service.isEmpty() || service.indexOf('/') >= 0 || service.equals(".") || service.equals("..")) {
       throw new IllegalArgumentException("service name must be non-empty and contain no '/': '" + service + "'");
     }
+    for (int i = 0; i < service.length(); i++) {
+      char c = service.charAt(i);
+      if (c <= ' ' || c == '?' || c == '#' || c == '%') {
+        throw new IllegalArgumentException("service name must be a service's full name, with no spaces, '?', '#'"
+            + " or '%': '" + service + "'" + (c == '?'
+                ? " (a zk:// target takes no options: for options, use ZooKeeperRegistry.builder() and its"
+                    + " resolver(service) with RpcClient.builder().nameResolver)" : ""));
+      }
+    }
   }
 
   static String checkPath(String name, String path) {
     Objects.requireNonNull(path, name);
-    if (!path.startsWith("/") || (path.length() > 1 && path.endsWith("/")) || path.contains("//")) {
+    if (!path.startsWith("/")) {
       throw new IllegalArgumentException(name + " must be an absolute ZooKeeper path like /petrel: '" + path + "'");
+    }
+    if (path.length() > 1 && path.endsWith("/")) {
+      throw new IllegalArgumentException(name + " must not end with '/': '" + path + "' (write '"
+          + path.substring(0, path.length() - 1) + "')");
+    }
+    if (path.contains("//")) {
+      throw new IllegalArgumentException(name + " must not contain '//': '" + path + "'");
     }
     return path;
   }

@@ -19,6 +19,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.recipes.cache.ChildData;
 import org.apache.curator.framework.recipes.cache.CuratorCache;
 import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
@@ -49,6 +50,8 @@ final class ZooKeeperResolver implements NameResolver {
   private final long reconnectSettleNanos;
   /** The registry made for this resolver alone (a zk:// target), closed with it; null when shared. */
   private final @Nullable AutoCloseable owned;
+  /** The shared registry this resolver was made by (told when it shuts down); null for a zk:// target's own. */
+  private final @Nullable ZooKeeperRegistry shared;
   private final ScheduledExecutorService thread;
   private final CountDownLatch firstAnswer = new CountDownLatch(1);
   private final ConnectionStateListener stateListener = (c, state) -> run(() -> stateChanged(state));
@@ -67,7 +70,9 @@ final class ZooKeeperResolver implements NameResolver {
   private @Nullable ScheduledFuture<?> recheck;
 
   ZooKeeperResolver(CuratorFramework curator, String servicePath, String target, Duration startWait,
-      Duration removalDelay, Duration reconnectSettle, @Nullable AutoCloseable owned) {
+      Duration removalDelay, Duration reconnectSettle, @Nullable AutoCloseable owned,
+      @Nullable ZooKeeperRegistry shared) {
+    this.shared = shared;
     this.curator = curator;
     this.servicePath = servicePath;
     this.target = target;
@@ -94,6 +99,11 @@ final class ZooKeeperResolver implements NameResolver {
   public void start(Listener listener) {
     run(() -> {
       this.listener = listener;
+      if (curator.getState() == CuratorFrameworkState.STOPPED) {
+        listener.onError(closedStatus());
+        firstAnswer.countDown();
+        return;
+      }
       connected = curator.getZookeeperClient().isConnected();
       curator.getConnectionStateListenable().addListener(stateListener);
       CuratorCache c = CuratorCache.build(curator, servicePath);
@@ -112,8 +122,36 @@ final class ZooKeeperResolver implements NameResolver {
     }
   }
 
+  /** Why this resolver's endpoints no longer follow ZooKeeper: its registry (or Curator client) was closed. */
+  private Status closedStatus() {
+    return Status.UNAVAILABLE.withDescription("the ZooKeeper client of " + target + " is closed (its"
+        + " ZooKeeperRegistry was closed while a client still used it): the endpoints no longer follow ZooKeeper;"
+        + " close a registry only after the clients that use it");
+  }
+
+  /** The shared registry closed while this resolver's client still uses it: says so, keeps the last list. */
+  void registryClosed() {
+    run(() -> {
+      if (stopped) {
+        return;
+      }
+      Listener l = listener;
+      Map<String, Endpoint> p = published;
+      log.warn("the ZooKeeperRegistry of {} was closed while a client still uses it: keeping the {} endpoint(s)"
+          + " last known, which no longer follow ZooKeeper (close a registry after the clients that use it)",
+          target, p == null ? 0 : p.size());
+      if (l != null && p == null) {
+        l.onError(closedStatus());
+      }
+      firstAnswer.countDown();
+    });
+  }
+
   @Override
   public void shutdown() {
+    if (shared != null) {
+      shared.forget(this);
+    }
     run(() -> {
       stopped = true;
       curator.getConnectionStateListenable().removeListener(stateListener);

@@ -32,6 +32,6 @@ public final class ZooKeeperResolverProvider implements NameResolverProvider {
     ZooKeeperRegistry registry = ZooKeeperRegistry.builder().connectString(connect).basePath(base).build();
     return new ZooKeeperResolver(registry.curator(), registry.servicePath(service), "zk://" + target,
         registry.connectionTimeout(), ZooKeeperRegistry.DEFAULT_REMOVAL_DELAY,
-        ZooKeeperRegistry.DEFAULT_RECONNECT_SETTLE, registry);
+        ZooKeeperRegistry.DEFAULT_RECONNECT_SETTLE, registry, null);
   }
 }

@@ -325,7 +325,37 @@ class ZooKeeperDiscoveryTest {
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("expected zk://host:port[,host:port...]/path/service");
     assertThatThrownBy(() -> RpcClient.builder().target("zk://127.0.0.1:2181/petrel//demo.Greeter"))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("absolute ZooKeeper path");
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not contain '//'");
+    assertThatThrownBy(() -> RpcClient.builder().target("zk://127.0.0.1:2181/petrel/demo.Greeter/"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("must not end with '/'")
+        .hasMessageContaining("write '/petrel/demo.Greeter'");
+    // Options are not taken: before, they became part of the service's name, which no server registered.
+    assertThatThrownBy(() -> RpcClient.builder().target("zk://127.0.0.1:2181/petrel/demo.Greeter?removalDelay=0"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("a zk:// target takes no options");
+    assertThatThrownBy(() -> RpcClient.builder().target("zk://127.0.0.1:2181/petrel/demo Greeter"))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("with no spaces");
+  }
+
+  /**
+   * A registry closed while a client uses one of its resolvers: no new resolver is made from it, and a client
+   * whose resolver it made hears at once that the endpoints no longer follow ZooKeeper (before, the client waited
+   * the connection timeout and said it could not reach ZooKeeper, which was up).
+   */
+  @Test
+  void aClosedRegistryMakesNoResolverAndItsClientsAreToldAtOnce() throws Exception {
+    String base = newBase();
+    ZooKeeperRegistry closed = registry(zk, base);
+    io.petrel.rpc.NameResolver early = closed.resolver(SERVICE);
+    closed.close();
+    assertThatThrownBy(() -> closed.resolver(SERVICE)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("is closed").hasMessageContaining("close a registry only after the clients that use it");
+    long start = System.nanoTime();
+    try (RpcClient client = RpcClient.builder().nameResolver(closed.target(SERVICE), early).build()) {
+      assertThatThrownBy(() -> call(client)).hasMessageContaining("is closed (its ZooKeeperRegistry was closed while"
+          + " a client still used it)");
+    }
+    long tookMs = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertThat(tookMs).as("told within %d ms, not after the 5 s connection timeout", tookMs).isLessThan(3_000);
   }
 
   @Test
