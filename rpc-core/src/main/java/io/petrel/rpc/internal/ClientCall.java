@@ -555,8 +555,13 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     }
     long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
     String from = deadlineFrom;
+    ClientSubchannel at = picked;
+    String target = runtime.target();
+    // Sent, to one of several endpoints: name the one that did not answer (a frozen server, say).
+    String where = detail.isEmpty() && at != null && !target.equals(at.endpoint().authority())
+        ? " (sent to " + at.endpoint().authority() + ")" : "";
     Status status = Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded after " + waitedMs
-        + " ms waiting for " + method.fullName() + " from " + runtime.target() + detail
+        + " ms waiting for " + method.fullName() + " from " + target + where + detail
         + (from == null ? "" : inheritedDeadline(from)));
     if (!tryFinish(status, byStream)) {
       return false;

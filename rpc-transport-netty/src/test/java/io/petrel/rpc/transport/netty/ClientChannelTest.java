@@ -179,7 +179,9 @@ class ClientChannelTest extends TransportFixture {
       assertThat(arrivals.poll(10, TimeUnit.SECONDS)).isEqualTo("a");
       ClientConnection toA = transportOf(c).connection();
       resolver.listener.onEndpoints(List.of(Endpoint.of("127.0.0.1", sb.port())));
-      assertFails(hung, Status.Code.DEADLINE_EXCEEDED, "deadline exceeded after");
+      // Sent to one of the resolver's endpoints: the failure names the one that did not answer.
+      assertFails(hung, Status.Code.DEADLINE_EXCEEDED, "deadline exceeded after",
+          "from manual://orders (sent to 127.0.0.1:" + sa.port() + ")");
       assertThat(toA.channel().closeFuture().await(10, TimeUnit.SECONDS))
           .as("closed once its only call ended by its deadline, without the server's answer").isTrue();
       assertThat(echo(c, "b")).isEqualTo("b");
