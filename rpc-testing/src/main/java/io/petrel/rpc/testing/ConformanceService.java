@@ -182,28 +182,16 @@ final class ConformanceService {
           return f.thenApply(r -> StringValue.of("held:" + req.getValue()));
         })
         .unary(RELAY, req -> {
-          RpcClient to = Objects.requireNonNull(downstream, "the test sets downstream");
           if (req.getValue().startsWith("wait:")) {
             relayWaiting.add(req.getValue());
             awaitCallerGivingUp(); // then calls on behalf of a call nobody waits for
           }
-          try {
-            StringValue r = to.unaryCall(HOLD, req);
-            relayed.add("OK");
-            return r;
-          } catch (StatusException e) {
-            relayed.add(e.code() + ": " + e.status().description());
-            throw e;
-          }
+          return relayToHold(req);
         })
         .async(RELAY_ASYNC, req -> CompletableFuture.supplyAsync(() -> {
-          RpcClient to = Objects.requireNonNull(downstream, "the test sets downstream");
           try {
-            StringValue r = to.unaryCall(HOLD, req);
-            relayed.add("OK");
-            return r;
+            return relayToHold(req);
           } catch (StatusException e) {
-            relayed.add(e.code() + ": " + e.status().description());
             throw new java.util.concurrent.CompletionException(e);
           }
         }, context().wrap(java.util.concurrent.ForkJoinPool.commonPool())))
@@ -222,6 +210,19 @@ final class ConformanceService {
           return null;
         })
         .build();
+  }
+
+  /** RELAY's call: HOLD on {@link #downstream}, on this thread, its end recorded in {@link #relayed}. */
+  private StringValue relayToHold(StringValue req) throws StatusException {
+    RpcClient to = Objects.requireNonNull(downstream, "the test sets downstream");
+    try {
+      StringValue r = to.unaryCall(HOLD, req);
+      relayed.add("OK");
+      return r;
+    } catch (StatusException e) {
+      relayed.add(e.code() + ": " + e.status().description());
+      throw e;
+    }
   }
 
   /** Waits on the handler's thread, up to 30 s, until the caller of the call being served gives up. */

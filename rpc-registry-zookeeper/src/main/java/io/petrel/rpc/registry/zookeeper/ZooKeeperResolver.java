@@ -136,14 +136,17 @@ final class ZooKeeperResolver implements NameResolver {
         return;
       }
       Listener l = listener;
+      if (l == null) {
+        return; // not started: start() finds the client closed and says so
+      }
       Map<String, Endpoint> p = published;
       log.warn("the ZooKeeperRegistry of {} was closed while a client still uses it: keeping the {} endpoint(s)"
           + " last known, which no longer follow ZooKeeper (close a registry after the clients that use it)",
           target, p == null ? 0 : p.size());
-      if (l != null && p == null) {
+      if (p == null) {
         l.onError(closedStatus());
       }
-      firstAnswer.countDown();
+      firstAnswer.countDown(); // after the listener heard it: a client's build() returns knowing why
     });
   }
 
