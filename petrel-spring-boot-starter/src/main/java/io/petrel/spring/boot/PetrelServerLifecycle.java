@@ -51,6 +51,10 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
     if (previous != null && !previous.isShutdown()) {
       return;
     }
+    if (previous != null) {
+      awaitStopped(previous); // a drain still going (the context's phase timeout ran out): it holds the port
+      server = null; // a restart that fails leaves no stopped server behind to be taken for this one
+    }
     // First start, or again after stop() (context.stop() then start(), a checkpoint and restore): a new server of
     // the same plan, on the same port; the stopped one's gauges were removed when it terminated.
     ServerPlan p;

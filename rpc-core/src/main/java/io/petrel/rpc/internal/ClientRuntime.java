@@ -2,15 +2,13 @@ package io.petrel.rpc.internal;
 
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.spi.ClientConfig;
+import io.petrel.rpc.spi.OwnedMeters;
 import io.petrel.rpc.spi.ClientTransportContext;
 import io.petrel.rpc.spi.WakeBatch;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -44,8 +42,8 @@ public final class ClientRuntime implements ClientTransportContext {
   private final Map<MethodDescriptor<?, ?>, CallMetrics> byMethod = new ConcurrentHashMap<>();
   /** Closes the transport's connections and calls back with a Runnable when all is released. */
   private @Nullable Consumer<Runnable> terminator;
-  /** The meters bound to this client's objects (see {@link #ended}). */
-  private final List<Meter> bound = new ArrayList<>(2);
+  /** The meters bound to this client's objects, removed when it terminates ({@link #ended}); null: no registry. */
+  private final @Nullable OwnedMeters owned;
   private final int maxRetries;
   private final RetryBudget retryBudget;
   private final LongAdder hedges = new LongAdder();
@@ -73,12 +71,17 @@ public final class ClientRuntime implements ClientTransportContext {
     this.retryBudget = new RetryBudget(config.retryBudgetTokens(), config.retryBudgetRatio());
     if (registry != null) {
       tags = Tags.of("client", name, "target", target);
-      bound.add(Gauge.builder("rpc.client.calls.pending", pending, AtomicInteger::get)
-          .description("Calls not yet ended").tags(tags).register(registry));
-      bound.add(FunctionCounter.builder("rpc.client.hedges", hedges, LongAdder::sum)
-          .description("Attempts sent as hedges, beyond the first of hedged calls").tags(tags).register(registry));
+      MeterRegistry r = registry;
+      OwnedMeters o = new OwnedMeters(r);
+      o.add("rpc.client.calls.pending", tags, () -> Gauge.builder("rpc.client.calls.pending", pending,
+          AtomicInteger::get).description("Calls not yet ended").tags(tags).register(r));
+      o.add("rpc.client.hedges", tags, () -> FunctionCounter.builder("rpc.client.hedges", hedges,
+          LongAdder::sum).description("Attempts sent as hedges, beyond the first of hedged calls").tags(tags)
+          .register(r));
+      owned = o;
     } else {
       tags = Tags.empty();
+      owned = null;
     }
   }
 
@@ -243,13 +246,14 @@ public final class ClientRuntime implements ClientTransportContext {
    * is gone); counters and timers stay.
    */
   private void ended() {
-    MeterRegistry r = registry;
-    if (r != null) {
-      for (Meter m : bound) {
-        r.remove(m);
+    OwnedMeters o = owned;
+    try {
+      if (o != null) {
+        o.close();
       }
+    } finally {
+      terminated.countDown();
     }
-    terminated.countDown();
   }
 
   public boolean isTerminated() {

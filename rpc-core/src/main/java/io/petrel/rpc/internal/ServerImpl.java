@@ -314,7 +314,7 @@ public final class ServerImpl extends RpcServer {
     closed.whenComplete((v, t) -> transport.release().whenComplete((v2, t2) -> {
       if (metrics != null) {
         metrics.close(); // its gauges read objects that are gone; a server started again binds its own
-      }
+      }                  // (OwnedMeters.close() logs what fails rather than throw: termination goes on)
       state = State.TERMINATED;
       long refused = Objects.requireNonNull(dispatcher, "dispatcher, set by start()").rejectedCalls();
       if (refused == 0) {

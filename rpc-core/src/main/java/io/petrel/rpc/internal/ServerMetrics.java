@@ -3,14 +3,12 @@ package io.petrel.rpc.internal;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Tags;
 import io.petrel.rpc.MethodDescriptor;
-import java.util.List;
+import io.petrel.rpc.spi.OwnedMeters;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -23,17 +21,14 @@ public final class ServerMetrics implements ServerRecorder {
   private final Tags tags;
   private final boolean histograms;
   private final Map<String, Counter> rejectedByService = new ConcurrentHashMap<>();
-  /**
-   * The meters bound to this server's objects (gauges, function counters), removed when it terminates: a server
-   * started again under the same name in the same registry binds its own (Micrometer would otherwise hand back
-   * the old ones, reading a server that is gone). Counters and timers stay: they go on counting.
-   */
-  private final List<Meter> bound = new CopyOnWriteArrayList<>();
+  /** The meters bound to this server's objects (gauges, function counters), removed when it terminates. */
+  private final OwnedMeters owned;
 
   public ServerMetrics(MeterRegistry registry, Tags tags, boolean histograms) {
     this.registry = registry;
     this.tags = tags;
     this.histograms = histograms;
+    this.owned = new OwnedMeters(registry);
   }
 
   @Override
@@ -63,15 +58,12 @@ public final class ServerMetrics implements ServerRecorder {
   }
 
   public <T> void gauge(String name, T obj, ToDoubleFunction<T> f) {
-    bound.add(Gauge.builder(name, obj, f).tags(tags).register(registry));
+    owned.add(name, tags, () -> Gauge.builder(name, obj, f).tags(tags).register(registry));
   }
 
-  /** The server has terminated: removes the meters bound to its objects (see {@link #bound}). */
+  /** The server has terminated: removes the meters bound to its objects (see {@link OwnedMeters}). */
   public void close() {
-    for (Meter m : bound) {
-      registry.remove(m);
-    }
-    bound.clear();
+    owned.close();
   }
 
   /**
@@ -83,28 +75,35 @@ public final class ServerMetrics implements ServerRecorder {
   public void executor(BusinessPool pool, String poolName) {
     Tags t = tags.and("name", poolName);
     String p = "rpc.server.executor";
-    bound.add(FunctionCounter.builder(p + ".completed", pool, BusinessPool::completedCount).tags(t).baseUnit("tasks")
+    owned.add(p + ".completed", t, () -> FunctionCounter.builder(p + ".completed", pool,
+        BusinessPool::completedCount).tags(t).baseUnit("tasks")
         .description("The approximate total number of tasks that have completed execution").register(registry));
-    bound.add(Gauge.builder(p + ".active", pool, BusinessPool::activeCount).tags(t).baseUnit("threads")
-        .description("The approximate number of threads that are actively executing tasks").register(registry));
-    bound.add(Gauge.builder(p + ".queued", pool, BusinessPool::queuedCount).tags(t).baseUnit("tasks")
-        .description("The approximate number of tasks that are queued for execution").register(registry));
-    bound.add(Gauge.builder(p + ".queue.remaining", pool, BusinessPool::queueRemaining).tags(t).baseUnit("tasks")
-        .description("The number of additional elements that this queue can ideally accept without blocking")
+    poolGauge(p + ".active", t, pool, BusinessPool::activeCount, "threads",
+        "The approximate number of threads that are actively executing tasks");
+    poolGauge(p + ".queued", t, pool, BusinessPool::queuedCount, "tasks",
+        "The approximate number of tasks that are queued for execution");
+    poolGauge(p + ".queue.remaining", t, pool, BusinessPool::queueRemaining, "tasks",
+        "The number of additional elements that this queue can ideally accept without blocking");
+    poolGauge(p + ".pool.size", t, pool, BusinessPool::poolSize, "threads",
+        "The current number of threads in the pool");
+    poolGauge(p + ".pool.core", t, pool, BusinessPool::maxThreads, "threads",
+        "The core number of threads for the pool");
+    poolGauge(p + ".pool.max", t, pool, BusinessPool::maxThreads, "threads",
+        "The maximum allowed number of threads in the pool");
+  }
+
+  private void poolGauge(String name, Tags t, BusinessPool pool, ToDoubleFunction<BusinessPool> f, String unit,
+      String description) {
+    owned.add(name, t, () -> Gauge.builder(name, pool, f).tags(t).baseUnit(unit).description(description)
         .register(registry));
-    bound.add(Gauge.builder(p + ".pool.size", pool, BusinessPool::poolSize).tags(t).baseUnit("threads")
-        .description("The current number of threads in the pool").register(registry));
-    bound.add(Gauge.builder(p + ".pool.core", pool, BusinessPool::maxThreads).tags(t).baseUnit("threads")
-        .description("The core number of threads for the pool").register(registry));
-    bound.add(Gauge.builder(p + ".pool.max", pool, BusinessPool::maxThreads).tags(t).baseUnit("threads")
-        .description("The maximum allowed number of threads in the pool").register(registry));
   }
 
   /** The virtual thread executor's meters: calls running now, calls run, and the limit (as the pool's names). */
   public void virtualThreads(VirtualThreadExecutor executor) {
     String p = "rpc.server.executor";
-    bound.add(Gauge.builder(p + ".active", executor, VirtualThreadExecutor::active).tags(tags).register(registry));
-    bound.add(FunctionCounter.builder(p + ".completed", executor, VirtualThreadExecutor::completed).tags(tags)
-        .register(registry));
+    owned.add(p + ".active", tags, () -> Gauge.builder(p + ".active", executor, VirtualThreadExecutor::active)
+        .tags(tags).register(registry));
+    owned.add(p + ".completed", tags, () -> FunctionCounter.builder(p + ".completed", executor,
+        VirtualThreadExecutor::completed).tags(tags).register(registry));
   }
 }

@@ -135,18 +135,24 @@ public final class ZooKeeperRegistry implements AutoCloseable {
 
   /**
    * Closes the Curator client if this registry made it; its session ends and its nodes go with it. Clients still
-   * using a resolver of this registry keep the endpoints they have, which no longer follow ZooKeeper: each is told
-   * (a WARN, and its calls that find no endpoint say so). Close a registry after the clients that use it.
+   * using a resolver of this registry then keep the endpoints they have, which no longer follow ZooKeeper: each is
+   * told (a WARN, and its calls that find no endpoint say so). Close a registry after the clients that use it. A
+   * registry on the caller's Curator client leaves it open, and its resolvers go on following ZooKeeper.
    */
   @Override
   public void close() {
     closed = true;
-    for (ZooKeeperResolver r : resolvers) {
-      r.registryClosed();
-    }
     if (owned) {
-      curator.close();
-    }
+      curator.close(); // first: a resolver starting meanwhile finds it closed (see closedItsClient)
+      for (ZooKeeperResolver r : resolvers) {
+        r.registryClosed();
+      }
+    } // else the caller's Curator client goes on, and the resolvers with it
+  }
+
+  /** Closed, and its own Curator client with it: its resolvers no longer follow ZooKeeper. */
+  boolean closedItsClient() {
+    return closed && owned;
   }
 
   static void checkService(String service) {
@@ -154,13 +160,21 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     if (service.isEmpty() || service.indexOf('/') >= 0 || service.equals(".") || service.equals("..")) {
       throw new IllegalArgumentException("service name must be non-empty and contain no '/': '" + service + "'");
     }
+  }
+
+  /**
+   * The service of a {@code zk://} target: also without spaces, '?', '#' or '%', which a target's text would have
+   * by mistake (options, a fragment) and which would silently name another service.
+   */
+  static void checkTargetService(String service) {
+    checkService(service);
     for (int i = 0; i < service.length(); i++) {
       char c = service.charAt(i);
       if (c <= ' ' || c == '?' || c == '#' || c == '%') {
-        throw new IllegalArgumentException("service name must be a service's full name, with no spaces, '?', '#'"
-            + " or '%': '" + service + "'" + (c == '?'
-                ? " (a zk:// target takes no options: for options, use ZooKeeperRegistry.builder() and its"
-                    + " resolver(service) with RpcClient.builder().nameResolver)" : ""));
+        throw new IllegalArgumentException("the service of a zk:// target has no spaces, '?', '#' or '%': '"
+            + service + "'" + (c == '?' ? " (a zk:// target takes no options: for options, use"
+                + " ZooKeeperRegistry.builder() and its resolver(service) with RpcClient.builder().nameResolver)"
+                : ""));
       }
     }
   }

@@ -99,7 +99,7 @@ final class ZooKeeperResolver implements NameResolver {
   public void start(Listener listener) {
     run(() -> {
       this.listener = listener;
-      if (curator.getState() == CuratorFrameworkState.STOPPED) {
+      if (curator.getState() == CuratorFrameworkState.STOPPED || (shared != null && shared.closedItsClient())) {
         listener.onError(closedStatus());
         firstAnswer.countDown();
         return;

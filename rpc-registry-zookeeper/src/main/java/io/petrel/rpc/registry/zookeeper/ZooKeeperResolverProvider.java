@@ -28,7 +28,7 @@ public final class ZooKeeperResolverProvider implements NameResolverProvider {
     int last = path.lastIndexOf('/');
     String base = last == 0 ? "/" : path.substring(0, last);
     String service = path.substring(last + 1);
-    ZooKeeperRegistry.checkService(service);
+    ZooKeeperRegistry.checkTargetService(service);
     ZooKeeperRegistry registry = ZooKeeperRegistry.builder().connectString(connect).basePath(base).build();
     return new ZooKeeperResolver(registry.curator(), registry.servicePath(service), "zk://" + target,
         registry.connectionTimeout(), ZooKeeperRegistry.DEFAULT_REMOVAL_DELAY,

@@ -333,7 +333,7 @@ class ZooKeeperDiscoveryTest {
     assertThatThrownBy(() -> RpcClient.builder().target("zk://127.0.0.1:2181/petrel/demo.Greeter?removalDelay=0"))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("a zk:// target takes no options");
     assertThatThrownBy(() -> RpcClient.builder().target("zk://127.0.0.1:2181/petrel/demo Greeter"))
-        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("with no spaces");
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("has no spaces");
   }
 
   /**

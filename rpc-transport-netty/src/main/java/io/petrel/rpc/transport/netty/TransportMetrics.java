@@ -2,9 +2,7 @@ package io.petrel.rpc.transport.netty;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
-import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.Tag;
 import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.binder.netty4.NettyAllocatorMetrics;
 import io.micrometer.core.instrument.binder.netty4.NettyEventExecutorMetrics;
@@ -15,11 +13,10 @@ import io.netty.channel.ChannelHandler;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.EventLoopGroup;
+import io.petrel.rpc.spi.OwnedMeters;
 import java.util.Collections;
-import java.util.List;
 import java.util.Set;
 import java.util.WeakHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.ToDoubleFunction;
 
 /**
@@ -36,12 +33,13 @@ final class TransportMetrics {
   final Counter connectionsOpened;
   final Counter connectionsClosed;
   /** The gauges bound to this side's objects, removed by {@link #close}. */
-  private final List<Meter> bound = new CopyOnWriteArrayList<>();
+  private final OwnedMeters owned;
 
   TransportMetrics(MeterRegistry registry, String side, Tags tags) {
     this.registry = registry;
     this.side = side;
     this.tags = tags;
+    this.owned = new OwnedMeters(registry);
     String p = "rpc." + side;
     bytesReceived = Counter.builder(p + ".bytes.received").baseUnit("bytes").tags(tags).register(registry);
     bytesSent = Counter.builder(p + ".bytes.sent").baseUnit("bytes").tags(tags).register(registry);
@@ -67,26 +65,12 @@ final class TransportMetrics {
   }
 
   <T> void gauge(String name, T obj, ToDoubleFunction<T> f) {
-    bound.add(Gauge.builder(name, obj, f).tags(tags).register(registry));
+    owned.add(name, tags, () -> Gauge.builder(name, obj, f).tags(tags).register(registry));
   }
 
   /** Micrometer's binder: {@code netty.eventexecutor.tasks.pending} per event loop (tag {@code name}, the thread). */
   void eventLoops(EventLoopGroup group) {
-    new NettyEventExecutorMetrics(group, tags).bindTo(registry);
-    for (Meter m : registry.getMeters()) {
-      if (m.getId().getName().startsWith("netty.eventexecutor.") && hasTags(m.getId())) {
-        bound.add(m);
-      }
-    }
-  }
-
-  private boolean hasTags(Meter.Id id) {
-    for (Tag t : tags) {
-      if (!t.getValue().equals(id.getTag(t.getKey()))) {
-        return false;
-      }
-    }
-    return true;
+    owned.addBound(() -> new NettyEventExecutorMetrics(group, tags).bindTo(registry));
   }
 
   /**
@@ -95,10 +79,7 @@ final class TransportMetrics {
    * otherwise hand back the old ones). Counters stay: they go on counting.
    */
   void close() {
-    for (Meter m : bound) {
-      registry.remove(m);
-    }
-    bound.clear();
+    owned.close();
   }
 
   /** Counts received bytes; first in the pipeline, forwards everything. */

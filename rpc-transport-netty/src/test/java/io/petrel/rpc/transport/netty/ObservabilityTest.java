@@ -313,6 +313,29 @@ class ObservabilityTest extends TransportFixture {
     assertThat(held.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("held");
   }
 
+  /**
+   * Two live servers of one name in one registry share its gauges, read from the first: the second, stopped, leaves
+   * them to the first (it removes only what it registered), and its event loops' gauges go with it.
+   */
+  @Test
+  void aServerStoppedBesideALiveOneOfTheSameNameLeavesItsGauges() throws Exception {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    RpcServer first = startServer(b -> b.meterRegistry(registry).name("twin"));
+    int loopsOfFirst = registry.find("netty.eventexecutor.tasks.pending").tags("server", "twin").gauges().size();
+    RpcServer second = startServer(b -> b.meterRegistry(registry).name("twin"));
+    assertThat(registry.find("netty.eventexecutor.tasks.pending").tags("server", "twin").gauges())
+        .hasSizeGreaterThan(loopsOfFirst);
+    second.shutdownNow();
+    assertThat(second.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    RpcClient client = client(first.port());
+    assertThat(client.unaryCall(TestService.ECHO, StringValue.of("x")).getValue()).isEqualTo("x");
+    assertThat(registry.get("rpc.server.connections").gauge().value()).as("the first server's").isEqualTo(1);
+    assertThat(registry.find("rpc.server.calls.active").gauge()).isNotNull();
+    assertThat(registry.find("rpc.server.executor.queued").gauge()).isNotNull();
+    assertThat(registry.find("netty.eventexecutor.tasks.pending").tags("server", "twin").gauges())
+        .as("the first server's loops only").hasSize(loopsOfFirst);
+  }
+
   @Test
   void accessLogWritesOneLinePerCall() throws Exception {
     Logger access = (Logger) LoggerFactory.getLogger("io.petrel.rpc.access");
