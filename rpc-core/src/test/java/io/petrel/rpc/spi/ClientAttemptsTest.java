@@ -219,6 +219,12 @@ class ClientAttemptsTest {
       assertThat(f.get(10, TimeUnit.SECONDS)).isNotNull();
     }
     next.succeed();
+    // The slot hears of it on the thread that completes the attempt's future, or, if the test completed it before
+    // the slot's launching thread had hooked onto it (a busy machine), on that thread a moment later.
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!down.isAvailable() && System.nanoTime() - until < 0) {
+      Thread.onSpinWait();
+    }
     assertThat(down.isAvailable()).as("connected again").isTrue();
     java.util.Set<InternalSubchannel> reached = new java.util.HashSet<>();
     for (int i = 0; i < 4; i++) {
