@@ -379,4 +379,46 @@ class HostilePeerTest extends TransportFixture {
       logger.detachAppender(appender);
     }
   }
+  /**
+   * The status byte of a client's CANCEL says why it gave up: 4 (DEADLINE_EXCEEDED) is taken as such; any other
+   * value, garbage included, as CANCELLED. The call is counted so, and the connection goes on.
+   */
+  @Test
+  void aCancelsStatusByteIsTakenAsDeadlineExceededOrElseCancelled() throws Exception {
+    io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+        new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+    io.petrel.rpc.MethodDescriptor<StringValue, StringValue> late = TestService.textMethod("test.Late", "late");
+    java.util.concurrent.BlockingQueue<String> running = new java.util.concurrent.LinkedBlockingQueue<>();
+    // One business thread: each call is counted before the next one runs (the ECHO at the end is the barrier).
+    RpcServer server = startServer(b -> b.meterRegistry(registry).businessThreads(1)
+        .addService(io.petrel.rpc.ServiceDefinition.builder("test.Late").unary(late, req -> {
+          java.util.concurrent.CountDownLatch gaveUp = new java.util.concurrent.CountDownLatch(1);
+          io.petrel.rpc.ServerContext.current().onCancel(gaveUp::countDown);
+          running.add(req.getValue());
+          assertThat(gaveUp.await(10, TimeUnit.SECONDS)).isTrue();
+          return req;
+        }).build()));
+    try (RawPeer p = new RawPeer(server.port())) {
+      int id = 1;
+      for (int status : new int[] {200, Status.Code.DEADLINE_EXCEEDED.value()}) {
+        p.send(RawPeer.request(late, id, 60_000, StringValue.of("s" + status)));
+        assertThat(running.poll(10, TimeUnit.SECONDS)).isEqualTo("s" + status);
+        byte[] cancel = RawPeer.control(TYPE_CANCEL, id);
+        cancel[OFF_STATUS] = (byte) status;
+        p.send(cancel);
+        RawPeer.RawFrame answer = p.read();
+        assertThat(answer.type()).isEqualTo(TYPE_RESPONSE);
+        assertThat(answer.requestId()).isEqualTo(id);
+        id++;
+      }
+      p.send(RawPeer.request(TestService.ECHO, id, 60_000, StringValue.of("barrier")));
+      assertThat(StringValue.parseFrom(p.read().body()).getValue()).isEqualTo("barrier");
+    }
+    for (String status : List.of("CANCELLED", "DEADLINE_EXCEEDED")) {
+      io.micrometer.core.instrument.Timer t = registry.find("rpc.server.calls").tag("method", "late")
+          .tag("status", status).timer();
+      assertThat(t).as(status).isNotNull();
+      assertThat(t.count()).as(status).isEqualTo(1);
+    }
+  }
 }
