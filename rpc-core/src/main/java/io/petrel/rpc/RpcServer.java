@@ -3,6 +3,7 @@ package io.petrel.rpc;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -50,6 +51,12 @@ public abstract class RpcServer implements AutoCloseable {
   public int port() {
     return localAddress().getPort();
   }
+
+  /**
+   * The services this server serves, in the order they were added ({@link RpcServerBuilder#addService}); a call
+   * for any other service is answered UNIMPLEMENTED. Valid before and after {@link #start()}.
+   */
+  public abstract List<ServiceDefinition> services();
 
   /**
    * Loads the server's TLS certificate, key and trust material again (from its {@link TlsConfig}'s files, or

@@ -12,6 +12,7 @@ import io.petrel.rpc.spi.ServerTransport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -200,6 +201,11 @@ public final class ServerImpl extends RpcServer {
   }
 
   @Override
+  public List<ServiceDefinition> services() {
+    return config.services();
+  }
+
+  @Override
   public long inFlightCalls() {
     return state == State.NEW ? 0 : transport.inFlightCalls();
   }
@@ -248,7 +254,10 @@ public final class ServerImpl extends RpcServer {
       CompletableFuture.delayedExecutor(config.shutdownGracePeriodNanos(), TimeUnit.NANOSECONDS).execute(() -> {
         long left = transport.inFlightCalls();
         if (left > 0 && !closing.get()) {
-          log.warn("grace period over with {} calls in flight; closing their connections", left);
+          log.warn("Petrel server '{}': its shutdown grace period of {} ms is over with {} calls in flight; closing"
+              + " their connections (they fail with UNAVAILABLE). Handlers that need longer: raise"
+              + " shutdownGracePeriod on the server's builder", config.name(),
+              TimeUnit.NANOSECONDS.toMillis(config.shutdownGracePeriodNanos()), left);
         }
         finishShutdown(left > 0);
       });

@@ -15,6 +15,7 @@ import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServerLifecycleListener;
+import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import java.time.Duration;
@@ -607,6 +608,8 @@ public abstract class AbstractTransportTest {
         }).drainDelay(Duration.ofSeconds(60)).shutdownGracePeriod(Duration.ofSeconds(60)));
     assertThat(first.events).containsExactly("serving " + server.address());
     assertThat(second.events).isEqualTo(first.events);
+    assertThat(server.services()).as("what a registrar checks before registering")
+        .extracting(ServiceDefinition::name).containsExactly(ConformanceService.NAME);
     RpcClient client = client(server);
     assertThat(client.unaryCall(ConformanceService.ECHO, text("before")).getValue()).isEqualTo("before");
 

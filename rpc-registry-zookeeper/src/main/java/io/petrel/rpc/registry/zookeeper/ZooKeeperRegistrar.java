@@ -3,6 +3,7 @@ package io.petrel.rpc.registry.zookeeper;
 import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.ServerLifecycleListener;
+import io.petrel.rpc.ServiceDefinition;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -17,7 +18,9 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
+import org.apache.curator.framework.recipes.nodes.PersistentNodeListener;
 import org.apache.zookeeper.CreateMode;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -44,6 +47,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
   private final Map<String, String> metadata;
   private final List<PersistentNode> nodes = new ArrayList<>();
   private @Nullable Endpoint registered;
+  private List<String> registeredServices = List.of();
 
   private ZooKeeperRegistrar(Builder b) {
     this.registry = b.registry;
@@ -69,24 +73,39 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
           e.getMessage());
       return;
     }
+    List<String> served = server.services().stream().map(ServiceDefinition::name).toList();
+    List<String> toRegister = new ArrayList<>();
+    for (String service : services) {
+      if (served.contains(service)) {
+        toRegister.add(service);
+      } else {
+        log.error("not registering {} in ZooKeeper: this server does not serve it (it serves {}), so every call a"
+            + " client sent here would fail with UNIMPLEMENTED. Check the name given to registry.registrar(...),"
+            + " or add the service to the server", service, served);
+      }
+    }
+    if (toRegister.isEmpty()) {
+      return;
+    }
     Endpoint e = new Endpoint(host != null ? host : advertisedHost(bound), bound.getPort(), weight, zone, version,
         metadata);
     byte[] data = RegistryNode.encode(e);
-    for (String service : services) {
+    for (String service : toRegister) {
       String path = registry.servicePath(service) + "/" + RegistryNode.name(e);
       PersistentNode node = new PersistentNode(registry.curator(), CreateMode.EPHEMERAL, false, path, data);
+      node.getListenable().addListener(new Recreations(service, e));
       node.start();
       nodes.add(node);
     }
     registered = e;
+    registeredServices = List.copyOf(toRegister);
     long deadline = System.nanoTime() + registry.connectionTimeout().toNanos();
     try {
-      for (PersistentNode node : nodes) {
+      for (int i = 0; i < nodes.size(); i++) {
         long left = deadline - System.nanoTime();
-        if (!node.waitForInitialCreate(Math.max(0, left), TimeUnit.NANOSECONDS)) {
+        if (!nodes.get(i).waitForInitialCreate(Math.max(0, left), TimeUnit.NANOSECONDS)) {
           log.warn("{} is not registered in ZooKeeper ({}) yet after {} ms; it will be once ZooKeeper answers",
-              e.authority(), registry.target(services.get(nodes.indexOf(node))),
-              registry.connectionTimeout().toMillis());
+              e.authority(), registry.target(toRegister.get(i)), registry.connectionTimeout().toMillis());
           return;
         }
       }
@@ -94,7 +113,31 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
       Thread.currentThread().interrupt();
       return;
     }
-    log.info("registered {} in ZooKeeper for {}", e, services);
+    log.info("registered {} in ZooKeeper for {}", e, toRegister);
+  }
+
+  /**
+   * Logs each creation of a node after its first: the session that held it ended (expired, or closed by
+   * ZooKeeper) and Curator created it again in a new one. Between the two, clients' resolvers kept this server
+   * for their removal delay (docs/cluster.md).
+   */
+  private static final class Recreations implements PersistentNodeListener {
+    private final String service;
+    private final Endpoint endpoint;
+    private final AtomicInteger created = new AtomicInteger();
+
+    Recreations(String service, Endpoint endpoint) {
+      this.service = service;
+      this.endpoint = endpoint;
+    }
+
+    @Override
+    public void nodeCreated(String path) {
+      if (created.incrementAndGet() > 1) {
+        log.info("registered {} in ZooKeeper again for {} (node {}): the ZooKeeper session that held its node"
+            + " ended, and the node was created in a new session", endpoint, service, path);
+      }
+    }
   }
 
   /**
@@ -126,10 +169,10 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     t.start();
     try {
       deleted.get(registry.connectionTimeout().toNanos(), TimeUnit.NANOSECONDS);
-      log.info("deregistered {} from ZooKeeper for {}", e, services);
+      log.info("deregistered {} from ZooKeeper for {}", e, registeredServices);
     } catch (TimeoutException ex) {
       log.warn("ZooKeeper did not confirm the deregistration of {} for {} within {} ms; draining anyway (the"
-          + " nodes go when ZooKeeper answers or the session ends)", e, services,
+          + " nodes go when ZooKeeper answers or the session ends)", e, registeredServices,
           registry.connectionTimeout().toMillis());
     } catch (InterruptedException ex) {
       Thread.currentThread().interrupt();

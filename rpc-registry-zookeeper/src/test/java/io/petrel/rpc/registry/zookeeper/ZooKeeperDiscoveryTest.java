@@ -7,6 +7,9 @@ import static io.petrel.rpc.registry.zookeeper.Greeters.without;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.AppenderBase;
 import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.registry.zookeeper.Greeters.Recording;
@@ -16,6 +19,7 @@ import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -166,9 +170,52 @@ class ZooKeeperDiscoveryTest {
     }
   }
 
+  /** Completes when the registrar logs a line containing {@code text}; remove with {@link #stopWatching}. */
+  private static CompletableFuture<ILoggingEvent> registrarLogs(String text) {
+    CompletableFuture<ILoggingEvent> seen = new CompletableFuture<>();
+    AppenderBase<ILoggingEvent> appender = new AppenderBase<>() {
+      @Override
+      protected void append(ILoggingEvent event) {
+        if (event.getFormattedMessage().contains(text)) {
+          seen.complete(event);
+        }
+      }
+    };
+    appender.setName("watch-" + text);
+    appender.start();
+    registrarLogger().addAppender(appender);
+    seen.whenComplete((e, t) -> registrarLogger().detachAppender(appender));
+    return seen;
+  }
+
+  private static ch.qos.logback.classic.Logger registrarLogger() {
+    return (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(ZooKeeperRegistrar.class);
+  }
+
+  @Test
+  void aRegistrarDoesNotRegisterAServiceItsServerDoesNotServe() throws Exception {
+    String base = newBase();
+    CompletableFuture<ILoggingEvent> refused = registrarLogs("not registering demo.Greeterr");
+    try (ZooKeeperRegistry clientSide = registry(zk, base); ZooKeeperRegistry regA = registry(zk, base);
+        Server a = new Server("a", regA.registrar(SERVICE, "demo.Greeterr").build(), Duration.ZERO)) {
+      CuratorFramework c = clientSide.curator();
+      String node = "/127.0.0.1:" + a.server.port();
+      // onServing ran before start() returned: the served service's node is there, the misspelt one's is not.
+      assertThat(c.checkExists().forPath(clientSide.servicePath(SERVICE) + node)).isNotNull();
+      assertThat(c.checkExists().forPath(clientSide.servicePath("demo.Greeterr") + node)).isNull();
+      ILoggingEvent e = refused.get(5, TimeUnit.SECONDS);
+      assertThat(e.getLevel()).isEqualTo(Level.ERROR);
+      assertThat(e.getFormattedMessage()).contains("this server does not serve it (it serves [demo.Greeter])",
+          "UNIMPLEMENTED");
+    } finally {
+      refused.cancel(false);
+    }
+  }
+
   @Test
   void aServerWhoseSessionExpiresRegistersAgain() throws Exception {
     String base = newBase();
+    CompletableFuture<ILoggingEvent> again = registrarLogs("in ZooKeeper again for " + SERVICE);
     try (ZooKeeperRegistry clientSide = registry(zk, base); ZooKeeperRegistry regA = registry(zk, base);
         Server a = new Server("a", regA.registrar(SERVICE).build(), Duration.ZERO);
         CuratorCache watch = CuratorCache.build(clientSide.curator(), clientSide.servicePath(SERVICE))) {
@@ -201,7 +248,11 @@ class ZooKeeperDiscoveryTest {
             .isEqualTo(regA.curator().getZookeeperClient().getZooKeeper().getSessionId());
         resolver.until(listing(a)).get(5, TimeUnit.SECONDS);
         assertThat(call(client)).isEqualTo("a");
+        assertThat(again.get(10, TimeUnit.SECONDS).getFormattedMessage()).as("the registrar says so")
+            .contains("the ZooKeeper session that held its node ended");
       }
+    } finally {
+      again.cancel(false);
     }
   }
 

@@ -3,6 +3,7 @@ package io.petrel.rpc.transport.netty;
 import static io.petrel.rpc.testing.CallFailures.assertFails;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import ch.qos.logback.classic.Level;
 import com.google.protobuf.StringValue;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.RpcClient;
@@ -152,6 +153,26 @@ class GoawayTest extends TransportFixture {
         + " or restarting");
     service.gate.countDown();
     assertThat(held.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("held");
+  }
+
+  /**
+   * When the grace period ends with calls still running, the server's warning names the option that gives them
+   * longer, and the calls end with UNAVAILABLE as their connection closes.
+   */
+  @Test
+  void theGracePeriodOverWarningNamesTheOptionThatGivesCallsLonger() throws Exception {
+    RpcServer server = startServer(b -> b.shutdownGracePeriod(java.time.Duration.ofMillis(200)));
+    RpcClient client = client(server.port());
+    CompletableFuture<StringValue> held = client.unaryCallAsync(TestService.BLOCK, StringValue.of("held"),
+        CallOptions.DEFAULT);
+    assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isEqualTo("held");
+    try (LogCapture log = new LogCapture(RpcServer.class)) {
+      server.shutdown();
+      assertThat(log.await(Level.WARN, java.time.Duration.ofSeconds(10), "grace period of 200 ms is over with 1"
+          + " calls in flight")).contains("raise shutdownGracePeriod on the server's builder");
+    }
+    assertFails(held, Status.Code.UNAVAILABLE);
+    service.gate.countDown();
   }
 
   /** The next REQUEST the client sends, past its PINGs (each new connection sends one). */
