@@ -111,6 +111,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   private boolean posted;
   /** Event loop only: why the connection failed, when it was TLS (e.g. the server refused the client's certificate). */
   private @Nullable String closeReason;
+  /** Event loop: the server sent GOAWAY (not set by {@link #drain}, the client's own going away). */
+  private boolean goawayReceived;
 
   ClientConnection(NettyRpcClient client, Listener listener, String authority, String host, Channel channel) {
     this.client = client;
@@ -536,6 +538,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         return;
       case TYPE_GOAWAY:
         goaway = true;
+        goawayReceived = true;
         boolean refusing = frame.status == Status.Code.UNAVAILABLE.value();
         log.debug("server {} sent GOAWAY{}; {} calls still in flight on this connection, {} not sent yet go"
             + " elsewhere", authority, refusing ? " after request " + Integer.toUnsignedString(
@@ -763,6 +766,11 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       closeReason = "closed before the server's first frame: is a Petrel server listening there, with TLS on both"
           + " sides or neither? (a server also closes connections it refuses or has not accepted when it stops;"
           + " its log says why)";
+    }
+    if (goawayReceived && closeReason == null) {
+      // The server closes a connection it sent GOAWAY on once its calls have ended, or when its grace period ends.
+      closeReason = "the server had sent GOAWAY: it was shutting down, and closes the connections of calls that"
+          + " outlast its shutdown grace period (shutdownGracePeriod on the server's builder)";
     }
     // The core first: a caller that retries when its call fails below must find the endpoint reconnecting (or
     // backing off), not this dead connection's place still empty of any plan.
