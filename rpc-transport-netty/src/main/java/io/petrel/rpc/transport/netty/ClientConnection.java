@@ -111,8 +111,13 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   private boolean posted;
   /** Event loop only: why the connection failed, when it was TLS (e.g. the server refused the client's certificate). */
   private @Nullable String closeReason;
-  /** Event loop: the server sent GOAWAY (not set by {@link #drain}, the client's own going away). */
-  private boolean goawayReceived;
+  private static final int GOAWAY_SHUTDOWN = 1;
+  private static final int GOAWAY_RETIRE = 2;
+  /**
+   * Event loop: the GOAWAY the server sent, if any ({@link #GOAWAY_SHUTDOWN} or {@link #GOAWAY_RETIRE}; not set by
+   * {@link #drain}, the client's own going away), for the reason of a close that follows it.
+   */
+  private int goawayReceived;
 
   ClientConnection(NettyRpcClient client, Listener listener, String authority, String host, Channel channel) {
     this.client = client;
@@ -538,8 +543,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         return;
       case TYPE_GOAWAY:
         goaway = true;
-        goawayReceived = true;
         boolean refusing = frame.status == Status.Code.UNAVAILABLE.value();
+        goawayReceived = refusing ? GOAWAY_SHUTDOWN : GOAWAY_RETIRE;
         log.debug("server {} sent GOAWAY{}; {} calls still in flight on this connection, {} not sent yet go"
             + " elsewhere", authority, refusing ? " after request " + Integer.toUnsignedString(
             frame.requestId) : "", inFlight.size(), waiting.size());
@@ -767,10 +772,13 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
           + " sides or neither? (a server also closes connections it refuses or has not accepted when it stops;"
           + " its log says why)";
     }
-    if (goawayReceived && closeReason == null) {
+    if (goawayReceived != 0 && closeReason == null) {
       // The server closes a connection it sent GOAWAY on once its calls have ended, or when its grace period ends.
-      closeReason = "the server had sent GOAWAY: it was shutting down, and closes the connections of calls that"
-          + " outlast its shutdown grace period (shutdownGracePeriod on the server's builder)";
+      closeReason = goawayReceived == GOAWAY_SHUTDOWN
+          ? "the server had sent GOAWAY: it was shutting down, and closes the connections of calls that outlast its"
+              + " shutdown grace period (shutdownGracePeriod on the server's builder)"
+          : "the server had sent GOAWAY to retire this connection (its idleTimeout or maxConnectionAge), and closes"
+              + " it when calls outlast its shutdown grace period (shutdownGracePeriod on the server's builder)";
     }
     // The core first: a caller that retries when its call fails below must find the endpoint reconnecting (or
     // backing off), not this dead connection's place still empty of any plan.

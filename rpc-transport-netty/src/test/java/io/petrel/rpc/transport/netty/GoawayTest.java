@@ -177,6 +177,22 @@ class GoawayTest extends TransportFixture {
     service.gate.countDown();
   }
 
+  /** A connection retired by maxConnectionAge and closed with a call still running: the call says why. */
+  @Test
+  void aCallThatOutlastsARetiredConnectionsGracePeriodSaysTheConnectionWasRetired() throws Exception {
+    RpcServer server = startServer(b -> b.maxConnectionAge(java.time.Duration.ofMillis(200))
+        .shutdownGracePeriod(java.time.Duration.ofMillis(300)));
+    RpcClient client = client(server.port());
+    CompletableFuture<StringValue> held = client.unaryCallAsync(TestService.BLOCK, StringValue.of("held"),
+        CallOptions.DEFAULT);
+    assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isEqualTo("held");
+    assertFails(held, Status.Code.UNAVAILABLE, "(the server had sent GOAWAY to retire this connection (its"
+        + " idleTimeout or maxConnectionAge), and closes it when calls outlast its shutdown grace period"
+        + " (shutdownGracePeriod on the server's builder)) while test.Echo/block was in flight");
+    service.gate.countDown();
+    assertThat(client.unaryCall(TestService.ECHO, StringValue.of("next")).getValue()).isEqualTo("next");
+  }
+
   /** The next REQUEST the client sends, past its PINGs (each new connection sends one). */
   private static RawPeer.RawFrame nextRequest(RawPeer peer) throws java.io.IOException {
     while (true) {
