@@ -9,7 +9,9 @@ import io.petrel.rpc.LoadBalancer;
 import io.petrel.rpc.NameResolver;
 import io.petrel.rpc.Subchannel;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.function.Consumer;
@@ -83,6 +85,10 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     resolverError = null;
     listedNone = endpoints.isEmpty();
     List<S> old = subchannels;
+    Set<Endpoint> before = new HashSet<>();
+    for (S s : old) {
+      before.add(s.endpoint());
+    }
     List<S> next = new ArrayList<>();
     List<S> kept = new ArrayList<>();
     for (Endpoint e : endpoints) {
@@ -114,7 +120,8 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
         s.drain().whenComplete((v, t) -> drained(s));
       }
     }
-    if (!old.isEmpty() || now.size() > 1) {
+    if ((!old.isEmpty() || now.size() > 1) && !before.equals(new HashSet<>(endpoints))) {
+      // Only a change: a resolver may tell the same list again (a refresh, a ZooKeeper reconnection).
       log.info("client '{}' for {}: endpoints {}", name, target, endpoints.isEmpty() ? "none (the resolver lists"
           + " no endpoint)" : endpoints);
     }

@@ -35,6 +35,8 @@ class ClientEndpointsTest {
       .serviceName("test.Svc").methodName("echo").requestMarshaller(Marshallers.bytes())
       .responseMarshaller(Marshallers.bytes()).build();
 
+  private static final String LOGGER = "io.petrel.rpc.internal.ClientEndpoints";
+
   /** A resolver the test drives. */
   static final class Manual implements NameResolver {
     @Nullable Listener listener;
@@ -169,6 +171,33 @@ class ClientEndpointsTest {
     assertThat(second).allSatisfy(s -> assertThat(s.state()).isEqualTo(ConnectivityState.SHUTDOWN));
     resolver.listener.onEndpoints(List.of(Endpoint.of("d", 4)));
     assertThat(c.endpoints.subchannels()).as("nothing made after shutdown").isSameAs(second);
+  }
+
+  /** A resolver that tells the same list again (a refresh, a registry reconnecting) logs no new INFO line. */
+  @Test
+  void theEndpointsLineIsLoggedOnlyWhenTheListChanges() throws Exception {
+    ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+        ClientEndpointsTest.LOGGER);
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> seen =
+        new ch.qos.logback.core.read.ListAppender<>();
+    seen.start();
+    logger.addAppender(seen);
+    try {
+      Manual resolver = new Manual();
+      client(RpcClient.builder().nameResolver("manual://svc", resolver).transport("recording").build());
+      List<Endpoint> two = List.of(Endpoint.of("a", 1), Endpoint.of("b", 2));
+      resolver.listener.onEndpoints(two);
+      resolver.listener.onEndpoints(two);
+      resolver.listener.onEndpoints(List.of(Endpoint.of("b", 2), Endpoint.of("a", 1))); // another order only
+      resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1), new Endpoint("b", 2, 5))); // a new weight
+      resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1)));
+      resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1)));
+      assertThat(seen.list).filteredOn(e -> e.getLevel() == ch.qos.logback.classic.Level.INFO)
+          .extracting(e -> e.getFormattedMessage().replaceAll(".*: endpoints ", ""))
+          .containsExactly("[a:1, b:2]", "[a:1, b:2;weight=5]", "[a:1]");
+    } finally {
+      logger.detachAppender(seen);
+    }
   }
 
   /** A balancer that records what it is given and hears, and picks round robin. */
