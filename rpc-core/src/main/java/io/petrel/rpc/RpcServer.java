@@ -3,6 +3,7 @@ package io.petrel.rpc;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -57,6 +58,19 @@ public abstract class RpcServer implements AutoCloseable {
    * for any other service is answered UNIMPLEMENTED. Valid before and after {@link #start()}.
    */
   public abstract List<ServiceDefinition> services();
+
+  /**
+   * How long a graceful {@link #shutdown()} lets calls in flight finish after its GOAWAY, as configured
+   * ({@link RpcServerBuilder#shutdownGracePeriod}); then their connections close.
+   */
+  public abstract Duration shutdownGracePeriod();
+
+  /**
+   * How long a graceful {@link #shutdown()} keeps serving as before, after telling its lifecycle listeners, before
+   * its GOAWAY, as configured ({@link RpcServerBuilder#drainDelay}). A graceful shutdown ends within this delay
+   * plus the {@link #shutdownGracePeriod()} (and the time closing takes).
+   */
+  public abstract Duration drainDelay();
 
   /**
    * Loads the server's TLS certificate, key and trust material again (from its {@link TlsConfig}'s files, or

@@ -60,10 +60,8 @@ public class PetrelAutoConfiguration {
       interceptors.orderedStream().forEach(builder::intercept);
       meterRegistry.ifUnique(builder::meterRegistry);
       customizers.orderedStream().forEach(c -> c.customize(builder));
-      PetrelProperties.Server p = properties.getServer();
       return new PetrelServerLifecycle.ServerPlan(builder,
-          services.stream().map(ServiceDefinition::name).toList(),
-          p.getShutdownGracePeriod() != null ? p.getShutdownGracePeriod() : RpcServerBuilder.DEFAULT_SHUTDOWN_GRACE);
+          services.stream().map(ServiceDefinition::name).toList());
     });
   }
 

@@ -34,11 +34,10 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
 
   private final Supplier<ServerPlan> plan;
   private volatile @Nullable RpcServer server;
-  private volatile @Nullable Duration grace;
   private volatile boolean noServices;
 
   /** What to start: the configured builder and the names of the services it serves. */
-  record ServerPlan(RpcServerBuilder builder, List<String> services, Duration grace) {
+  record ServerPlan(RpcServerBuilder builder, List<String> services) {
   }
 
   PetrelServerLifecycle(Supplier<ServerPlan> plan) {
@@ -80,7 +79,6 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
       throw serverProblem(e);
     }
     server = started;
-    grace = p.grace();
     keepAlive(started);
   }
 
@@ -148,12 +146,15 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
     t.start();
   }
 
-  /** Waits for the draining server to stop: its grace period and closing, then at once. */
-  private void awaitStopped(RpcServer s) {
-    Duration g = grace != null ? grace : RpcServerBuilder.DEFAULT_SHUTDOWN_GRACE;
+  /**
+   * Waits for the draining server to stop: its drain delay, its grace period and closing, then at once. Both
+   * come from the server itself, so a {@code PetrelServerCustomizer} that set them is followed.
+   */
+  private static void awaitStopped(RpcServer s) {
     try {
       // shutdown() closes what is left once the grace period is over; the margin covers closing itself.
-      if (!s.awaitTermination(g.toMillis() + 5_000, TimeUnit.MILLISECONDS)) {
+      long bound = s.drainDelay().plus(s.shutdownGracePeriod()).toMillis() + 5_000;
+      if (!s.awaitTermination(bound, TimeUnit.MILLISECONDS)) {
         s.shutdownNow();
         s.awaitTermination(10, TimeUnit.SECONDS);
       }

@@ -212,6 +212,42 @@ class PetrelAutoConfigurationTest {
     });
   }
 
+  @Configuration(proxyBeanMethods = false)
+  static class LongGrace {
+    @Bean
+    PetrelServerCustomizer longGrace() {
+      return b -> b.shutdownGracePeriod(java.time.Duration.ofSeconds(30));
+    }
+  }
+
+  /**
+   * A grace period a customizer set is the one the stop waits for: the stop took the property's (1 s here) and
+   * stopped the server at once 5 s after that, failing a call the server would still have let finish.
+   */
+  @Test
+  void theStopWaitsForTheGracePeriodACustomizerSet() {
+    runner.withUserConfiguration(Echo.class, LongGrace.class)
+        .withPropertyValues("petrel.server.shutdown-grace-period=1s").run(context -> {
+          EchoService echo = context.getBean(EchoService.class);
+          PetrelServerLifecycle lifecycle = context.getBean(PetrelServerLifecycle.class);
+          RpcServer server = lifecycle.server();
+          assertThat(server).isNotNull();
+          assertThat(server.shutdownGracePeriod()).isEqualTo(java.time.Duration.ofSeconds(30));
+          try (RpcClient client = clientTo(server.port())) {
+            CompletableFuture<String> held = client.unaryCallAsync(EchoService.HOLD, "a", CallOptions.DEFAULT);
+            assertThat(echo.entered.await(10, TimeUnit.SECONDS)).isTrue();
+            java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
+            lifecycle.stop(stopped::countDown);
+            // Past the property's grace period and the stop's 5 s margin: the call is still running.
+            assertThatThrownBy(() -> held.get(7, TimeUnit.SECONDS))
+                .isInstanceOf(java.util.concurrent.TimeoutException.class);
+            echo.release.countDown();
+            assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo("released a");
+            assertThat(stopped.await(20, TimeUnit.SECONDS)).as("the callback once drained").isTrue();
+          }
+        });
+  }
+
   @Test
   void aContextStoppedAndStartedAgainServesAgainWithGaugesOfTheNewServer() {
     runner.withUserConfiguration(Echo.class, Meters.class).run(context -> {

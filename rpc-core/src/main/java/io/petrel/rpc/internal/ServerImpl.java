@@ -12,6 +12,7 @@ import io.petrel.rpc.spi.ServerTransport;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.SocketAddress;
+import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -203,6 +204,16 @@ public final class ServerImpl extends RpcServer {
   @Override
   public List<ServiceDefinition> services() {
     return config.services();
+  }
+
+  @Override
+  public Duration shutdownGracePeriod() {
+    return Duration.ofNanos(config.shutdownGracePeriodNanos());
+  }
+
+  @Override
+  public Duration drainDelay() {
+    return Duration.ofNanos(config.drainDelayNanos());
   }
 
   @Override
