@@ -60,8 +60,7 @@ public class PetrelAutoConfiguration {
       interceptors.orderedStream().forEach(builder::intercept);
       meterRegistry.ifUnique(builder::meterRegistry);
       customizers.orderedStream().forEach(c -> c.customize(builder));
-      return new PetrelServerLifecycle.ServerPlan(builder,
-          services.stream().map(ServiceDefinition::name).toList());
+      return builder;
     });
   }
 

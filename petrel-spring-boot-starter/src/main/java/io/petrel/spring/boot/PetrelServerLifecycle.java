@@ -5,7 +5,6 @@ import io.petrel.rpc.RpcServerBuilder;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
@@ -32,15 +31,11 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
   /** The name of the non-daemon thread that keeps the JVM up while the server serves. */
   static final String KEEP_ALIVE_THREAD = "petrel-server-keep-alive";
 
-  private final Supplier<ServerPlan> plan;
+  private final Supplier<RpcServerBuilder> plan;
   private volatile @Nullable RpcServer server;
   private volatile boolean noServices;
 
-  /** What to start: the configured builder and the names of the services it serves. */
-  record ServerPlan(RpcServerBuilder builder, List<String> services) {
-  }
-
-  PetrelServerLifecycle(Supplier<ServerPlan> plan) {
+  PetrelServerLifecycle(Supplier<RpcServerBuilder> plan) {
     this.plan = plan;
   }
 
@@ -56,21 +51,24 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
     }
     // First start, or again after stop() (context.stop() then start(), a checkpoint and restore): a new server of
     // the same plan, on the same port; the stopped one's gauges were removed when it terminated.
-    ServerPlan p;
+    RpcServerBuilder p;
     try {
       p = plan.get();
     } catch (IllegalArgumentException | IllegalStateException e) {
       throw serverProblem(e);
     }
-    if (p.services().isEmpty()) {
-      noServices = true;
-      log.info("no @RpcService beans and no ServiceDefinition beans in the context: the Petrel server is not"
-          + " started (set petrel.server.enabled=false to say so and silence this)");
-      return;
-    }
     RpcServer started;
     try {
-      started = p.builder().build().start();
+      RpcServer built = p.build();
+      // The services of the server as built: the beans found, and any a PetrelServerCustomizer added by hand.
+      if (built.services().isEmpty()) {
+        built.shutdownNow(); // never started: this releases what building made
+        noServices = true;
+        log.info("no @RpcService beans, no ServiceDefinition beans and no service added by a PetrelServerCustomizer:"
+            + " the Petrel server is not started (set petrel.server.enabled=false to say so and silence this)");
+        return;
+      }
+      started = built.start();
     } catch (IOException e) {
       throw new UncheckedIOException("the Petrel server could not start: " + e.getMessage()
           + " (set petrel.server.port to a free port, or 0 for any free one, or stop what holds this one; or set"

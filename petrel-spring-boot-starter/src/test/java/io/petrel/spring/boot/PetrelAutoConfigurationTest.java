@@ -311,6 +311,27 @@ class PetrelAutoConfigurationTest {
     });
   }
 
+  @Configuration(proxyBeanMethods = false)
+  static class ServiceByHand {
+    @Bean
+    PetrelServerCustomizer addsEcho() {
+      return b -> b.addService(new EchoService().definition()); // no service bean in the context
+    }
+  }
+
+  @Test
+  void aServiceACustomizerAddsByHandStartsTheServer() {
+    runner.withUserConfiguration(ServiceByHand.class).run(context -> {
+      PetrelServerLifecycle lifecycle = context.getBean(PetrelServerLifecycle.class);
+      assertThat(lifecycle.hasNoServices()).isFalse();
+      RpcServer server = lifecycle.server();
+      assertThat(server).as("started for the customizer's service").isNotNull();
+      try (RpcClient client = clientTo(server.port())) {
+        assertThat(client.unaryCall(EchoService.ECHO, "x")).isEqualTo("x");
+      }
+    });
+  }
+
   @Test
   void serverCanBeSwitchedOff() {
     runner.withUserConfiguration(Echo.class).withPropertyValues("petrel.server.enabled=false")
