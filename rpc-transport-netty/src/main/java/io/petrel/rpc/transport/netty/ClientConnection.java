@@ -118,6 +118,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
    * {@link #drain}, the client's own going away), for the reason of a close that follows it.
    */
   private int goawayReceived;
+  /** This client closed the connection (its own shutdown, an endpoint gone, a drained connection). */
+  private volatile boolean closedHere;
 
   ClientConnection(NettyRpcClient client, Listener listener, String authority, String host, Channel channel) {
     this.client = client;
@@ -156,6 +158,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   /** Closes now: calls in flight fail with UNAVAILABLE, waiting ones are sent again elsewhere. Any thread. */
   @Override
   public void close() {
+    closedHere = true;
     channel.close();
   }
 
@@ -426,6 +429,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     }
     log.debug("closing connection to {} after GOAWAY: no call left on it", authority);
     closed = true;
+    closedHere = true;
     channel.writeAndFlush(io.netty.buffer.Unpooled.EMPTY_BUFFER).addListener(
         io.netty.channel.ChannelFutureListener.CLOSE);
   }
@@ -448,6 +452,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         closeIfDrained();
       });
     } catch (java.util.concurrent.RejectedExecutionException e) {
+      closedHere = true;
       channel.close(); // the client's event loops are stopping: nothing left to drain for
     }
   }
@@ -771,6 +776,13 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       closeReason = "closed before the server's first frame: is a Petrel server listening there, with TLS on both"
           + " sides or neither? (a server also closes connections it refuses or has not accepted when it stops;"
           + " its log says why)";
+    }
+    if (closeReason == null && goawayReceived == 0 && answered && !closedHere && !inFlight.isEmpty()) {
+      // Nothing said why: the server closed or reset it (a crash, a kill, a proxy between) or the network did.
+      client.limitLog().warn("lost " + authority, "connection to " + authority + " closed by the server or the"
+          + " network, with no GOAWAY, while " + inFlight.size() + " call(s) were in flight; they fail with"
+          + " UNAVAILABLE (the server may have run them; only methods marked idempotent are sent again), and the"
+          + " next calls connect again");
     }
     if (goawayReceived != 0 && closeReason == null) {
       // The server closes a connection it sent GOAWAY on once its calls have ended, or when its grace period ends.

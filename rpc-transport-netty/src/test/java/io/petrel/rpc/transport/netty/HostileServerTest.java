@@ -4,6 +4,7 @@ import static io.petrel.rpc.transport.netty.Protocol.*;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
 import com.google.protobuf.StringValue;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.RpcClient;
@@ -126,6 +127,26 @@ class HostileServerTest extends TransportFixture {
    * Answers for request ids the client never sent, and a second answer to a call already answered, are dropped:
    * the call gets its own answer, and the connection goes on serving calls.
    */
+  /**
+   * A server that closes a connection with a call in flight and no GOAWAY (a crash, a kill): the call fails at
+   * once, the client says so in its log (a server's connection dying was silent), and the next call connects again.
+   */
+  @Test
+  void aConnectionTheServerClosesWithACallInFlightFailsItAndTheClientLogsIt() throws Exception {
+    try (LogCapture log = new LogCapture(NettyRpcClient.class)) {
+      againstFake(b -> b.reconnectBackoff(Duration.ofMillis(10), Duration.ofMillis(100)), client -> {
+        StatusException e = failsWithin(5_000, client.unaryCallAsync(TestService.ECHO, StringValue.of("lost"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(15))));
+        assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(e.status().description()).contains("closed while test.Echo/echo was in flight");
+        assertThat(log.await(Level.WARN, Duration.ofSeconds(10), "closed by the server or the network, with no"
+            + " GOAWAY, while 1 call(s) were in flight")).contains("the next calls connect again");
+        assertThat(client.unaryCall(TestService.ECHO, StringValue.of("again"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(10))).getValue()).isEqualTo("again");
+      }, peer -> nextRequest(peer) /* then closes: the try-with-resources of the fake */, echo(1));
+    }
+  }
+
   @Test
   void answersToUnknownIdsAndRepeatedAnswersAreDroppedAndTheConnectionGoesOn() throws Exception {
     againstFake(b -> b, client -> {
