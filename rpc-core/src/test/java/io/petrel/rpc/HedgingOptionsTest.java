@@ -67,7 +67,29 @@ class HedgingOptionsTest {
     assertThat(hedged.hedging()).isEqualTo(HedgingPolicy.of(3, Duration.ofMillis(20)));
     assertThat(hedged.hedging().delayNanos()).isEqualTo(20_000_000L);
     assertThat(hedged.withoutHedging().hedging()).isSameAs(HedgingPolicy.OFF);
-    assertThat(hedged.toString()).contains("HedgingPolicy{maxAttempts=3, delay=PT0.02S}");
+    assertThat(hedged.toString()).contains("HedgingPolicy{maxAttempts=3, delay=PT0.02S, nonFatalCodes=[UNAVAILABLE]}");
+  }
+
+  @Test
+  void nonFatalCodesAreUnavailableByDefaultAndOkOrDeadlineExceededAreRefused() {
+    HedgingPolicy p = HedgingPolicy.of(2, Duration.ofMillis(20));
+    assertThat(p.nonFatalCodes()).containsExactly(Status.Code.UNAVAILABLE);
+    assertThat(p.isNonFatal(Status.Code.UNAVAILABLE)).isTrue();
+    assertThat(p.isNonFatal(Status.Code.RESOURCE_EXHAUSTED)).isFalse();
+    HedgingPolicy shed = p.withNonFatalCodes(Status.Code.RESOURCE_EXHAUSTED, Status.Code.UNAVAILABLE);
+    assertThat(shed.nonFatalCodes()).containsExactlyInAnyOrder(Status.Code.UNAVAILABLE,
+        Status.Code.RESOURCE_EXHAUSTED);
+    assertThat(shed).isNotEqualTo(p).isEqualTo(p.withNonFatalCodes(Status.Code.UNAVAILABLE,
+        Status.Code.RESOURCE_EXHAUSTED));
+    assertThat(shed.maxAttempts()).isEqualTo(2);
+    assertThat(p.withNonFatalCodes().isNonFatal(Status.Code.UNAVAILABLE)).as("none: every failure ends the call")
+        .isFalse();
+    assertThatThrownBy(() -> shed.nonFatalCodes().add(Status.Code.INTERNAL))
+        .isInstanceOf(UnsupportedOperationException.class);
+    assertThatThrownBy(() -> p.withNonFatalCodes(Status.Code.OK)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("hedging non-fatal codes cannot include OK: a response always ends the call");
+    assertThatThrownBy(() -> p.withNonFatalCodes(Status.Code.DEADLINE_EXCEEDED))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("share the call's deadline");
   }
 
   @Test

@@ -28,9 +28,10 @@ import org.slf4j.LoggerFactory;
  * <p>The first attempt goes the usual way. While the call has not ended, another starts every
  * {@code policy.delay()} (each taking a token of the retry budget, and only while the budget allows a retry), to an
  * endpoint that none of the attempts in flight is on when there is one, up to {@code policy.maxAttempts()} in all,
- * never once the call's deadline has passed. The first attempt that ends with a response, or with a status other
- * than UNAVAILABLE, ends the call; the others are cancelled (their servers are told; their endpoints' balancer
- * hears CANCELLED). An attempt that fails with UNAVAILABLE does not end the call: another starts at once in its
+ * never once the call's deadline has passed. The first attempt that ends with a response, or with a status that is
+ * not one of the policy's non-fatal codes (UNAVAILABLE by default), ends the call; the others are cancelled (their
+ * servers are told; their endpoints' balancer hears CANCELLED). An attempt that fails with a non-fatal code does
+ * not end the call: another starts at once in its
  * place if the policy and the budget allow, and the call fails with that status only when no attempt is left in
  * flight and none may start.
  *
@@ -270,13 +271,13 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
       if (error != null) {
         failed = error instanceof CancellationException ? Status.CANCELLED.withDescription("attempt cancelled")
             : Status.fromThrowable(error);
-        if (failed.code() == Status.Code.UNAVAILABLE) {
+        if (policy.isNonFatal(failed.code())) {
           lastFailure = failed;
           lastFailed = attempt;
         }
       }
     }
-    if (failed == null || failed.code() != Status.Code.UNAVAILABLE) {
+    if (failed == null || !policy.isNonFatal(failed.code())) {
       if (claim(attempt)) {
         end(attempt, value, failed);
       }
@@ -286,7 +287,7 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
   }
 
   /**
-   * Fails the call with the last UNAVAILABLE if every attempt started has ended and none is being started: no more
+   * Fails the call with the last non-fatal failure if every attempt started has ended and none is being started: no more
    * may start (each path that could start one has just been refused).
    */
   private void failIfNoneLeft() {

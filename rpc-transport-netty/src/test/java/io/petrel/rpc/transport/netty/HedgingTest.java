@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.protobuf.StringValue;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.HedgingPolicy;
 import io.petrel.rpc.LoadBalancer;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.RpcClient;
@@ -54,7 +55,7 @@ class HedgingTest extends TransportFixture {
         .build();
   }
 
-  enum Behaviour { FAST, HOLD, UNAVAILABLE }
+  enum Behaviour { FAST, HOLD, UNAVAILABLE, SHEDDING }
 
   /** One server's handlers and its ledger: executions, and cancels its held calls heard. */
   private static final class Ledger {
@@ -82,6 +83,9 @@ class HedgingTest extends TransportFixture {
           return CompletableFuture.completedFuture(StringValue.of(name + " answered " + req.getValue()));
         case UNAVAILABLE:
           return CompletableFuture.failedFuture(Status.UNAVAILABLE.withDescription(name + " is unavailable")
+              .asException());
+        case SHEDDING:
+          return CompletableFuture.failedFuture(Status.RESOURCE_EXHAUSTED.withDescription(name + " sheds load")
               .asException());
         default:
           ServerContext ctx = ServerContext.current();
@@ -318,6 +322,52 @@ class HedgingTest extends TransportFixture {
         Duration.ofSeconds(20))), Status.Code.UNAVAILABLE, "is unavailable", "the last of 2 hedged attempts");
     assertThat(failing.runs.get() + other.runs.get() - runs).isEqualTo(2);
     awaitNoPendingCall(atOnce);
+  }
+
+  /**
+   * A handler's RESOURCE_EXHAUSTED ends a hedged call by default (an answer); a policy that lists it among its
+   * non-fatal codes sends another attempt in its place at once, as for UNAVAILABLE.
+   */
+  @Test
+  void aCodeThePolicyCallsNonFatalIsReplacedLikeUnavailableAndOtherwiseEndsTheCall() throws Exception {
+    Ledger shedding = new Ledger("shedding", Behaviour.SHEDDING);
+    Ledger fast = new Ledger("fast", Behaviour.FAST);
+    RpcServer a = server(shedding);
+    RpcServer b = server(fast);
+    // No retries and a 10 s hedging delay: only a hedge sent at once after a failure can save a call.
+    RpcClient client = clientOf(o -> o.maxRetries(0).hedging(2, Duration.ofSeconds(10)), a, b);
+    int failed = 0;
+    for (int i = 0; i < 4; i++) {
+      try {
+        assertThat(client.unaryCall(READ, StringValue.of("r" + i), CallOptions.DEFAULT.withTimeout(
+            Duration.ofSeconds(5))).getValue()).isEqualTo("fast answered r" + i);
+      } catch (StatusException e) {
+        assertThat(e.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
+        assertThat(e.getMessage()).contains("shedding sheds load");
+        failed++;
+      }
+    }
+    assertThat(failed).as("calls whose first attempt went to the shedding server, by default")
+        .isEqualTo(shedding.runs.get()).isPositive();
+    assertThat(ClientChannel.runtimeOf(client).hedges()).as("no hedge after an answer").isZero();
+
+    HedgingPolicy shedAware = HedgingPolicy.of(2, Duration.ofSeconds(10))
+        .withNonFatalCodes(Status.Code.UNAVAILABLE, Status.Code.RESOURCE_EXHAUSTED);
+    int before = shedding.runs.get();
+    for (int i = 0; i < 4; i++) {
+      assertThat(client.unaryCall(READ, StringValue.of("s" + i), CallOptions.DEFAULT.withHedging(shedAware)
+          .withTimeout(Duration.ofSeconds(5))).getValue()).isEqualTo("fast answered s" + i);
+    }
+    assertThat(shedding.runs.get() - before).as("first attempts that went to the shedding server").isPositive();
+    assertThat(ClientChannel.runtimeOf(client).hedges()).isEqualTo(shedding.runs.get() - before);
+
+    // Both attempts shed: the call fails with the last one's status, as for UNAVAILABLE.
+    Ledger alsoShedding = new Ledger("also", Behaviour.SHEDDING);
+    RpcClient allShedding = clientOf(o -> o.maxRetries(0), a, server(alsoShedding));
+    assertFails(() -> allShedding.unaryCall(READ, StringValue.of("doomed"), CallOptions.DEFAULT
+        .withHedging(shedAware).withTimeout(Duration.ofSeconds(5))), Status.Code.RESOURCE_EXHAUSTED, "sheds load",
+        "the last of 2 hedged attempts");
+    awaitNoPendingCall(allShedding);
   }
 
   @Test
