@@ -32,6 +32,9 @@ public final class CallFailures {
   /** The StatusException that {@code call} throws; fails the test if it throws anything else or nothing. */
   public static StatusException failureOf(ThrowingCallable call) {
     Throwable t = catchThrowable(call);
+    if (t == null) {
+      throw new AssertionError("the call returned normally; it should have failed with a StatusException");
+    }
     assertThat(t).as("the call should have failed with a StatusException").isInstanceOf(StatusException.class);
     return (StatusException) t;
   }
