@@ -777,20 +777,29 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
           + " sides or neither? (a server also closes connections it refuses or has not accepted when it stops;"
           + " its log says why)";
     }
-    if (closeReason == null && goawayReceived == 0 && answered && !closedHere && !inFlight.isEmpty()) {
-      // Nothing said why: the server closed or reset it (a crash, a kill, a proxy between) or the network did.
-      client.limitLog().warn("lost " + authority, "connection to " + authority + " closed by the server or the"
-          + " network, with no GOAWAY, while " + inFlight.size() + " call(s) were in flight; they fail with"
-          + " UNAVAILABLE (the server may have run them; only methods marked idempotent are sent again), and the"
-          + " next calls connect again");
+    if (closeReason == null && goawayReceived == 0 && answered && !closedHere) {
+      int failing = 0; // calls still waiting for an answer: those given up on (deadline, cancel) have ended already
+      for (PendingCall c : inFlight.values()) {
+        if (!c.abandoned) {
+          failing++;
+        }
+      }
+      if (failing > 0) {
+        // Nothing said why: the server closed or reset it (a crash, a kill, a proxy between) or the network did.
+        client.limitLog().warn("lost " + authority, "connection to " + authority + " closed by the server or the"
+            + " network, with no GOAWAY, while " + failing + " call(s) were in flight; they fail with UNAVAILABLE"
+            + " (the server may have run them; only methods marked idempotent are sent again), and the next calls"
+            + " connect again");
+      }
     }
     if (goawayReceived != 0 && closeReason == null) {
-      // The server closes a connection it sent GOAWAY on once its calls have ended, or when its grace period ends.
-      closeReason = goawayReceived == GOAWAY_SHUTDOWN
-          ? "the server had sent GOAWAY: it was shutting down, and closes the connections of calls that outlast its"
-              + " shutdown grace period (shutdownGracePeriod on the server's builder)"
-          : "the server had sent GOAWAY to retire this connection (its idleTimeout or maxConnectionAge), and closes"
-              + " it when calls outlast its shutdown grace period (shutdownGracePeriod on the server's builder)";
+      // A server closes a connection it sent GOAWAY on when its calls have ended, or when its grace period ends
+      // with calls still running; or it was stopped at once (shutdownNow) or died meanwhile.
+      closeReason = (goawayReceived == GOAWAY_SHUTDOWN
+          ? "after the server's GOAWAY: it was shutting down"
+          : "after the server's GOAWAY retiring this connection (its idleTimeout or maxConnectionAge)")
+          + "; a call still running when its shutdown grace period ends (shutdownGracePeriod on the server's"
+          + " builder) ends this way, as do calls of a server stopped at once or gone meanwhile";
     }
     // The core first: a caller that retries when its call fails below must find the endpoint reconnecting (or
     // backing off), not this dead connection's place still empty of any plan.
@@ -859,6 +868,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     Throwable t = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
     if (t instanceof ProtocolException && closeReason == null) {
       closeReason = violation(String.valueOf(t.getMessage())); // the calls it fails say why
+    }
+    if (!(t instanceof java.io.IOException) && !(t instanceof ProtocolException)) {
+      closedHere = true; // an error of this client's: it closes the connection and has said why (WARN)
     }
     ConnectionErrors.close(client.limitLog(), channel, cause, "to " + authority);
   }

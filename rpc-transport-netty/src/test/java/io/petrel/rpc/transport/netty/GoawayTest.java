@@ -171,9 +171,10 @@ class GoawayTest extends TransportFixture {
       assertThat(log.await(Level.WARN, java.time.Duration.ofSeconds(10), "grace period of 200 ms is over with 1"
           + " calls in flight")).contains("raise shutdownGracePeriod on the server's builder");
     }
-    assertFails(held, Status.Code.UNAVAILABLE, "(the server had sent GOAWAY: it was shutting down, and closes the"
-        + " connections of calls that outlast its shutdown grace period (shutdownGracePeriod on the server's builder))"
-        + " while test.Echo/block was in flight; the server may or may not have run it");
+    assertFails(held, Status.Code.UNAVAILABLE, "(after the server's GOAWAY: it was shutting down; a call still"
+        + " running when its shutdown grace period ends (shutdownGracePeriod on the server's builder) ends this way,"
+        + " as do calls of a server stopped at once or gone meanwhile) while test.Echo/block was in flight; the server"
+        + " may or may not have run it");
     service.gate.countDown();
   }
 
@@ -186,9 +187,9 @@ class GoawayTest extends TransportFixture {
     CompletableFuture<StringValue> held = client.unaryCallAsync(TestService.BLOCK, StringValue.of("held"),
         CallOptions.DEFAULT);
     assertThat(service.blockStarted.poll(10, TimeUnit.SECONDS)).isEqualTo("held");
-    assertFails(held, Status.Code.UNAVAILABLE, "(the server had sent GOAWAY to retire this connection (its"
-        + " idleTimeout or maxConnectionAge), and closes it when calls outlast its shutdown grace period"
-        + " (shutdownGracePeriod on the server's builder)) while test.Echo/block was in flight");
+    assertFails(held, Status.Code.UNAVAILABLE, "(after the server's GOAWAY retiring this connection (its idleTimeout"
+        + " or maxConnectionAge); a call still running when its shutdown grace period ends", ") while test.Echo/block"
+        + " was in flight");
     service.gate.countDown();
     assertThat(client.unaryCall(TestService.ECHO, StringValue.of("next")).getValue()).isEqualTo("next");
   }

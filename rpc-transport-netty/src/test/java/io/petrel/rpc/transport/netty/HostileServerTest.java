@@ -11,6 +11,7 @@ import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
+import io.petrel.rpc.testing.CallFailures;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -124,10 +125,6 @@ class HostileServerTest extends TransportFixture {
   }
 
   /**
-   * Answers for request ids the client never sent, and a second answer to a call already answered, are dropped:
-   * the call gets its own answer, and the connection goes on serving calls.
-   */
-  /**
    * A server that closes a connection with a call in flight and no GOAWAY (a crash, a kill): the call fails at
    * once, the client says so in its log (a server's connection dying was silent), and the next call connects again.
    */
@@ -147,6 +144,33 @@ class HostileServerTest extends TransportFixture {
     }
   }
 
+  /** A connection closed after its only call had given up (its deadline passed): no call fails, nothing to warn of. */
+  @Test
+  void aConnectionClosedAfterItsCallsGaveUpLogsNoWarning() throws Exception {
+    CountDownLatch gaveUp = new CountDownLatch(1);
+    try (LogCapture warnings = new LogCapture(NettyRpcClient.class);
+        LogCapture slot = new LogCapture("io.petrel.rpc.internal.ConnectionSlot")) {
+      againstFake(b -> b, client -> {
+        CallFailures.assertFails(client.unaryCallAsync(TestService.ECHO, StringValue.of("late"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300))), Status.Code.DEADLINE_EXCEEDED);
+        gaveUp.countDown(); // the fake closes the connection now
+        slot.await(Level.DEBUG, Duration.ofSeconds(10), "lost; the next call reconnects");
+        assertThat(warnings.lines(Level.WARN, "closed by the server")).isEmpty();
+        assertThat(client.unaryCall(TestService.ECHO, StringValue.of("again"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(10))).getValue()).isEqualTo("again");
+      }, peer -> {
+        // A server with a limit of calls in flight: the client keeps a call it gave up on counted until its answer.
+        peer.send(RawPeer.settingsFrame(SETTING_MAX_CONCURRENT_CALLS, 100));
+        nextRequest(peer);
+        gaveUp.await(WAIT_SECONDS, TimeUnit.SECONDS);
+      }, echo(1));
+    }
+  }
+
+  /**
+   * Answers for request ids the client never sent, and a second answer to a call already answered, are dropped:
+   * the call gets its own answer, and the connection goes on serving calls.
+   */
   @Test
   void answersToUnknownIdsAndRepeatedAnswersAreDroppedAndTheConnectionGoesOn() throws Exception {
     againstFake(b -> b, client -> {

@@ -19,7 +19,12 @@ final class LogCapture extends AppenderBase<ILoggingEvent> implements AutoClosea
   private final List<String> seen = new ArrayList<>();
 
   LogCapture(Class<?> loggerOf) {
-    this.logger = (Logger) LoggerFactory.getLogger(loggerOf);
+    this(loggerOf.getName());
+  }
+
+  /** The logger of that name (for a class this package cannot see). */
+  LogCapture(String loggerName) {
+    this.logger = (Logger) LoggerFactory.getLogger(loggerName);
     setContext(logger.getLoggerContext());
     start();
     logger.addAppender(this);
