@@ -1,7 +1,7 @@
 #!/bin/bash
 # prof.sh JAR TAG [FRAMEWORK] [THREADS]: a BenchmarkServer of JAR (petrel, petrel_direct) on control port 7600
 # with async-profiler (AP: the directory of tools.profiler:async-profiler:4.1's jar, unpacked) attached for 8 s
-# in the middle of the measurement (event=cpu, 1 ms, per thread); the JMH client of JAR at 16 callers.
+# in the middle of the measurement (event=itimer, 1 ms, per thread); the JMH client of JAR at 16 callers.
 JAR=$1; TAG=$2; FW=${3:-PETREL}; T=${4:-16}; AP=${AP:-/tmp/ap}
 OUT=${OUT:-$(pwd)}
 cd "$OUT"

@@ -121,12 +121,15 @@ public abstract class RpcServer implements AutoCloseable {
   /** Calls served so far and currently in flight, for operators and tests. */
   public abstract long inFlightCalls();
 
-  /** {@link #shutdown()} and wait for termination (grace period plus a margin), then {@link #shutdownNow()}. */
+  /**
+   * {@link #shutdown()} and wait for termination: the {@link #drainDelay()}, the {@link #shutdownGracePeriod()} and
+   * 5 s for closing; then {@link #shutdownNow()} (and up to 10 s more).
+   */
   @Override
   public void close() {
     shutdown();
     try {
-      if (!awaitTermination(60, TimeUnit.SECONDS)) {
+      if (!awaitTermination(drainDelay().plus(shutdownGracePeriod()).toMillis() + 5_000, TimeUnit.MILLISECONDS)) {
         shutdownNow();
         awaitTermination(10, TimeUnit.SECONDS);
       }

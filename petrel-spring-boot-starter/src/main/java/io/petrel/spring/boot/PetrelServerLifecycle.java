@@ -150,9 +150,7 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
    */
   private static void awaitStopped(RpcServer s) {
     try {
-      // shutdown() closes what is left once the grace period is over; the margin covers closing itself.
-      long bound = s.drainDelay().plus(s.shutdownGracePeriod()).toMillis() + 5_000;
-      if (!s.awaitTermination(bound, TimeUnit.MILLISECONDS)) {
+      if (!s.awaitTermination(stopBoundMillis(s), TimeUnit.MILLISECONDS)) {
         s.shutdownNow();
         s.awaitTermination(10, TimeUnit.SECONDS);
       }
@@ -160,6 +158,14 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
       s.shutdownNow();
       Thread.currentThread().interrupt();
     }
+  }
+
+  /**
+   * How long a stop waits for the draining server before it stops it at once: its drain delay and grace period,
+   * as built, and 5 s for closing (shutdown() closes what is left once the grace period is over).
+   */
+  static long stopBoundMillis(RpcServer s) {
+    return s.drainDelay().plus(s.shutdownGracePeriod()).toMillis() + 5_000;
   }
 
   @Override

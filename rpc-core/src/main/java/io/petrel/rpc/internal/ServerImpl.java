@@ -221,13 +221,22 @@ public final class ServerImpl extends RpcServer {
     return state == State.NEW ? 0 : transport.inFlightCalls();
   }
 
+  /**
+   * Shut down before it started: what building made (the transport's meters) is released, and the server is
+   * terminated at once. Under the lock.
+   */
+  private RpcServer neverStarted() {
+    state = State.TERMINATED;
+    transport.release();
+    terminated.countDown();
+    return this;
+  }
+
   @Override
   public RpcServer shutdown() {
     synchronized (this) {
       if (state == State.NEW) {
-        state = State.TERMINATED;
-        terminated.countDown();
-        return this;
+        return neverStarted();
       }
       if (state != State.STARTED) {
         return this;
@@ -279,9 +288,7 @@ public final class ServerImpl extends RpcServer {
   public RpcServer shutdownNow() {
     synchronized (this) {
       if (state == State.NEW) {
-        state = State.TERMINATED;
-        terminated.countDown();
-        return this;
+        return neverStarted();
       }
       // Still accepting: started, or in the drain delay of a shutdown().
       boolean accepting = state == State.STARTED || (state == State.DRAINING && !goingAway && !forced);

@@ -38,7 +38,11 @@ final class NettyServerTransport implements ServerTransport {
   private static final Logger log = LoggerFactory.getLogger(NettyServerTransport.class);
 
   private final ServerConfig config;
-  private final @Nullable TransportMetrics metrics;
+  /**
+   * Made in {@link #start}, so that a server built and never started registers no meter; written before the bind,
+   * so every connection's event loop sees it (the bind and each accept are handed to the loops after it).
+   */
+  private @Nullable TransportMetrics metrics;
   private final Set<ServerConnection> connections = ConcurrentHashMap.newKeySet();
   private final AtomicInteger connectionCount = new AtomicInteger();
   /**
@@ -72,8 +76,6 @@ final class NettyServerTransport implements ServerTransport {
     this.budget = new BufferBudget(config.limits().maxBufferedBytes());
     this.housekeepingPeriodNanos = housekeepingPeriod(config.limits());
     this.maxConnections = config.maxConnections();
-    this.metrics = config.meterRegistry() == null ? null
-        : new TransportMetrics(config.meterRegistry(), "server", Tags.of("server", config.name()));
   }
 
   /**
@@ -129,6 +131,8 @@ final class NettyServerTransport implements ServerTransport {
 
   @Override
   public void start(ServerDispatcher dispatcher) throws IOException {
+    this.metrics = config.meterRegistry() == null ? null
+        : new TransportMetrics(config.meterRegistry(), "server", Tags.of("server", config.name()));
     this.dispatcher = dispatcher;
     this.limitLog = dispatcher.limitLog();
     if (config.tls() != null) {
