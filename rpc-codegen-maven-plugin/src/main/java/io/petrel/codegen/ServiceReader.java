@@ -386,8 +386,16 @@ final class ServiceReader {
       // The framework's own bases are never rethrown: a server sends the names below them (see DeclaredExceptions).
       boolean base = Set.of("java.lang.Throwable", "java.lang.Exception", "java.lang.RuntimeException",
           "java.lang.Error").contains(info.get().canonicalName());
-      exceptions.add(new MethodModel.Thrown(info.get().className(), TypeIndex.binaryName(info.get()),
-          !base && !oneway && types.hasMessageConstructor(info.get(), scope.packageName())));
+      boolean rebuilt = !base && !oneway && types.hasMessageConstructor(info.get(), scope.packageName());
+      exceptions.add(new MethodModel.Thrown(info.get().className(), TypeIndex.binaryName(info.get()), rebuilt));
+      if (!base && !oneway && !rebuilt) {
+        warning(file, thrown, "method " + name + " declares throws " + thrown + ", but " + thrown + " has no"
+            + " constructor taking one String that the generated stub can call (public, or not private in the"
+            + " interface's package; and " + thrown + " not abstract, not an inner class), so the stub cannot"
+            + " rethrow it: a caller's catch (" + thrown + " e) never runs, and the call fails with a"
+            + " StatusException (UNKNOWN \"" + info.get().canonicalName() + ": message\") instead. Add a constructor "
+            + thrown + "(String message)");
+      }
     }
     if (oneway && !m.getThrownExceptions().isEmpty()) {
       // The server still runs the method; what it throws ends in CoreServerCall's log, not in any response.
@@ -503,7 +511,10 @@ final class ServiceReader {
         }
       }
       Type elementType = typeArgs.get().get(list ? 0 : 1);
-      ValueType element = valueType(file, elementType, scope, role, false);
+      // A problem with the element names where it sits: "return type of points, as the element type of
+      // List<Point>, has unsupported type Point".
+      ValueType element = valueType(file, elementType, scope, role + ", as the " + (list ? "element" : "value")
+          + " type of " + type + ",", false);
       if (element == null) {
         return null;
       }

@@ -29,7 +29,14 @@ class GoldenFilesTest {
     Path out = tmp.resolve("out");
     CodegenResult result = TestSources.generate(List.of(input), out);
     assertThat(result.written()).isNotEmpty();
-    assertThat(result.warnings()).as("the golden services are what the plugin expects: no warnings").isEmpty();
+    if (name.equals("evolution")) {
+      // Billing.refund declares an exception without a (String) constructor on purpose: the stub leaves it a
+      // StatusException, and the plugin says so.
+      assertThat(result.warnings()).as("the evolution case's one deliberate warning").singleElement()
+          .satisfies(w -> assertThat(w.message()).startsWith("method refund declares throws OpaqueException, but"));
+    } else {
+      assertThat(result.warnings()).as("the golden services are what the plugin expects: no warnings").isEmpty();
+    }
 
     Path golden = goldenDir().resolve(name);
     List<Path> generated = TestSources.javaFiles(out);

@@ -70,6 +70,8 @@ class InvalidServicesTest {
           List<List<String>> d();
           void e(Optional<String> o);
           void f(String... parts);
+          List<Thread> g();
+          void h(Map<String, Thread> byName);
         }
         """);
     assertThat(problems).extracting(Problem::message).satisfiesExactly(
@@ -78,7 +80,12 @@ class InvalidServicesTest {
         m -> assertThat(m).contains("map keys must be String"),
         m -> assertThat(m).contains("return type of d", "collections of collections"),
         m -> assertThat(m).contains("Optional<String>", "a null value travels as an absent field"),
-        m -> assertThat(m).contains("parameter parts of f is varargs; declare a List<T> parameter instead"));
+        m -> assertThat(m).contains("parameter parts of f is varargs; declare a List<T> parameter instead"),
+        // An element's problem says where the element sits.
+        m -> assertThat(m).startsWith("return type of g, as the element type of List<Thread>, has unsupported"
+            + " type Thread: "),
+        m -> assertThat(m).startsWith("parameter byName of h, as the value type of Map<String, Thread>, has"
+            + " unsupported type Thread: "));
   }
 
   @Test

@@ -69,6 +69,44 @@ class ServiceWarningsTest {
     TestSources.compile(tmp.resolve("classes"), tmp.resolve("src"), tmp.resolve("out"));
   }
 
+  /**
+   * A declared exception without a constructor taking its message: the build goes on (the call still fails,
+   * as a StatusException), but the caller's catch of that type would never run, which the signature hides.
+   */
+  @Test
+  void aDeclaredExceptionTheStubCannotRethrowIsWarnedAbout() throws Exception {
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of("warn/Svc.java", HEADER + """
+        @RpcService("warn.Svc")
+        public interface Svc {
+          String read(String key) throws CodedException, IOException;
+
+          @RpcMethod(oneway = true)
+          void fire(String event);
+        }
+        """, "warn/CodedException.java", """
+        package warn;
+
+        public class CodedException extends Exception {
+          private static final long serialVersionUID = 1L;
+
+          public CodedException(int code) {
+            super("code " + code);
+          }
+        }
+        """));
+    CodegenResult result = TestSources.generate(List.of(src), tmp.resolve("out"));
+    assertThat(result.warnings()).singleElement().satisfies(w -> {
+      assertAt(w, 3);
+      assertThat(w.message()).isEqualTo("method read declares throws CodedException, but CodedException has no"
+          + " constructor taking one String that the generated stub can call (public, or not private in the"
+          + " interface's package; and CodedException not abstract, not an inner class), so the stub cannot"
+          + " rethrow it: a caller's catch (CodedException e) never runs, and the call fails with a StatusException"
+          + " (UNKNOWN \"warn.CodedException: message\") instead. Add a constructor CodedException(String message)");
+    });
+    TestSources.compile(tmp.resolve("classes"), tmp.resolve("src"), tmp.resolve("out"));
+  }
+
   @Test
   void rpcMethodOnDefaultStaticOrPrivateMethodsIsWarnedAboutAsHavingNoEffect() throws Exception {
     CodegenResult result = generate("""
