@@ -93,6 +93,7 @@ public final class Codegen {
         .setCharacterEncoding(StandardCharsets.UTF_8));
     List<Problem> problems = new ArrayList<>();
     List<ServiceModel> services = new ArrayList<>();
+    List<ServiceReader.Named> named = new ArrayList<>();
     try (TypeIndex types = new TypeIndex(request.classpath())) {
       Map<Path, CompilationUnit> candidates = new LinkedHashMap<>();
       for (Path file : sources) {
@@ -120,9 +121,9 @@ public final class Codegen {
       for (Map.Entry<Path, CompilationUnit> e : candidates.entrySet()) {
         services.addAll(reader.read(e.getKey(), e.getValue()));
       }
+      named.addAll(reader.named());
     }
     Map<String, ServiceModel> byClass = new LinkedHashMap<>();
-    Map<String, ServiceModel> byName = new LinkedHashMap<>();
     for (ServiceModel s : services) {
       ServiceModel other = byClass.putIfAbsent(s.rpcClass().canonicalName(), s);
       if (other != null) {
@@ -130,12 +131,16 @@ public final class Codegen {
             + other.where() + ") and " + s.iface().canonicalName() + " would both generate "
             + s.rpcClass().canonicalName() + ": rename one of the interfaces"));
       }
-      other = byName.putIfAbsent(s.serviceName(), s);
+    }
+    // Over every service read, valid or not: a clash is reported with the services' other problems.
+    Map<String, ServiceReader.Named> byName = new LinkedHashMap<>();
+    for (ServiceReader.Named s : named) {
+      ServiceReader.Named other = byName.putIfAbsent(s.serviceName(), s);
       if (other != null) {
-        problems.add(new Problem(s.source(), s.line(), "services " + other.iface().canonicalName() + " ("
-            + other.where() + ") and " + s.iface().canonicalName() + " have the same name on the wire, '"
-            + s.serviceName() + "': a server serves only one of them and a client of one would reach the other;"
-            + " give each its own @RpcService name"));
+        problems.add(new Problem(s.source(), s.line(), "services " + other.iface() + " (" + other.where()
+            + ") and " + s.iface() + " have the same name on the wire, '" + s.serviceName() + "': a server"
+            + " serves only one of them and a client of one would reach the other; give each its own @RpcService"
+            + " name"));
       }
     }
     Comparator<Problem> byPlace = Comparator.comparing((Problem p) -> p.file().toString())

@@ -114,6 +114,20 @@ final class ServiceReader {
     return services;
   }
 
+  /** A service interface's wire name and where it is declared, recorded whether or not the service is valid. */
+  record Named(String serviceName, String iface, Path source, int line) {
+    String where() {
+      return source + ":" + line;
+    }
+  }
+
+  private final List<Named> named = new ArrayList<>();
+
+  /** Every service read so far, with its wire name (invalid ones included). */
+  List<Named> named() {
+    return named;
+  }
+
   private @Nullable ServiceModel readService(
       Path file, CompilationUnit cu, String pkg, TypeDeclaration<?> type, AnnotationExpr annotation) {
     int before = problems.size();
@@ -143,6 +157,10 @@ final class ServiceReader {
     }
 
     String serviceName = serviceName(file, annotation, decl);
+    if (!serviceName.equals("invalid")) {
+      // Every service's name, valid or not, so that a clash of names is reported in the same build as the rest.
+      named.add(new Named(serviceName, decl.getFullyQualifiedName().orElse(simpleName), file, line(decl)));
+    }
     List<String> enclosing = new ArrayList<>();
     for (Node n = decl; n != null; n = n.getParentNode().orElse(null)) {
       if (n instanceof TypeDeclaration<?> t) {

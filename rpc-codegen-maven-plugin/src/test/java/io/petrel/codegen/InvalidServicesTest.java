@@ -262,6 +262,40 @@ class InvalidServicesTest {
         "Ops.java:" + (header + 3), "would both generate bad.HealthRpc", "rename one of the interfaces"));
   }
 
+  /** A clash of wire names is reported in the same build as a problem of one of the two services. */
+  @Test
+  void aClashOfWireNamesIsReportedBesideTheOtherProblemsOfItsServices() throws Exception {
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of(
+        "bad/Base.java", HEADER + """
+            public interface Base {
+              String a(String s);
+            }
+            """,
+        "bad/Ext.java", HEADER + """
+            @RpcService("bad.Ext")
+            public interface Ext extends Base {
+              String b(String s);
+            }
+            """,
+        "bad/Dup.java", HEADER + """
+            @RpcService("bad.Ext")
+            public interface Dup {
+              String c(String s);
+            }
+            """));
+    List<Problem> problems;
+    try {
+      TestSources.generate(List.of(src), tmp.resolve("out"));
+      throw new AssertionError("expected the services to be rejected");
+    } catch (CodegenException e) {
+      problems = e.problems();
+    }
+    assertThat(problems).extracting(Problem::message).satisfiesExactlyInAnyOrder(
+        m -> assertThat(m).startsWith("service interface Ext extends [Base]"),
+        m -> assertThat(m).contains("have the same name on the wire, 'bad.Ext'"));
+  }
+
   @Test
   void aServiceFileThatDoesNotParseIsReportedWithItsLine() throws Exception {
     List<Problem> problems = problems("""
