@@ -135,6 +135,11 @@ public final class CoreDispatcher implements ServerDispatcher {
   }
 
   @Override
+  public void refused(Method m, Status.Code code, int requestBytes) {
+    ((Entry) m).metrics().record(code, 0, requestBytes, -1);
+  }
+
+  @Override
   public ServerCall newCall(Method method, ServerContext context, ServerStream stream) {
     return new CoreServerCall(this, (Entry) method, context, stream);
   }
@@ -155,8 +160,10 @@ public final class CoreDispatcher implements ServerDispatcher {
       if (metrics != null) {
         metrics.rejected(call.method().serviceName());
       }
-      call.refused();
-      return shutdown ? shuttingDown() : Status.RESOURCE_EXHAUSTED.withDescription(fullMessage.apply(rejected));
+      Status refusal = shutdown ? shuttingDown()
+          : Status.RESOURCE_EXHAUSTED.withDescription(fullMessage.apply(rejected));
+      call.refused(refusal.code());
+      return refusal;
     }
   }
 

@@ -321,9 +321,8 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
   }
 
   /** The executor refused the call: record it as RESOURCE_EXHAUSTED (the transport answers and discards). */
-  final void refused() {
-    entry.metrics().record(Status.Code.RESOURCE_EXHAUSTED, System.nanoTime() - context.startNanos(),
-        context.requestSize(), -1);
+  final void refused(Status.Code code) {
+    entry.metrics().record(code, System.nanoTime() - context.startNanos(), context.requestSize(), -1);
   }
 
   @Override

@@ -55,6 +55,14 @@ public interface ServerDispatcher {
   Status shuttingDown();
 
   /**
+   * A call of {@code m} that the transport answered with {@code code} before it ran: refused for a limit (the
+   * connection's calls in flight, its share of the buffers), for a shutdown, or for the wrong call type. Counted
+   * in {@code rpc.server.calls} with that code, as a call the business pool refused is, so that an operator sees
+   * it. The transport's event loop calls it; it must be quick.
+   */
+  default void refused(Method m, Status.Code code, int requestBytes) {}
+
+  /**
    * The core's half of a call of {@code method} whose answer goes back through {@code stream}; the transport
    * delivers the client's messages to it, then hands it to {@link #execute}.
    *

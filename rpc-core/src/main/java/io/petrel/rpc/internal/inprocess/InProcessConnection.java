@@ -96,23 +96,28 @@ final class InProcessConnection {
       reject(call, oneway, dispatcher.unknownMethod(method.id()));
       return;
     }
+    // Each refusal below is counted for its method (rpc.server.calls), as the business pool's are.
     if (dispatcher.isShutdown()) {
       body.release();
       // The shutdown refuses calls before its GOAWAY reaches this connection (stopAccepting): go away first, so
       // that the refused call, sent again, looks for another connection instead of coming back to this one.
       goaway = true;
-      refuse(call, oneway, dispatcher.shuttingDown());
+      Status refusal = dispatcher.shuttingDown();
+      dispatcher.refused(def, refusal.code(), bodySize);
+      refuse(call, oneway, refusal);
       return;
     }
     Status wrongType = ServerDispatcher.checkType(def, oneway);
     if (wrongType != null) {
       body.release();
+      dispatcher.refused(def, wrongType.code(), bodySize);
       reject(call, oneway, wrongType);
       return;
     }
     int limit = config.maxConcurrentCallsPerConnection();
     if (!admit(limit)) {
       body.release();
+      dispatcher.refused(def, Status.Code.RESOURCE_EXHAUSTED, bodySize);
       refuse(call, oneway, Status.RESOURCE_EXHAUSTED.withDescription("this connection already has " + limit
           + " calls in flight, the server's maxConcurrentCallsPerConnection (raise it with"
           + " RpcServer.builder().maxConcurrentCallsPerConnection, or spread calls over more connections)"));

@@ -380,16 +380,21 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       reject(oneway, frame.requestId, dispatcher.unknownMethod(frame.methodId));
       return;
     }
+    // Each refusal below is counted for its method (rpc.server.calls), as the business pool's are.
+    int bodyBytes = frame.body().readableBytes();
     if (dispatcher.isShutdown()) {
       frame.release();
       // The shutdown refuses calls before its GOAWAY reaches this event loop: the GOAWAY goes first (unless it
       // went already), so that the client reads it before the refusal and sends this call elsewhere.
       sendGoaway(true);
-      refuse(oneway, frame.requestId, dispatcher.shuttingDown());
+      Status refusal = dispatcher.shuttingDown();
+      dispatcher.refused(def, refusal.code(), bodyBytes);
+      refuse(oneway, frame.requestId, refusal);
       return;
     }
     if (overSince.get() != 0) {
       frame.release();
+      dispatcher.refused(def, Status.Code.RESOURCE_EXHAUSTED, bodyBytes);
       refuse(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription("call refused without running: the"
           + " client of this connection is not reading its responses, and they took its share of the server's"
           + " buffers (" + shareBytes + " bytes, RpcServer.builder().maxBufferedBytesPerConnection); read the"
@@ -401,6 +406,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     int limit = server.config().maxConcurrentCallsPerConnection();
     if (calls.size() + onewaysRunning.get() >= limit) {
       frame.release();
+      dispatcher.refused(def, Status.Code.RESOURCE_EXHAUSTED, bodyBytes);
       refuse(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription("this connection already has "
           + limit + " calls in flight, the server's maxConcurrentCallsPerConnection (raise it with"
           + " RpcServer.builder().maxConcurrentCallsPerConnection, or spread calls over more connections)"));
@@ -409,6 +415,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     Status wrongType = io.petrel.rpc.spi.ServerDispatcher.checkType(def, oneway);
     if (wrongType != null) {
       frame.release();
+      dispatcher.refused(def, wrongType.code(), bodyBytes);
       reject(oneway, frame.requestId, wrongType);
       return;
     }
@@ -416,11 +423,12 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     io.petrel.rpc.Deadline deadline = frame.timeoutMillis == 0 ? null
         : io.petrel.rpc.Deadline.afterNanos(frame.timeoutMillis * 1_000_000L, start);
     io.petrel.rpc.ServerContext context = new io.petrel.rpc.ServerContext(def.method(),
-        frame.metadata, deadline, channel.remoteAddress(), frame.body().readableBytes(), start,
+        frame.metadata, deadline, channel.remoteAddress(), bodyBytes, start,
         server.isTls() ? ServerTlsHandler.peerCertificates(channel) : java.util.List.of());
-    int requestSize = frame.body().readableBytes();
+    int requestSize = bodyBytes;
     if (requestSize >= FrameDecoder.RESERVE_THRESHOLD && !budget.tryReserve(requestSize)) {
       frame.release();
+      dispatcher.refused(def, Status.Code.RESOURCE_EXHAUSTED, bodyBytes);
       refuse(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription("request of " + requestSize
           + " bytes refused without running: the server already holds " + budget.max() + " bytes of requests"
           + " waiting for its business pool, unsent responses and partly received frames, its maxBufferedBytes"

@@ -128,8 +128,10 @@ class RefusalTest extends TransportFixture {
   void aRefusalByALimitCarriesTheRefusedFlagAndAHandlersErrorDoesNot() throws Exception {
     Ledger ledger = new Ledger("one");
     ledgers.add(ledger);
+    io.micrometer.core.instrument.simple.SimpleMeterRegistry registry =
+        new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
     RpcServer server = startServer(b -> b.addService(ledger.definition()).businessThreads(1).businessQueueSize(0)
-        .maxConcurrentCallsPerConnection(1));
+        .maxConcurrentCallsPerConnection(1).meterRegistry(registry));
     try (RawPeer first = new RawPeer(server.port()); RawPeer second = new RawPeer(server.port())) {
       first.send(RawPeer.request(HOLD, 1, 0, StringValue.of("hold")));
       assertThat(ledger.holding.tryAcquire(10, TimeUnit.SECONDS)).isTrue();
@@ -149,6 +151,11 @@ class RefusalTest extends TransportFixture {
       assertThat(poolFull.status()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED.value());
       assertThat(poolFull.flags()).isEqualTo(Protocol.FLAG_REFUSED);
       assertThat(poolFull.text()).startsWith("server business pool is full");
+      // Both refusals are counted for their method, the transport's as the business pool's (recorded before the
+      // refusal was written).
+      assertThat(registry.find("rpc.server.calls").tag("method", "run").tag("status", "RESOURCE_EXHAUSTED").timer())
+          .as("rpc.server.calls{method=run,status=RESOURCE_EXHAUSTED}").isNotNull()
+          .satisfies(t -> assertThat(t.count()).isEqualTo(2));
 
       ledger.release.countDown();
       RawPeer.RawFrame held = first.read();
