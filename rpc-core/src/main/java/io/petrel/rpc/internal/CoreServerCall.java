@@ -286,7 +286,10 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
           }
         } else {
           logWithHandlerMdc(() -> dispatcher.limitLog().warn("handler threw: " + def.method().fullName(),
-              def.method().fullName() + " threw; the caller gets " + answer.code(), thrownNow));
+              def.method().fullName() + " threw; the caller gets " + answer.code() + " (if this is an answer"
+                  + " rather than a fault: throw a StatusException with the status to send, declare a checked"
+                  + " exception in the service interface to send it as itself, or map it with"
+                  + " RpcServer.builder().exceptionMapper)", thrownNow));
         }
         if (!isOneway()) {
           stream.sendStatus(ErrorAnswers.capped(status), metadata); // the whole answer: no message was sent

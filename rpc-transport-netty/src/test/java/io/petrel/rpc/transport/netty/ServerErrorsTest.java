@@ -155,7 +155,7 @@ class ServerErrorsTest extends TransportFixture {
       assertThatThrownBy(() -> client.unaryCall(THROW, StringValue.of("x")))
           .isInstanceOfSatisfying(StatusException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.UNKNOWN));
       assertThat(log.await(Level.WARN, Duration.ofSeconds(10), "test.Errors/throw threw; the caller gets UNKNOWN"))
-          .isNotNull();
+          .contains("throw a StatusException with the status to send", "RpcServer.builder().exceptionMapper");
     }
   }
 
