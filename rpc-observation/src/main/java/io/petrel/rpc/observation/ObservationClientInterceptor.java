@@ -68,7 +68,10 @@ public final class ObservationClientInterceptor implements ClientInterceptor {
   private static void end(Observation observation, RpcClientObservationContext context, @Nullable Throwable failure) {
     context.statusCode(RpcObservations.clientStatusCode(failure));
     Throwable cause = RpcObservations.unwrap(failure);
-    if (cause != null) {
+    if (cause instanceof java.util.concurrent.CancellationException) {
+      // The caller cancelled the call's future: say so, as a status (the bare exception has no message).
+      observation.error(io.petrel.rpc.Status.CANCELLED.withDescription("the caller cancelled the call").asException());
+    } else if (cause != null) {
       observation.error(cause);
     }
     observation.stop();

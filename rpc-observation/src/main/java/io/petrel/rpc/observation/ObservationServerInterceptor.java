@@ -56,11 +56,17 @@ public final class ObservationServerInterceptor implements ServerInterceptor {
   private static void end(Observation observation, RpcServerObservationContext context, @Nullable Throwable failure,
       io.petrel.rpc.ServerContext call) {
     // A oneway has no caller waiting for its answer: it is never counted as given up on.
-    context.statusCode(RpcObservations.serverStatusCode(failure,
-        call.method().type() == io.petrel.rpc.MethodType.ONEWAY ? null : call.cancellationCode()));
+    io.petrel.rpc.Status.@Nullable Code gaveUp =
+        call.method().type() == io.petrel.rpc.MethodType.ONEWAY ? null : call.cancellationCode();
+    context.statusCode(RpcObservations.serverStatusCode(failure, gaveUp));
     Throwable cause = RpcObservations.unwrap(failure);
     if (cause != null) {
       observation.error(cause);
+    } else if (gaveUp == io.petrel.rpc.Status.Code.DEADLINE_EXCEEDED) {
+      // The handler answered after the caller's deadline: a failure of the call, as OpenTelemetry's RPC conventions
+      // count DEADLINE_EXCEEDED on a server (a caller's cancel is its own choice: CANCELLED, not an error here).
+      observation.error(io.petrel.rpc.Status.DEADLINE_EXCEEDED.withDescription(call.method().fullName()
+          + " answered after its caller's deadline had passed; the answer reached no one").asException());
     }
     observation.stop();
   }

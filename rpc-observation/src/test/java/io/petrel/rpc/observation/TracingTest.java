@@ -280,6 +280,27 @@ class TracingTest {
       assertThat(span(spans, "test.Back/hold", kind).getAttributes()
           .get(AttributeKey.stringKey("rpc.petrel.status_code"))).as(kind.name()).isEqualTo("CANCELLED");
     }
+    // The client's span says why it ended in error (the bare CancellationException has no message).
+    assertThat(span(spans, "test.Back/hold", SpanKind.CLIENT).getStatus().getDescription())
+        .contains("the caller cancelled the call");
+  }
+
+  /** A handler that answers after its caller's deadline: both spans end in error, as DEADLINE_EXCEEDED. */
+  @Test
+  void aCallWhoseDeadlinePassesEndsBothSpansInError() throws Exception {
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> backClient.unaryCall(BACK_HOLD, "x",
+        io.petrel.rpc.CallOptions.DEFAULT.withTimeout(java.time.Duration.ofMillis(300))))
+        .isInstanceOf(io.petrel.rpc.StatusException.class);
+    List<SpanData> spans = awaitSpans(2);
+    for (SpanKind kind : List.of(SpanKind.CLIENT, SpanKind.SERVER)) {
+      SpanData s = span(spans, "test.Back/hold", kind);
+      assertThat(s.getAttributes().get(AttributeKey.stringKey("rpc.petrel.status_code"))).as(kind.name())
+          .isEqualTo("DEADLINE_EXCEEDED");
+      assertThat(s.getStatus().getStatusCode()).as(kind.name())
+          .isEqualTo(io.opentelemetry.api.trace.StatusCode.ERROR);
+    }
+    assertThat(span(spans, "test.Back/hold", SpanKind.SERVER).getStatus().getDescription())
+        .contains("answered after its caller's deadline had passed");
   }
 
   @Test
