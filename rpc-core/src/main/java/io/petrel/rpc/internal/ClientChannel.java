@@ -108,6 +108,7 @@ public final class ClientChannel extends RpcClient {
           endpoint -> new InternalSubchannel(endpoint, t, scheduler, config, () -> stopped, this::subchannelsNow),
           new RateLimitedLog(LoggerFactory.getLogger(ClientEndpoints.class)));
       this.endpoints = e;
+      runtime.endpointGauges(e::subchannels);
       e.start(); // a static resolver answers at once, on this thread
     } else {
       this.endpoints = null;

@@ -85,6 +85,32 @@ public final class ClientRuntime implements ClientTransportContext {
     }
   }
 
+  /**
+   * Gauges {@code rpc.client.endpoints} (tags client, target, state): how many of the client's endpoints are in each
+   * state now (idle, connecting, ready, backing_off), so that an operator sees endpoints that cannot be reached.
+   * Removed when the client terminates, with its other gauges.
+   */
+  public void endpointGauges(java.util.function.Supplier<? extends java.util.List<? extends ClientSubchannel>> now) {
+    MeterRegistry r = registry;
+    OwnedMeters o = owned;
+    if (r == null || o == null) {
+      return;
+    }
+    for (io.petrel.rpc.ConnectivityState state : io.petrel.rpc.ConnectivityState.values()) {
+      if (state == io.petrel.rpc.ConnectivityState.SHUTDOWN) {
+        continue; // an endpoint that left: no longer the client's
+      }
+      Tags t = tags.and("state", state.name().toLowerCase(java.util.Locale.ROOT));
+      o.add("rpc.client.endpoints", t, () -> Gauge.builder("rpc.client.endpoints", now, n -> {
+        int count = 0;
+        for (ClientSubchannel s : n.get()) {
+          count += s.state() == state ? 1 : 0;
+        }
+        return count;
+      }).description("The client's endpoints in this state").tags(t).register(r));
+    }
+  }
+
   /** Set once by the client: how to close its transport when the client terminates. */
   public void terminator(Consumer<Runnable> terminator) {
     this.terminator = terminator;

@@ -486,8 +486,11 @@ class ClientChannelTest extends TransportFixture {
     RpcServer sb = server(b);
     ByPort lb = new ByPort();
     ManualResolver resolver = new ManualResolver();
-    RpcClient c = client(1, x -> x.nameResolver("manual://orders", resolver).loadBalancer(lb));
+    io.micrometer.core.instrument.simple.SimpleMeterRegistry meters =
+        new io.micrometer.core.instrument.simple.SimpleMeterRegistry();
+    RpcClient c = client(1, x -> x.nameResolver("manual://orders", resolver).loadBalancer(lb).meterRegistry(meters));
     resolver.listener.onEndpoints(List.of(Endpoint.of("127.0.0.1", sa.port()), Endpoint.of("127.0.0.1", sb.port())));
+    assertThat(endpointsIn(meters, "idle")).as("no connection yet").isEqualTo(2);
     for (RpcServer s : List.of(sa, sb)) {
       String key = String.valueOf(s.port());
       assertThat(c.unaryCall(TestService.ECHO, StringValue.of(key), CallOptions.DEFAULT.withHashKey(key))
@@ -496,6 +499,7 @@ class ClientChannelTest extends TransportFixture {
       assertThat(lb.outcomes.poll(10, TimeUnit.SECONDS)).isEqualTo(s.port() + " OK");
     }
     assertThat(arrivals).containsExactly("a", "b");
+    assertThat(endpointsIn(meters, "ready")).isEqualTo(2);
     int refreshed = resolver.refreshes.get();
 
     int port = sb.port();
@@ -511,8 +515,15 @@ class ClientChannelTest extends TransportFixture {
         CallOptions.DEFAULT.withHashKey(String.valueOf(port))), Status.Code.UNAVAILABLE,
         "cannot connect to 127.0.0.1:" + port);
     assertThat(lb.nextState(port)).startsWith("BACKING_OFF: cannot connect to 127.0.0.1:" + port);
+    // What an operator sees: one endpoint ready, one backing off (rpc.client.endpoints, by state).
+    assertThat(endpointsIn(meters, "ready")).isEqualTo(1);
+    assertThat(endpointsIn(meters, "backing_off")).isEqualTo(1);
     assertThat(lb.outcomes.poll(10, TimeUnit.SECONDS)).isEqualTo(port + " UNAVAILABLE");
     assertThat(echo(c, sa.port())).as("the other endpoint is untouched").isEqualTo("fine");
+  }
+
+  private static double endpointsIn(io.micrometer.core.instrument.MeterRegistry meters, String state) {
+    return meters.get("rpc.client.endpoints").tag("state", state).gauge().value();
   }
 
   private static String echo(RpcClient c, int port) {
