@@ -118,6 +118,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
    * {@link #drain}, the client's own going away), for the reason of a close that follows it.
    */
   private int goawayReceived;
+  /** Event loop: a PING went unanswered because the server was not reading (logged once). */
+  private boolean pongsDropped;
   /** This client closed the connection (its own shutdown, an endpoint gone, a drained connection). */
   private volatile boolean closedHere;
 
@@ -539,7 +541,14 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         onResponse(frame);
         return;
       case TYPE_PING:
-        writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_PONG, frame.requestId));
+        if (channel.isWritable()) {
+          writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_PONG, frame.requestId));
+        } else if (!pongsDropped) {
+          // The server is not reading what this client wrote: it will not read a PONG either. Queued, the PONGs
+          // of a server that sends PINGs and never reads would grow this client's memory without bound.
+          pongsDropped = true;
+          log.debug("{}: not answering PINGs while the server does not read this connection", authority);
+        }
         return;
       case TYPE_PONG:
         return;

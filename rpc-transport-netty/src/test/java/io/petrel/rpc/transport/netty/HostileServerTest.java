@@ -144,6 +144,38 @@ class HostileServerTest extends TransportFixture {
     }
   }
 
+  /**
+   * A server that floods PINGs and never reads: the client answers them only while the server reads, so what it
+   * queues for the server stays near its write buffer's high-water mark (it grew by 32 bytes a PING, to an
+   * OutOfMemoryError in a hostile-peer audit), and the call in flight is still answered.
+   */
+  @Test
+  void aServerThatFloodsPingsAndNeverReadsCannotGrowTheClientsMemory() throws Exception {
+    int pings = 200_000; // 6.4 MB of PINGs: far more than the sockets' buffers hold of the PONGs
+    againstFake(b -> b, client -> {
+      StringValue answer = client.unaryCall(TestService.ECHO, StringValue.of("through the flood"),
+          CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(60)));
+      assertThat(answer.getValue()).isEqualTo("through the flood");
+      // Every PING was read before the answer (in order): what waits to be written to the server now is bounded.
+      ClientConnection c = ((NettyRpcClient) io.petrel.rpc.internal.ClientChannel.transportOf(client)).connection();
+      assertThat(c).isNotNull();
+      long pending = c.channel().eventLoop().submit(() -> c.channel().unsafe().outboundBuffer() == null ? 0L
+          : c.channel().unsafe().outboundBuffer().totalPendingWriteBytes()).get(WAIT_SECONDS, TimeUnit.SECONDS);
+      assertThat(pending).as("bytes queued for a server that reads nothing").isLessThan(1024 * 1024);
+    }, peer -> {
+      RawPeer.RawFrame r = nextRequest(peer); // the last read: from here on the fake reads nothing
+      byte[] ping = RawPeer.control(TYPE_PING, 7);
+      byte[] batch = new byte[ping.length * 1000];
+      for (int i = 0; i < 1000; i++) {
+        System.arraycopy(ping, 0, batch, i * ping.length, ping.length);
+      }
+      for (int i = 0; i < pings / 1000; i++) {
+        peer.send(batch);
+      }
+      peer.send(RawPeer.response(r.requestId(), r.body()));
+    });
+  }
+
   /** A connection closed after its only call had given up (its deadline passed): no call fails, nothing to warn of. */
   @Test
   void aConnectionClosedAfterItsCallsGaveUpLogsNoWarning() throws Exception {
