@@ -16,10 +16,16 @@ final class Frame extends DefaultByteBufHolder {
   final int methodId;
   final long timeoutMillis;
   final Metadata metadata;
+  /**
+   * About what {@link #metadata} holds on the heap, decoded (entries, strings, arrays): far more than its bytes on
+   * the wire when it has many small entries, so the server counts this, not the wire size, against its buffers.
+   */
+  final int metadataHeapBytes;
 
   Frame(byte type, byte flags, int status, int requestId, int methodId, long timeoutMillis, Metadata metadata,
-      ByteBuf body) {
+      int metadataHeapBytes, ByteBuf body) {
     super(body);
+    this.metadataHeapBytes = metadataHeapBytes;
     this.type = type;
     this.flags = flags;
     this.status = status;

@@ -137,11 +137,12 @@ final class FrameDecoder extends ByteToMessageDecoder {
     }
     releaseReserved();
     Metadata metadata = metaLen == 0 ? Metadata.EMPTY : decodeMetadata(in, r + HEADER_SIZE, (int) metaLen);
+    int metadataHeap = metaLen == 0 ? 0 : (int) metaLen + metadata.size() * METADATA_ENTRY_HEAP;
     int bodyStart = r + HEADER_SIZE + (int) metaLen;
     ByteBuf body = in.retainedSlice(bodyStart, (int) bodyLen);
     in.skipBytes((int) frameSize);
     out.add(new Frame(type, in.getByte(r + OFF_FLAGS), in.getUnsignedByte(r + OFF_STATUS), requestId, methodId,
-        in.getUnsignedInt(r + OFF_TIMEOUT), metadata, body));
+        in.getUnsignedInt(r + OFF_TIMEOUT), metadata, metadataHeap, body));
   }
 
   /** The first bytes look like a TLS record header: content type 20-23, protocol version 3.x (SSL 3.0 to TLS 1.3). */
@@ -168,6 +169,13 @@ final class FrameDecoder extends ByteToMessageDecoder {
     in.skipBytes(in.readableBytes());
     return new ProtocolException(message);
   }
+
+  /**
+   * Heap bytes a decoded metadata entry holds beyond its key and value bytes (the entry, its key String and array,
+   * its value's String or array: object headers and fields, compressed references). 8 KiB of one-byte entries is
+   * about 900 entries: about 100 KB decoded, which is what a server counts for it.
+   */
+  static final int METADATA_ENTRY_HEAP = 104;
 
   private Metadata decodeMetadata(ByteBuf in, int start, int len) {
     int end = start + len;

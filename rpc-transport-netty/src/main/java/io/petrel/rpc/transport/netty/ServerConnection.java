@@ -425,12 +425,14 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     io.petrel.rpc.ServerContext context = new io.petrel.rpc.ServerContext(def.method(),
         frame.metadata, deadline, channel.remoteAddress(), bodyBytes, start,
         server.isTls() ? ServerTlsHandler.peerCertificates(channel) : java.util.List.of());
-    int requestSize = bodyBytes;
+    // What the request holds while it waits for the business pool: its body, and its metadata as decoded (many
+    // small entries hold far more on the heap than their bytes on the wire).
+    int requestSize = bodyBytes + frame.metadataHeapBytes;
     if (requestSize >= FrameDecoder.RESERVE_THRESHOLD && !budget.tryReserve(requestSize)) {
       frame.release();
       dispatcher.refused(def, Status.Code.RESOURCE_EXHAUSTED, bodyBytes);
       refuse(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription("request of " + requestSize
-          + " bytes refused without running: the server already holds " + budget.max() + " bytes of requests"
+          + " bytes (its body and decoded metadata) refused without running: the server already holds " + budget.max() + " bytes of requests"
           + " waiting for its business pool, unsent responses and partly received frames, its maxBufferedBytes"
           + " (retry later, or raise RpcServer.builder().maxBufferedBytes)"));
       return;
