@@ -386,6 +386,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       inFlight.remove(call.requestId); // no limit known: nothing to keep count of
     } else {
       call.abandoned = true; // in inFlight until the server's answer, see onResponse
+      call.abandonedAt = System.nanoTime();
     }
     if (channel.isActive()) {
       // Tell the server it may stop working on it.
@@ -407,8 +408,14 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
           + " the connection and has sent nothing since)";
     }
     if (inFlight.size() >= peerMaxCalls) {
+      int given = 0;
+      for (PendingCall c : inFlight.values()) {
+        given += c.abandoned ? 1 : 0;
+      }
       return "one of the " + peerMaxCalls + " calls the server allows in flight on this connection ended (its"
-          + " maxConcurrentCallsPerConnection; more connections: RpcClient.builder().connectionsPerEndpoint)";
+          + " maxConcurrentCallsPerConnection; more connections: RpcClient.builder().connectionsPerEndpoint)"
+          + (given == 0 ? "" : "; " + given + " of them were given up on (deadline or cancel) and the server has not"
+              + " answered them yet");
     }
     return "the server read what was sent before (the connection is above its write buffer high water mark)";
   }
@@ -766,11 +773,43 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         }
       }
     }
+    if (!waiting.isEmpty() && inFlight.size() >= peerMaxCalls && heldOnlyByStaleAbandonedCalls(now)) {
+      // A server that never answers calls that were cancelled would keep its places, and every later call here
+      // would wait for nothing: close, and the waiting calls go on a new connection.
+      closeReason = "the server left all " + peerMaxCalls + " calls it allows in flight on this connection"
+          + " unanswered for more than " + TimeUnit.NANOSECONDS.toSeconds(STALE_ABANDONED_NANOS) + " s after they"
+          + " were cancelled; closed so that the calls waiting for a place go on a new connection";
+      client.limitLog().warn("stale places " + authority, "closing connection to " + authority + ": "
+          + closeReason);
+      closedHere = true;
+      channel.close();
+      return;
+    }
     if (!inFlight.isEmpty() || !waiting.isEmpty() || !wakeChain.isEmpty()) {
       scheduleSweep();
     } else {
       earliestSwept = Long.MAX_VALUE;
     }
+  }
+
+  /**
+   * How long a server may leave every place of its calls-in-flight limit held by calls that were cancelled
+   * (deadline or caller) before the client stops waiting for them: a Petrel server answers each one at once
+   * (CANCELLED, or the handler's late answer), so this is a server that lost them.
+   */
+  static final long STALE_ABANDONED_NANOS = TimeUnit.SECONDS.toNanos(5);
+
+  /** Event loop: every call in flight was given up on, the last of them more than {@link #STALE_ABANDONED_NANOS} ago. */
+  private boolean heldOnlyByStaleAbandonedCalls(long now) {
+    if (inFlight.isEmpty()) {
+      return false;
+    }
+    for (PendingCall c : inFlight.values()) {
+      if (!c.abandoned || now - c.abandonedAt < STALE_ABANDONED_NANOS) {
+        return false;
+      }
+    }
+    return true;
   }
 
   @Override

@@ -50,6 +50,8 @@ final class PendingCall implements ClientStream, Runnable {
    * the server's answer comes, because the server counts it until then. See ClientConnection#forget.
    */
   boolean abandoned;
+  /** Event loop only: when {@link #abandoned} was set ({@link System#nanoTime()}). */
+  long abandonedAt;
   /** Event loop only (or the caller's thread before the request is queued): the attempt has reported its end. */
   private boolean ended;
   /** The caller ended the call ({@link #cancel}); any thread. */

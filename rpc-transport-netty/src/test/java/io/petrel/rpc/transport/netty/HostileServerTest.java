@@ -176,6 +176,38 @@ class HostileServerTest extends TransportFixture {
     });
   }
 
+  /**
+   * A server that allows one call in flight and never answers it, even after its CANCEL: the place it holds is
+   * given up after {@link ClientConnection#STALE_ABANDONED_NANOS}, and the call waiting for it goes on a new
+   * connection (it waited for that place until its deadline, on every later call, in a hostile-peer audit).
+   */
+  @Test
+  void aServerThatNeverAnswersACancelledCallDoesNotHoldItsPlaceForever() throws Exception {
+    try (LogCapture warnings = new LogCapture(NettyRpcClient.class)) {
+      againstFake(b -> b, client -> {
+        CallFailures.assertFails(client.unaryCallAsync(TestService.ECHO, StringValue.of("lost"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300))), Status.Code.DEADLINE_EXCEEDED);
+        long start = System.nanoTime();
+        StringValue next = client.unaryCall(TestService.ECHO, StringValue.of("next"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(20)));
+        assertThat(next.getValue()).isEqualTo("next");
+        assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start)).as("seconds waited").isLessThan(10);
+        assertThat(warnings.await(Level.WARN, Duration.ofSeconds(5), "unanswered for more than 5 s after they were"
+            + " cancelled")).contains("the calls waiting for a place go on a new connection");
+      }, peer -> {
+        peer.send(RawPeer.settingsFrame(SETTING_MAX_CONCURRENT_CALLS, 1));
+        nextRequest(peer); // never answered, nor its CANCEL; the next request waits in the client for the place
+        try {
+          for (;;) {
+            peer.readRaw(); // until the client closes it
+          }
+        } catch (java.io.IOException closedByTheClient) {
+          // the script ends; the fake takes the client's next connection
+        }
+      }, echo(1));
+    }
+  }
+
   /** A connection closed after its only call had given up (its deadline passed): no call fails, nothing to warn of. */
   @Test
   void aConnectionClosedAfterItsCallsGaveUpLogsNoWarning() throws Exception {
