@@ -407,6 +407,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       return "the server's first frame arrived (no call is written on a new connection before it; the server accepted"
           + " the connection and has sent nothing since)";
     }
+    if (peerMaxCalls == 0) {
+      return "the server allowed a call on this connection (its SETTINGS allow none in flight: it is not taking calls"
+          + " here)";
+    }
     if (inFlight.size() >= peerMaxCalls) {
       int given = 0;
       for (PendingCall c : inFlight.values()) {
@@ -565,6 +569,14 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       case TYPE_GOAWAY:
         goaway = true;
         boolean refusing = frame.status == Status.Code.UNAVAILABLE.value();
+        if (refusing && goawayReceived == GOAWAY_SHUTDOWN) {
+          // A second refusing GOAWAY: the first said which calls the server took, and those were not sent again.
+          // Another id cannot be followed: a lower one would send again calls the server said it took (they would
+          // run twice), and the calls after a higher one were already sent elsewhere.
+          log.debug("server {} sent another GOAWAY (after request {}); ignored: the first one stands", authority,
+              Integer.toUnsignedString(frame.requestId));
+          return;
+        }
         goawayReceived = refusing ? GOAWAY_SHUTDOWN : GOAWAY_RETIRE;
         log.debug("server {} sent GOAWAY{}; {} calls still in flight on this connection, {} not sent yet go"
             + " elsewhere", authority, refusing ? " after request " + Integer.toUnsignedString(

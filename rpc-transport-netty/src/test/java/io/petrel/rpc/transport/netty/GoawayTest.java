@@ -101,6 +101,9 @@ class GoawayTest extends TransportFixture {
         int second = requests.get(1).requestId();
         // Took "one" and "two" (say they are running); "three" and "four" came after: refused unread.
         first.send(goaway(second));
+        // A second GOAWAY that contradicts the first (it would say "two" was not taken): ignored, or "two" would
+        // be sent again and could run twice (a hostile-peer audit).
+        first.send(goaway(requests.get(0).requestId()));
         first.send(RawPeer.response(requests.get(0).requestId(), StringValue.of("one answered").toByteArray()));
         first.send(refusal(requests.get(2).requestId())); // what the server answers: dropped, the call went on
         try (RawPeer next = new RawPeer(listener.accept())) {
@@ -115,6 +118,10 @@ class GoawayTest extends TransportFixture {
           assertThat(calls.get(2).get(10, TimeUnit.SECONDS).getValue()).isEqualTo("three answered elsewhere");
           assertThat(calls.get(3).get(10, TimeUnit.SECONDS).getValue()).isEqualTo("four answered elsewhere");
           assertThat(calls.get(1)).as("'two' may be running: it stays where it was").isNotDone();
+          // Nor was 'two' sent here after the second GOAWAY (it would have come right after 'three' and 'four').
+          next.socket.setSoTimeout(1000);
+          org.assertj.core.api.Assertions.assertThatThrownBy(() -> nextRequest(next))
+              .isInstanceOf(java.net.SocketTimeoutException.class);
         } // the first connection closes with "two" unanswered:
       }
       assertFails(calls.get(1), Status.Code.UNAVAILABLE, "may or may not have run it");

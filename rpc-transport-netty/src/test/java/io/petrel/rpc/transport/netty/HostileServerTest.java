@@ -208,6 +208,16 @@ class HostileServerTest extends TransportFixture {
     }
   }
 
+  /** A server whose SETTINGS allow no call in flight: a call waits to its deadline, and its message says why. */
+  @Test
+  void aServerThatAllowsNoCallInFlightIsNamedInTheDeadlineMessage() throws Exception {
+    againstFake(b -> b, client -> CallFailures.assertFails(client.unaryCallAsync(TestService.ECHO,
+        StringValue.of("x"), CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300))), Status.Code.DEADLINE_EXCEEDED,
+        "(not sent: it waited in the client until the server allowed a call on this connection (its SETTINGS allow"
+            + " none in flight: it is not taking calls here))"),
+        peer -> peer.send(RawPeer.settingsFrame(SETTING_MAX_CONCURRENT_CALLS, 0)));
+  }
+
   /** A connection closed after its only call had given up (its deadline passed): no call fails, nothing to warn of. */
   @Test
   void aConnectionClosedAfterItsCallsGaveUpLogsNoWarning() throws Exception {
