@@ -107,7 +107,7 @@ public final class ClientRuntime implements ClientTransportContext {
           count += s.state() == state ? 1 : 0;
         }
         return count;
-      }).description("The client's endpoints in this state").tags(t).register(r));
+      }).description("The client's endpoints in this state").tags(t).strongReference(true).register(r));
     }
   }
 

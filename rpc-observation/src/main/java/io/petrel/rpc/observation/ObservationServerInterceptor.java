@@ -66,7 +66,8 @@ public final class ObservationServerInterceptor implements ServerInterceptor {
       // The handler answered after the caller's deadline: a failure of the call, as OpenTelemetry's RPC conventions
       // count DEADLINE_EXCEEDED on a server (a caller's cancel is its own choice: CANCELLED, not an error here).
       observation.error(io.petrel.rpc.Status.DEADLINE_EXCEEDED.withDescription(call.method().fullName()
-          + " answered after its caller's deadline had passed; the answer reached no one").asException());
+          + " answered after its caller's deadline had passed (by the server's clock): the caller had stopped"
+          + " waiting").asException());
     }
     observation.stop();
   }

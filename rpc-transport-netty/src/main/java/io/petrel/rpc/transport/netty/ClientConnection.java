@@ -118,12 +118,24 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
    * {@link #drain}, the client's own going away), for the reason of a close that follows it.
    */
   private int goawayReceived;
-  /** Event loop: a PING went unanswered because the server was not reading (logged once). */
-  private boolean pongsDropped;
+  /** See {@link NettyOptions#ABANDONED_PLACE_TIMEOUT}. */
+  private final long abandonedPlaceTimeoutNanos;
+  /**
+   * Event loop: ids of PINGs read and not answered yet, at most {@link #MAX_PONGS} distinct ones: answered at the
+   * end of each read batch, or once the server reads again while it does not. A server that floods PINGs and reads
+   * nothing cannot grow what this client holds for it; every distinct PING (keepalive, drain, over-share) is still
+   * answered once the server reads.
+   */
+  private final int[] pongIds = new int[MAX_PONGS];
+  private int pongCount;
+  private static final int MAX_PONGS = 4;
+  /** A refusing GOAWAY (status 14) came: later ones are ignored, whatever came between. */
+  private boolean refusingGoawaySeen;
   /** This client closed the connection (its own shutdown, an endpoint gone, a drained connection). */
   private volatile boolean closedHere;
 
   ClientConnection(NettyRpcClient client, Listener listener, String authority, String host, Channel channel) {
+    this.abandonedPlaceTimeoutNanos = client.clientConfig().option(NettyOptions.ABANDONED_PLACE_TIMEOUT).toNanos();
     this.client = client;
     this.listener = listener;
     this.authority = authority;
@@ -291,6 +303,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
 
   @Override
   public void channelWritabilityChanged(ChannelHandlerContext ctx) throws Exception {
+    if (channel.isWritable() && pongCount > 0) {
+      sendPongs(); // the PINGs that came while the server was not reading
+    }
     if (channel.isWritable() && !waiting.isEmpty()) {
       releaseWaiting();
       if (flushNeeded) {
@@ -552,14 +567,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         onResponse(frame);
         return;
       case TYPE_PING:
-        if (channel.isWritable()) {
-          writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_PONG, frame.requestId));
-        } else if (!pongsDropped) {
-          // The server is not reading what this client wrote: it will not read a PONG either. Queued, the PONGs
-          // of a server that sends PINGs and never reads would grow this client's memory without bound.
-          pongsDropped = true;
-          log.debug("{}: not answering PINGs while the server does not read this connection", authority);
-        }
+        notePing(frame.requestId); // answered at the end of the read batch (see pongIds)
         return;
       case TYPE_PONG:
         return;
@@ -569,7 +577,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       case TYPE_GOAWAY:
         goaway = true;
         boolean refusing = frame.status == Status.Code.UNAVAILABLE.value();
-        if (refusing && goawayReceived == GOAWAY_SHUTDOWN) {
+        if (refusing && refusingGoawaySeen) {
           // A second refusing GOAWAY: the first said which calls the server took, and those were not sent again.
           // Another id cannot be followed: a lower one would send again calls the server said it took (they would
           // run twice), and the calls after a higher one were already sent elsewhere.
@@ -577,7 +585,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
               Integer.toUnsignedString(frame.requestId));
           return;
         }
-        goawayReceived = refusing ? GOAWAY_SHUTDOWN : GOAWAY_RETIRE;
+        refusingGoawaySeen |= refusing;
+        if (goawayReceived != GOAWAY_SHUTDOWN) {
+          goawayReceived = refusing ? GOAWAY_SHUTDOWN : GOAWAY_RETIRE;
+        }
         log.debug("server {} sent GOAWAY{}; {} calls still in flight on this connection, {} not sent yet go"
             + " elsewhere", authority, refusing ? " after request " + Integer.toUnsignedString(
             frame.requestId) : "", inFlight.size(), waiting.size());
@@ -687,6 +698,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
 
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
+    if (pongCount > 0 && channel.isWritable()) {
+      sendPongs();
+    }
     if (flushNeeded) {
       flushNeeded = false;
       ctx.flush();
@@ -696,6 +710,29 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       wakeChain.flush();
     }
     super.channelReadComplete(ctx);
+  }
+
+  /** Event loop: a PING to answer; the same id twice, or more than {@link #MAX_PONGS} ids, are answered once. */
+  private void notePing(int id) {
+    for (int i = 0; i < pongCount; i++) {
+      if (pongIds[i] == id) {
+        return;
+      }
+    }
+    if (pongCount < MAX_PONGS) {
+      pongIds[pongCount++] = id;
+    } else {
+      log.debug("{}: more than {} distinct PINGs unanswered (the server is not reading); PING {} not answered",
+          authority, MAX_PONGS, Integer.toUnsignedString(id));
+    }
+  }
+
+  /** Event loop: answers the PINGs noted. */
+  private void sendPongs() {
+    for (int i = 0; i < pongCount; i++) {
+      writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_PONG, pongIds[i]));
+    }
+    pongCount = 0;
   }
 
   /**
@@ -789,8 +826,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       // A server that never answers calls that were cancelled would keep its places, and every later call here
       // would wait for nothing: close, and the waiting calls go on a new connection.
       closeReason = "the server left all " + peerMaxCalls + " calls it allows in flight on this connection"
-          + " unanswered for more than " + TimeUnit.NANOSECONDS.toSeconds(STALE_ABANDONED_NANOS) + " s after they"
-          + " were cancelled; closed so that the calls waiting for a place go on a new connection";
+          + " unanswered for more than " + TimeUnit.NANOSECONDS.toMillis(abandonedPlaceTimeoutNanos) + " ms after"
+          + " they were cancelled (handlers that ignore cancellation, or a server that lost them;"
+          + " NettyOptions.ABANDONED_PLACE_TIMEOUT); closed so that the calls waiting for a place go on a new"
+          + " connection";
       client.limitLog().warn("stale places " + authority, "closing connection to " + authority + ": "
           + closeReason);
       closedHere = true;
@@ -805,19 +844,18 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   }
 
   /**
-   * How long a server may leave every place of its calls-in-flight limit held by calls that were cancelled
-   * (deadline or caller) before the client stops waiting for them: a Petrel server answers each one at once
-   * (CANCELLED, or the handler's late answer), so this is a server that lost them.
+   * Event loop: every call in flight was given up on, the last of them more than
+   * {@link NettyOptions#ABANDONED_PLACE_TIMEOUT} ago. A server answers a cancelled call when its handler returns
+   * (a handler that ignores cancellation holds its place meanwhile); one that never answers would hold the places,
+   * and the calls waiting for them, forever.
    */
-  static final long STALE_ABANDONED_NANOS = TimeUnit.SECONDS.toNanos(5);
-
-  /** Event loop: every call in flight was given up on, the last of them more than {@link #STALE_ABANDONED_NANOS} ago. */
   private boolean heldOnlyByStaleAbandonedCalls(long now) {
     if (inFlight.isEmpty()) {
       return false;
     }
+    long stale = abandonedPlaceTimeoutNanos;
     for (PendingCall c : inFlight.values()) {
-      if (!c.abandoned || now - c.abandonedAt < STALE_ABANDONED_NANOS) {
+      if (!c.abandoned || now - c.abandonedAt < stale) {
         return false;
       }
     }

@@ -137,7 +137,8 @@ final class FrameDecoder extends ByteToMessageDecoder {
     }
     releaseReserved();
     Metadata metadata = metaLen == 0 ? Metadata.EMPTY : decodeMetadata(in, r + HEADER_SIZE, (int) metaLen);
-    int metadataHeap = metaLen == 0 ? 0 : (int) metaLen + metadata.size() * METADATA_ENTRY_HEAP;
+    int metadataHeap = metaLen == 0 ? 0
+        : (int) Math.min(Integer.MAX_VALUE / 2, metaLen + (long) metadata.size() * METADATA_ENTRY_HEAP);
     int bodyStart = r + HEADER_SIZE + (int) metaLen;
     ByteBuf body = in.retainedSlice(bodyStart, (int) bodyLen);
     in.skipBytes((int) frameSize);

@@ -72,6 +72,21 @@ public final class NettyOptions {
     }
   }
 
+  /**
+   * Client: how long every place of a connection's calls-in-flight limit (the server's SETTINGS) may be held by
+   * calls the client has given up on (deadline or cancel), with calls waiting for a place, before the client closes
+   * the connection and sends the waiting calls on a new one (default 60 s). A server answers a cancelled call only
+   * when its handler returns, so a handler that ignores cancellation holds its place that long; a server that never
+   * answers would otherwise hold the connection forever. Must be positive.
+   */
+  public static final TransportOption<java.time.Duration> ABANDONED_PLACE_TIMEOUT =
+      TransportOption.of("netty.abandonedPlaceTimeout", java.time.Duration.class, java.time.Duration.ofSeconds(60),
+          d -> {
+            if (d.isNegative() || d.isZero()) {
+              throw new IllegalArgumentException("netty.abandonedPlaceTimeout must be > 0: " + d);
+            }
+          });
+
   private static void nonNegative(String name, int n) {
     if (n < 0) {
       throw new IllegalArgumentException(name + " must be >= 0: " + n);

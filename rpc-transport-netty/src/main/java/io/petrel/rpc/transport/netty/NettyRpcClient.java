@@ -284,6 +284,11 @@ final class NettyRpcClient implements ClientTransport {
     return limitLog;
   }
 
+  /** The client's configuration (its transport options included). */
+  ClientConfig clientConfig() {
+    return config;
+  }
+
   /**
    * Why nothing can be sent when an event loop of this client refuses work: the client is shut down, or, on the
    * caller's own event loops ({@link NettyOptions#EVENT_LOOP_GROUP}), the caller shut them down while the client

@@ -427,7 +427,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
         server.isTls() ? ServerTlsHandler.peerCertificates(channel) : java.util.List.of());
     // What the request holds while it waits for the business pool: its body, and its metadata as decoded (many
     // small entries hold far more on the heap than their bytes on the wire).
-    int requestSize = bodyBytes + frame.metadataHeapBytes;
+    int requestSize = (int) Math.min(Integer.MAX_VALUE, (long) bodyBytes + frame.metadataHeapBytes);
     if (requestSize >= FrameDecoder.RESERVE_THRESHOLD && !budget.tryReserve(requestSize)) {
       frame.release();
       dispatcher.refused(def, Status.Code.RESOURCE_EXHAUSTED, bodyBytes);

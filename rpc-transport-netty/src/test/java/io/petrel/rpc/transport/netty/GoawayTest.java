@@ -103,6 +103,7 @@ class GoawayTest extends TransportFixture {
         first.send(goaway(second));
         // A second GOAWAY that contradicts the first (it would say "two" was not taken): ignored, or "two" would
         // be sent again and could run twice (a hostile-peer audit).
+        first.send(RawPeer.control(Protocol.TYPE_GOAWAY, 0)); // a drain GOAWAY between: changes nothing
         first.send(goaway(requests.get(0).requestId()));
         first.send(RawPeer.response(requests.get(0).requestId(), StringValue.of("one answered").toByteArray()));
         first.send(refusal(requests.get(2).requestId())); // what the server answers: dropped, the call went on

@@ -48,8 +48,9 @@ class MetadataHeapTest extends TransportFixture {
     while (budget.used() < 4 * 100_000 && System.nanoTime() < until) {
       Thread.onSpinWait();
     }
+    // (What one read brought is decoded even once reads pause: up to about nine of these requests in 64 KiB.)
     assertThat(budget.used()).as("bytes counted for the waiting requests").isGreaterThanOrEqualTo(4 * 100_000)
-        .isLessThan(SHARE + 2 * 110_000);
+        .isLessThan(SHARE + 12 * 110_000);
 
     service.gate.countDown();
     assertThat(holding.get(10, TimeUnit.SECONDS).getValue()).isEqualTo("holds the one thread");
