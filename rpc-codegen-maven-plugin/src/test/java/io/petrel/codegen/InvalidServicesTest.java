@@ -28,12 +28,17 @@ class InvalidServicesTest {
   private List<Problem> problems(String source) throws Exception {
     Path src = tmp.resolve("src");
     TestSources.write(src, Map.of("bad/Svc.java", HEADER + source));
+    return problemsOf(src);
+  }
+
+  /** The problems the build of the sources under {@code src} fails with; fails the test if it does not fail. */
+  private List<Problem> problemsOf(Path src) throws Exception {
     try {
       TestSources.generate(List.of(src), tmp.resolve("out"));
     } catch (CodegenException e) {
       return e.problems();
     }
-    throw new AssertionError("expected the service to be rejected");
+    throw new AssertionError("expected the services to be rejected");
   }
 
   /** The single problem, asserted to be at {@code line} of the snippet (1-based, after the shared header). */
@@ -245,13 +250,7 @@ class InvalidServicesTest {
               }
             }
             """));
-    List<Problem> problems;
-    try {
-      TestSources.generate(List.of(src), tmp.resolve("out"));
-      throw new AssertionError("expected the services to be rejected");
-    } catch (CodegenException e) {
-      problems = e.problems();
-    }
+    List<Problem> problems = problemsOf(src);
     long header = HEADER.lines().count();
     assertThat(problems).hasSize(2);
     // Each problem (file:line: message) names both declarations.
@@ -284,13 +283,7 @@ class InvalidServicesTest {
               String c(String s);
             }
             """));
-    List<Problem> problems;
-    try {
-      TestSources.generate(List.of(src), tmp.resolve("out"));
-      throw new AssertionError("expected the services to be rejected");
-    } catch (CodegenException e) {
-      problems = e.problems();
-    }
+    List<Problem> problems = problemsOf(src);
     assertThat(problems).extracting(Problem::message).satisfiesExactlyInAnyOrder(
         m -> assertThat(m).startsWith("service interface Ext extends [Base]"),
         m -> assertThat(m).contains("have the same name on the wire, 'bad.Ext'"));
