@@ -26,6 +26,11 @@ public final class ServerContext {
    * run; a ThreadLocal lookup elsewhere.
    */
   private static final FastThreadLocal<ServerContext> CURRENT = new FastThreadLocal<>();
+  private static final Status CALLER_CANCELLED = Status.CANCELLED.withDescription("the caller cancelled the call");
+  private static final Status CALLER_DEADLINE =
+      Status.DEADLINE_EXCEEDED.withDescription("the caller's deadline passed");
+  private static final Status DEADLINE_PASSED =
+      Status.DEADLINE_EXCEEDED.withDescription("the call's deadline passed");
 
   private final MethodDescriptor<?, ?> method;
   private final Metadata metadata;
@@ -36,8 +41,8 @@ public final class ServerContext {
   private final List<X509Certificate> peerCertificates;
   private volatile @Nullable Principal principal;
   private volatile boolean cancelled;
-  /** Why the call was cancelled (set before {@link #cancelled}): CANCELLED or DEADLINE_EXCEEDED. */
-  private volatile Status.Code cancelReason = Status.Code.CANCELLED;
+  /** Why the call was cancelled (set before {@link #cancelled}): CANCELLED or DEADLINE_EXCEEDED, with a sentence. */
+  private volatile Status cancelStatus = CALLER_CANCELLED;
   private volatile Metadata responseMetadata = Metadata.EMPTY;
   private @Nullable List<Runnable> cancelListeners; // guarded by this
 
@@ -200,7 +205,23 @@ public final class ServerContext {
     if (d != null && nowNanos - d.nanoTime() >= 0) {
       return Status.Code.DEADLINE_EXCEEDED;
     }
-    return cancelled ? cancelReason : null;
+    return cancelled ? cancelStatus.code() : null;
+  }
+
+  /**
+   * {@link #cancellationCode()} with why, in a sentence for logs and error messages: "the caller cancelled the
+   * call", "the call's deadline passed", "the connection from /10.0.0.7:51234 closed", "the server closed the
+   * connection: its shutdown grace period ended", and so on; null while the caller still waits. The code is
+   * always CANCELLED or DEADLINE_EXCEEDED, as {@link #cancellationCode()} gives it.
+   */
+  public @Nullable Status cancellationStatus() {
+    Deadline d = deadline;
+    boolean expired = d != null && System.nanoTime() - d.nanoTime() >= 0;
+    if (cancelled) {
+      Status s = cancelStatus;
+      return expired && s.code() != Status.Code.DEADLINE_EXCEEDED ? DEADLINE_PASSED : s;
+    }
+    return expired ? DEADLINE_PASSED : null;
   }
 
   /**
@@ -232,11 +253,10 @@ public final class ServerContext {
   }
 
   /**
-   * Marks the call cancelled and runs the listeners once: its caller cancelled it, or its connection closed. Called
-   * by transports.
+   * Marks the call cancelled and runs the listeners once, as its caller cancelled it. Called by transports.
    */
   public void cancel() {
-    cancel(Status.Code.CANCELLED);
+    cancel(CALLER_CANCELLED);
   }
 
   /**
@@ -246,12 +266,23 @@ public final class ServerContext {
    * CANCELLED.
    */
   public void cancel(Status.Code reason) {
+    cancel(reason == Status.Code.DEADLINE_EXCEEDED ? CALLER_DEADLINE : CALLER_CANCELLED);
+  }
+
+  /**
+   * Marks the call cancelled with {@code why} (see {@link #cancellationStatus()}) and runs the listeners once.
+   * Called by transports, with a description saying what ended the call (the caller, its deadline, its
+   * connection); a code other than DEADLINE_EXCEEDED counts as CANCELLED.
+   */
+  public void cancel(Status why) {
+    Status normal = why.code() == Status.Code.DEADLINE_EXCEEDED || why.code() == Status.Code.CANCELLED ? why
+        : Status.CANCELLED.withDescription(Objects.requireNonNullElse(why.description(), why.code().name()));
     List<Runnable> listeners;
     synchronized (this) {
       if (cancelled) {
         return;
       }
-      cancelReason = reason == Status.Code.DEADLINE_EXCEEDED ? reason : Status.Code.CANCELLED;
+      cancelStatus = normal;
       cancelled = true;
       listeners = cancelListeners;
       cancelListeners = null;

@@ -328,16 +328,17 @@ public final class ClientChannel extends RpcClient {
 
   /** The status of {@code method}, a call made for {@code serving}, which its caller gave up: why, and what to do. */
   private static Status cancelledFor(ServerContext serving, MethodDescriptor<?, ?> method, String how) {
-    Status.Code why = serving.cancellationCode();
+    Status why = serving.cancellationStatus();
     String served = serving.method().fullName();
     String detail = "; to make a call that outlives the one being served, make it from a thread that is not serving"
         + " a call";
-    if (why == Status.Code.DEADLINE_EXCEEDED) {
+    if (why != null && why.code() == Status.Code.DEADLINE_EXCEEDED) {
       return Status.DEADLINE_EXCEEDED.withDescription(method.fullName() + " " + how + " cancelled because the"
           + " deadline of the call it was made for, " + served + ", passed" + detail);
     }
     return Status.CANCELLED.withDescription(method.fullName() + " " + how + " cancelled because the call it was"
-        + " made for, " + served + ", was cancelled by its caller (or its connection closed)" + detail);
+        + " made for, " + served + ", was cancelled: " + (why == null ? "its caller cancelled it"
+            : why.description()) + detail);
   }
 
   /**

@@ -128,13 +128,11 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
         finish(null, badStream().asException());
         return;
       }
-      Status.Code gaveUp = context.cancellationCode();
+      Status gaveUp = context.cancellationStatus();
       if (gaveUp != null) {
-        // The caller has given up already (deadline passed or cancelled); do not spend a handler on it.
-        finish(null, gaveUp.toStatus().withDescription(gaveUp == Status.Code.DEADLINE_EXCEEDED
-            ? "the call's deadline passed while it waited in the server's queue; the handler was not run"
-            : "the caller cancelled the call (or its connection closed) while it waited in the server's queue;"
-                + " the handler was not run").asException());
+        // The caller has given up already (deadline passed, cancelled, connection gone); do not spend a handler.
+        finish(null, gaveUp.withDescription(gaveUp.description() + " while the call waited in the server's queue;"
+            + " the handler was not run").asException());
         return;
       }
       try {

@@ -117,7 +117,7 @@ final class ConformanceService {
   final BlockingQueue<String> relayWaiting = new LinkedBlockingQueue<>();
   /** Requests of LATE calls whose handler runs. */
   final BlockingQueue<String> lateRunning = new LinkedBlockingQueue<>();
-  /** LATE calls as their server learnt that the caller gave up: "request cancellationCode()". */
+  /** LATE calls as their server learnt that the caller gave up: "request cancellationCode(): why". */
   final BlockingQueue<String> lateCancelCodes = new LinkedBlockingQueue<>();
   /** Requests of LATE calls whose handler is about to answer after its caller gave up. */
   final BlockingQueue<String> lateAnswered = new LinkedBlockingQueue<>();
@@ -198,7 +198,8 @@ final class ConformanceService {
         .unary(LATE, req -> {
           lateRunning.add(req.getValue());
           ServerContext ctx = context();
-          ctx.onCancel(() -> lateCancelCodes.add(req.getValue() + " " + ctx.cancellationCode()));
+          ctx.onCancel(() -> lateCancelCodes.add(req.getValue() + " " + ctx.cancellationCode() + ": "
+              + java.util.Objects.requireNonNull(ctx.cancellationStatus()).description()));
           awaitCallerGivingUp();
           lateAnswered.add(req.getValue());
           return StringValue.of("late:" + req.getValue());

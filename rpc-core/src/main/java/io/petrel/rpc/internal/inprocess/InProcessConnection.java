@@ -279,7 +279,7 @@ final class InProcessConnection {
           // First: what the handler does once cancelled comes too late. It may have run.
           caller.onClosed(closedStatus(c.method()));
         }
-        c.context().cancel(); // nobody waits for it any more
+        c.context().cancel(Status.CANCELLED.withDescription("the in-process connection closed: " + why));
       }
       finishClose();
       return;

@@ -38,6 +38,8 @@ final class InProcessStream extends AtomicBoolean implements ClientStream, Runna
   private volatile @Nullable ScheduledFuture<?> timer;
   /** The server's context of this call, once dispatched: cancelled when the attempt ends locally. */
   private volatile @Nullable ServerContext serverContext;
+  /** How the caller ended the call (its cancel status's code, or DEADLINE_EXCEEDED), told to the server. */
+  private volatile Status.Code localEnd = Status.Code.CANCELLED;
 
   InProcessStream(InProcessClient client, MethodDescriptor<?, ?> method, Metadata metadata,
       @Nullable Deadline deadline, ClientStreamListener listener) {
@@ -116,6 +118,7 @@ final class InProcessStream extends AtomicBoolean implements ClientStream, Runna
 
   @Override
   public void cancel(Status status) {
+    localEnd = status.code();
     if (finish()) {
       cancelServer();
     }
@@ -132,7 +135,7 @@ final class InProcessStream extends AtomicBoolean implements ClientStream, Runna
   void serverContext(ServerContext context) {
     serverContext = context;
     if (isFinished()) {
-      context.cancel(); // ended locally before the server knew of it; it can only have been a local end
+      context.cancel(localEnd); // ended locally before the server knew of it; it can only have been a local end
     }
   }
 
@@ -189,7 +192,7 @@ final class InProcessStream extends AtomicBoolean implements ClientStream, Runna
   private void cancelServer() {
     ServerContext c = serverContext;
     if (c != null) {
-      c.cancel();
+      c.cancel(localEnd);
     }
   }
 
@@ -212,6 +215,7 @@ final class InProcessStream extends AtomicBoolean implements ClientStream, Runna
   /** The deadline passed (the shared timer's thread): the server's call is cancelled before the caller hears. */
   @Override
   public void run() {
+    localEnd = Status.Code.DEADLINE_EXCEEDED;
     if (!finish()) {
       return;
     }

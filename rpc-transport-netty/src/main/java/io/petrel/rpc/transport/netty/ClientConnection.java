@@ -600,7 +600,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         closeIfDrained();
         return;
       default:
-        protocolViolation("the server sent a " + typeName(frame.type) + " frame, which only clients send");
+        protocolViolation("wrong-side frame", "the server sent a " + typeName(frame.type) + " frame, which only clients send");
     }
   }
 
@@ -642,7 +642,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     ByteBuf body = frame.body();
     int n = body.readableBytes();
     if (n % SETTINGS_ENTRY_SIZE != 0) {
-      protocolViolation("SETTINGS body of " + n + " bytes is not a sequence of " + SETTINGS_ENTRY_SIZE
+      protocolViolation("bad SETTINGS", "SETTINGS body of " + n + " bytes is not a sequence of " + SETTINGS_ENTRY_SIZE
           + "-byte entries");
       return;
     }
@@ -973,11 +973,11 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     ConnectionErrors.close(client.limitLog(), channel, cause, "to " + authority);
   }
 
-  private void protocolViolation(String what) {
+  private void protocolViolation(String kind, String what) {
     if (closeReason == null) {
       closeReason = violation(what);
     }
-    ConnectionErrors.protocolViolation(client.limitLog(), channel, what, "to " + authority);
+    ConnectionErrors.protocolViolation(client.limitLog(), channel, kind, what, "to " + authority);
   }
 
   private static String violation(String what) {

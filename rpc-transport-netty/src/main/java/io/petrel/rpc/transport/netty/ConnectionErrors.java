@@ -14,8 +14,8 @@ final class ConnectionErrors {
    */
   static void close(RateLimitedLog log, Channel channel, Throwable cause, String peer) {
     Throwable t = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
-    if (t instanceof ProtocolException) {
-      protocolViolation(log, channel, String.valueOf(t.getMessage()), peer);
+    if (t instanceof ProtocolException p) {
+      protocolViolation(log, channel, p.kind(), String.valueOf(t.getMessage()), peer);
     } else if (t instanceof IOException) {
       log.debug("connection " + peer + " failed: " + t);
       channel.close();
@@ -26,8 +26,12 @@ final class ConnectionErrors {
     }
   }
 
-  static void protocolViolation(RateLimitedLog log, Channel channel, String what, String peer) {
-    log.warn("protocol violation", "closing connection " + peer + ": protocol violation: " + what);
+  /**
+   * @param kind a short fixed phrase ("unknown frame type"): one line per kind per period, so that one peer's
+   *     flood of one violation does not hide another kind
+   */
+  static void protocolViolation(RateLimitedLog log, Channel channel, String kind, String what, String peer) {
+    log.warn("protocol violation: " + kind, "closing connection " + peer + ": protocol violation: " + what);
     channel.close();
   }
 }

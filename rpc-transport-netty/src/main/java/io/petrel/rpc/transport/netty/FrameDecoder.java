@@ -86,7 +86,7 @@ final class FrameDecoder extends ByteToMessageDecoder {
     if (readable >= OFF_MAGIC + 2) {
       int magic = in.getUnsignedShort(r + OFF_MAGIC);
       if (magic != MAGIC) {
-        throw fail(in, String.format("bad magic 0x%04x (expected 0x%04x): the peer does not speak the Petrel"
+        throw fail(in, "bad magic", String.format("bad magic 0x%04x (expected 0x%04x): the peer does not speak the Petrel"
             + " protocol", magic, MAGIC) + (looksLikeTls(in, r) ? " (its bytes look like TLS: one side uses TLS and"
             + " the other does not; configure tls on both or neither)" : ""));
       }
@@ -94,7 +94,7 @@ final class FrameDecoder extends ByteToMessageDecoder {
     if (readable >= OFF_VERSION + 1) {
       int version = in.getUnsignedByte(r + OFF_VERSION);
       if (version != VERSION) {
-        throw fail(in, "unsupported protocol version " + version + " (this side speaks " + VERSION + ")");
+        throw fail(in, "unsupported version", "unsupported protocol version " + version + " (this side speaks " + VERSION + ")");
       }
     }
     if (readable < HEADER_SIZE) {
@@ -105,10 +105,10 @@ final class FrameDecoder extends ByteToMessageDecoder {
     long metaLen = in.getUnsignedInt(r + OFF_METADATA_LENGTH);
     long bodyLen = in.getUnsignedInt(r + OFF_BODY_LENGTH);
     if (type < TYPE_REQUEST || type > MAX_TYPE) {
-      throw fail(in, "unknown frame type " + type);
+      throw fail(in, "unknown frame type", "unknown frame type " + type);
     }
     if (length != MIN_LENGTH + metaLen + bodyLen) {
-      throw fail(in, "frame length " + length + " does not match header (28) + metadata (" + metaLen
+      throw fail(in, "frame length", "frame length " + length + " does not match header (28) + metadata (" + metaLen
           + ") + body (" + bodyLen + ")");
     }
     int requestId = in.getInt(r + OFF_REQUEST_ID);
@@ -164,11 +164,11 @@ final class FrameDecoder extends ByteToMessageDecoder {
     releaseReserved();
   }
 
-  private ProtocolException fail(ByteBuf in, String message) {
+  private ProtocolException fail(ByteBuf in, String kind, String message) {
     releaseReserved();
     failed = true;
     in.skipBytes(in.readableBytes());
-    return new ProtocolException(message);
+    return new ProtocolException(kind, message);
   }
 
   /**
@@ -184,12 +184,12 @@ final class FrameDecoder extends ByteToMessageDecoder {
     List<Metadata.Entry> entries = new ArrayList<>(4);
     while (i < end) {
       if (end - i < 2) {
-        throw fail(in, "truncated metadata key length");
+        throw fail(in, "bad metadata", "truncated metadata key length");
       }
       int keyLen = in.getUnsignedShort(i);
       i += 2;
       if (keyLen == 0 || end - i < keyLen + 5) {
-        throw fail(in, "bad metadata entry: key length " + keyLen + " with " + (end - i) + " bytes left");
+        throw fail(in, "bad metadata", "bad metadata entry: key length " + keyLen + " with " + (end - i) + " bytes left");
       }
       String key = in.toString(i, keyLen, StandardCharsets.US_ASCII);
       i += keyLen;
@@ -197,12 +197,12 @@ final class FrameDecoder extends ByteToMessageDecoder {
       long valueLen = in.getUnsignedInt(i);
       i += 4;
       if (valueLen > end - i) {
-        throw fail(in, "metadata value of '" + key + "' is " + valueLen + " bytes, only " + (end - i) + " left");
+        throw fail(in, "bad metadata", "metadata value of '" + key + "' is " + valueLen + " bytes, only " + (end - i) + " left");
       }
       try {
         Metadata.checkKey(key);
       } catch (IllegalArgumentException e) {
-        throw fail(in, "bad metadata key: " + e.getMessage());
+        throw fail(in, "bad metadata", "bad metadata key: " + e.getMessage());
       }
       if (kind == META_STRING) {
         entries.add(new Metadata.Entry(key, in.toString(i, (int) valueLen, StandardCharsets.UTF_8), null));
@@ -211,7 +211,7 @@ final class FrameDecoder extends ByteToMessageDecoder {
         in.getBytes(i, v);
         entries.add(new Metadata.Entry(key, null, v));
       } else {
-        throw fail(in, "unknown metadata value kind " + kind + " for key '" + key + "'");
+        throw fail(in, "bad metadata", "unknown metadata value kind " + kind + " for key '" + key + "'");
       }
       i += (int) valueLen;
     }

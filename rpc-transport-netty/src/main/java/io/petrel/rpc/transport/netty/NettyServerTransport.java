@@ -355,7 +355,7 @@ final class NettyServerTransport implements ServerTransport {
       // Accepted while shutting down (the listener closes asynchronously): no call can have started here, so
       // say GOAWAY and close at once rather than leave it to the event loops' end.
       c.sendGoaway(true);
-      c.closeAfterWrites();
+      c.closeAfterWrites("the server is shutting down");
     }
     return true;
   }
@@ -411,9 +411,11 @@ final class NettyServerTransport implements ServerTransport {
         continue;
       }
       if (now) {
-        closes.add(c.channel().close());
+        c.closeFor(c.goawaySent() ? "the server shut down and its shutdown grace period ended"
+            : "the server shut down at once (shutdownNow)");
+        closes.add(c.channel().closeFuture());
       } else {
-        c.closeAfterWrites();
+        c.closeAfterWrites("the server shut down");
         closes.add(c.channel().closeFuture());
       }
     }

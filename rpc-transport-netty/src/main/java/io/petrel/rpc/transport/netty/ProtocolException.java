@@ -4,7 +4,15 @@ package io.petrel.rpc.transport.netty;
 final class ProtocolException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
-  ProtocolException(String message) {
+  /** What kind of violation, a short fixed phrase: the key its WARN is rate-limited under. */
+  private final String kind;
+
+  ProtocolException(String kind, String message) {
     super(message, null, false, false);
+    this.kind = kind;
+  }
+
+  String kind() {
+    return kind;
   }
 }

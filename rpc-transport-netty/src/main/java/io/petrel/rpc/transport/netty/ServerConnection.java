@@ -8,6 +8,7 @@ import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
+import io.netty.handler.codec.DecoderException;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.ReferenceCountUtil;
 import io.petrel.rpc.Marshaller;
@@ -248,8 +249,11 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     }
     server.connectionClosed(this);
     if (!calls.isEmpty()) {
+      String how = closedHow;
+      Status why = Status.CANCELLED.withDescription(how == null ? "the connection from " + channel.remoteAddress()
+          + " closed" : "the server closed the connection from " + channel.remoteAddress() + ": " + how);
       for (NettyServerCall c : calls.values()) {
-        c.context().cancel(); // nobody is waiting any more
+        c.context().cancel(why); // nobody is waiting any more
       }
       calls.clear();
     }
@@ -367,7 +371,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
         return;
       default:
         frame.release();
-        protocolViolation("a client sent a " + typeName(frame.type) + " frame, which only servers send");
+        protocolViolation("wrong-side frame", "a client sent a " + typeName(frame.type) + " frame, which only servers send");
     }
   }
 
@@ -450,7 +454,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       if (previous != null) {
         calls.put(frame.requestId, previous);
         call.discard();
-        protocolViolation("request id " + Integer.toUnsignedString(frame.requestId) + " is already in flight on"
+        protocolViolation("request id in flight", "request id " + Integer.toUnsignedString(frame.requestId) + " is already in flight on"
             + " this connection (a client must not reuse the id of a call that has not been answered)");
         return;
       }
@@ -686,7 +690,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
         + " holds " + server.budget().max() + " bytes for its peers, its maxBufferedBytes, and this client has left "
         + parkedBytes.get() + " bytes of responses unread for " + ms(now - since) + " (raise RpcServer.builder()"
         + ".maxBufferedBytes, or lower maxBufferedBytesPerConnection)");
-    channel.close();
+    closeFor("its client left responses unread while the server's buffers were full (maxBufferedBytes)");
   }
 
   /** A check of {@link #checkStillOver} is scheduled. */
@@ -724,7 +728,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
           + ": it holds " + held + " bytes of responses its client has not read for " + ms(System.nanoTime() - since)
           + ", over its share maxBufferedBytesPerConnection " + shareBytes + " (see RpcServer.builder()"
           + ".maxBufferedBytesPerConnection)");
-      channel.close();
+      closeFor("its client left more than its share of responses unread (maxBufferedBytesPerConnection)");
     } else {
       watchOverShare();
     }
@@ -765,7 +769,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
         + ": its client has not read its responses for " + ms(System.nanoTime() - since) + " (no answer to a PING)"
         + " since they went over its share of the server's buffers (" + parkedBytes.get() + " bytes waiting, "
         + "maxBufferedBytesPerConnection " + shareBytes + "; see RpcServer.builder().maxBufferedBytesPerConnection)");
-    channel.close();
+    closeFor("its client stopped reading its responses (maxBufferedBytesPerConnection)");
   }
 
   /** Any thread: a call let go of a request of {@code bytes} that counted against this connection's share. */
@@ -836,7 +840,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       // No memory for this response: shed this connection (its calls fail), not every connection of the loop.
       server.limitLog().warn("out of memory", "closing connection from " + channel.remoteAddress() + ": no memory"
           + " to encode the response of " + m.fullName() + " (" + t + ")");
-      channel.close();
+      closeFor("the server ran out of memory encoding a response of " + m.fullName());
       server.dispatcher().fatal("encoding the response of " + m.fullName() + " (thread "
           + Thread.currentThread().getName() + ")", t);
       return;
@@ -906,8 +910,33 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     }
   }
 
-  /** Closes once everything queued so far has been written. */
-  void closeAfterWrites() {
+  /**
+   * Why this server closed the connection, said to the handlers of the calls the close cuts (see
+   * {@link #channelInactive}); null while it did not (or the peer closed it first).
+   */
+  private volatile @Nullable String closedHow;
+
+  /**
+   * This server has said GOAWAY on the connection (a drain or a graceful shutdown): any thread, a plain read (what
+   * the close of a shutdown tells its cut calls).
+   */
+  boolean goawaySent() {
+    return goawaySent;
+  }
+
+  /** Closes the connection, saying {@code why} to the calls it cuts. */
+  void closeFor(String why) {
+    if (closedHow == null) {
+      closedHow = why;
+    }
+    channel.close();
+  }
+
+  /** Closes once everything queued so far has been written, saying {@code why} to the calls it cuts. */
+  void closeAfterWrites(String why) {
+    if (closedHow == null) {
+      closedHow = why;
+    }
     try {
       channel.eventLoop().execute(() -> {
         writeQueue.run();
@@ -1006,11 +1035,18 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       server.dispatcher().fatal("event loop " + Thread.currentThread().getName() + " (connection from "
           + channel.remoteAddress() + ")", cause);
     }
+    Throwable t = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
+    if (t instanceof ProtocolException && closedHow == null) {
+      closedHow = "its client broke the protocol: " + t.getMessage();
+    }
     ConnectionErrors.close(server.limitLog(), channel, cause, "from " + channel.remoteAddress());
   }
 
-  private void protocolViolation(String what) {
-    ConnectionErrors.protocolViolation(server.limitLog(), channel, what, "from " + channel.remoteAddress());
+  private void protocolViolation(String kind, String what) {
+    if (closedHow == null) {
+      closedHow = "its client broke the protocol: " + what;
+    }
+    ConnectionErrors.protocolViolation(server.limitLog(), channel, kind, what, "from " + channel.remoteAddress());
   }
 
   /**
@@ -1073,7 +1109,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       if (drainStartedAt != 0 && ((drainPingAnswered && inFlight.get() == 0)
           || now - drainStartedAt > server.config().shutdownGracePeriodNanos())) {
         log.debug("closing connection from {}: {}", channel.remoteAddress(), drainReason);
-        closeAfterWrites();
+        closeAfterWrites("it was drained (" + drainReason + ") and its calls had the shutdown grace period to end");
         drainStartedAt = 0;
       }
       return;
@@ -1102,7 +1138,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   private void timeout(String option, String why) {
     server.limitLog().warn(option, "closing connection from " + channel.remoteAddress() + ": " + why + " (the"
         + " server's " + option + "; see RpcServer.builder()." + option + ")");
-    channel.close();
+    closeFor(why + " (" + option + ")");
   }
 
   private static String ms(long nanos) {

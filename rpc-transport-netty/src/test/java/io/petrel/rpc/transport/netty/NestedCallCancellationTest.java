@@ -61,7 +61,7 @@ class NestedCallCancellationTest extends TransportFixture {
     String ended = endedOn.poll(10, TimeUnit.SECONDS);
     assertThat(ended).as("the nested call ended, long before its 1 min deadline").isNotNull()
         .contains("CANCELLED: test.Back/hold was cancelled because the call it was made for, test.Front/relay,"
-            + " was cancelled by its caller")
+            + " was cancelled: the caller cancelled the call")
         .doesNotStartWith("middle-");
   }
 }
