@@ -86,8 +86,9 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
    */
   private static RuntimeException serverProblem(RuntimeException e) {
     String message = String.valueOf(e.getMessage());
-    if (message.contains("petrel.server.") || e instanceof PetrelServices.ServingProblem) {
-      return e; // already says which property, or is about the beans served, not about properties
+    if (message.contains("petrel.server.") || message.contains("Petrel customizer")
+        || e instanceof PetrelServices.ServingProblem) {
+      return e; // already says which property (or customizer), or is about the beans served, not about properties
     }
     return new IllegalStateException("the Petrel server (properties petrel.server.*): " + message, e);
   }
