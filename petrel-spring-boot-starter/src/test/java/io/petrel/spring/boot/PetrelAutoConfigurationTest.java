@@ -237,6 +237,43 @@ class PetrelAutoConfigurationTest {
         });
   }
 
+  @Configuration(proxyBeanMethods = false)
+  static class LongGrace {
+    @Bean
+    PetrelServerCustomizer longGrace() {
+      return b -> b.shutdownGracePeriod(java.time.Duration.ofSeconds(10)).drainDelay(java.time.Duration.ofSeconds(1));
+    }
+  }
+
+  /**
+   * The same, on a real stop: with the property's grace period of 0 the stop would give up 5 s after it began and
+   * stop the server at once, failing the call in flight; the customizer's 1 s drain delay and 10 s grace period
+   * keep the stop waiting past that (up to 16 s), and the call, released after 6 s, still gets its answer.
+   */
+  @Test
+  void aStopWaitsPastThePropertysGracePeriodForTheOneACustomizerSet() {
+    runner.withUserConfiguration(Echo.class, LongGrace.class)
+        .withPropertyValues("petrel.server.shutdown-grace-period=0s").run(context -> {
+          EchoService echo = context.getBean(EchoService.class);
+          PetrelServerLifecycle lifecycle = context.getBean(PetrelServerLifecycle.class);
+          RpcServer server = lifecycle.server();
+          assertThat(server).isNotNull();
+          try (RpcClient client = clientTo(server.port())) {
+            CompletableFuture<String> held = client.unaryCallAsync(EchoService.HOLD, "late", CallOptions.DEFAULT);
+            assertThat(echo.entered.await(10, TimeUnit.SECONDS)).isTrue();
+            java.util.concurrent.CountDownLatch stopped = new java.util.concurrent.CountDownLatch(1);
+            lifecycle.stop(stopped::countDown);
+            assertThat(stopped.await(6, TimeUnit.SECONDS)).as("the stop still waits after 6 s").isFalse();
+            assertThat(server.isTerminated()).isFalse();
+            assertThat(held).as("the call in flight, neither answered nor failed").isNotDone();
+            echo.release.countDown();
+            assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo("released late");
+            assertThat(stopped.await(10, TimeUnit.SECONDS)).as("told once drained").isTrue();
+            assertThat(server.isTerminated()).isTrue();
+          }
+        });
+  }
+
   @Test
   void aContextStoppedAndStartedAgainServesAgainWithGaugesOfTheNewServer() {
     runner.withUserConfiguration(Echo.class, Meters.class).run(context -> {
