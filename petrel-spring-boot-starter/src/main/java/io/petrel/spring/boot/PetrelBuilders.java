@@ -4,6 +4,7 @@ import io.petrel.rpc.AbstractRpcBuilder;
 import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.TlsConfig;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -150,14 +151,23 @@ final class PetrelBuilders {
         throw new IllegalStateException(prefix + ".certificate-chain and " + prefix
             + ".private-key go together: set both or neither");
       }
-      if (p.getPrivateKeyPassword() != null) {
-        t.keyPair(p.getCertificateChain(), p.getPrivateKey(), p.getPrivateKeyPassword().toCharArray());
-      } else {
-        t.keyPair(p.getCertificateChain(), p.getPrivateKey());
+      Path chain = p.getCertificateChain();
+      Path key = p.getPrivateKey();
+      String password = p.getPrivateKeyPassword();
+      try {
+        t.keyPair(chain, key, password != null ? password.toCharArray() : null);
+      } catch (IllegalArgumentException e) {
+        throw fileRefused(e, prefix + ".certificate-chain=" + chain + ", " + prefix + ".private-key=" + key,
+            prefix + ".certificate-chain and " + prefix + ".private-key");
       }
     }
-    if (p.getTrustCertificates() != null) {
-      t.trustCertificates(p.getTrustCertificates());
+    Path trust = p.getTrustCertificates();
+    if (trust != null) {
+      try {
+        t.trustCertificates(trust);
+      } catch (IllegalArgumentException e) {
+        throw fileRefused(e, prefix + ".trust-certificates=" + trust, prefix + ".trust-certificates");
+      }
     }
     if (p.getClientAuth() != TlsConfig.ClientAuth.NONE) {
       t.clientAuth(p.getClientAuth());
@@ -175,6 +185,12 @@ final class PetrelBuilders {
       }
     }
     return t.build();
+  }
+
+  /** A TLS file property TlsConfig refused (a file that does not exist or cannot be read). */
+  private static IllegalArgumentException fileRefused(IllegalArgumentException e, String set, String properties) {
+    return new IllegalArgumentException(set + ": " + e.getMessage() + "; set " + properties + " to PEM files this"
+        + " process can read (a relative path is taken from the working directory)", e);
   }
 
   private static Duration orElse(@Nullable Duration value, Duration fallback) {

@@ -2,9 +2,11 @@ package io.petrel.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -87,6 +89,33 @@ class PetrelPropertyErrorsTest {
     runner.withPropertyValues("petrel.server.tls.enabled=true").run(context -> assertThat(context)
         .hasFailed().getFailure().hasStackTraceContaining("petrel.server.tls.enabled=true needs the server's"
             + " certificate and key: set petrel.server.tls.certificate-chain and petrel.server.tls.private-key"));
+  }
+
+  /** TLS files that do not exist: refused naming the TLS properties and their values. */
+  @Test
+  void missingTlsFilesNameTheirProperties(@TempDir Path dir) {
+    Path chain = dir.resolve("missing.pem");
+    Path key = dir.resolve("missing.key");
+    runner.withPropertyValues("petrel.server.tls.enabled=true", "petrel.server.tls.certificate-chain=" + chain,
+        "petrel.server.tls.private-key=" + key).run(context -> saysPropertyFirst(context,
+            "petrel.server.tls.certificate-chain=" + chain + ", petrel.server.tls.private-key=" + key + ": ",
+            "keyPair certificate chain file"));
+  }
+
+  /**
+   * TLS files that exist but are not PEM: the server reads them when it starts, and the failure names the TLS
+   * properties, not the port (it said to set petrel.server.port to a free port).
+   */
+  @Test
+  void tlsFilesTheServerCannotLoadNameTheTlsPropertiesNotThePort(@TempDir Path dir) throws Exception {
+    Path chain = java.nio.file.Files.writeString(dir.resolve("chain.pem"), "not a certificate");
+    Path key = java.nio.file.Files.writeString(dir.resolve("key.pem"), "not a key");
+    runner.withPropertyValues("petrel.server.tls.enabled=true", "petrel.server.tls.certificate-chain=" + chain,
+        "petrel.server.tls.private-key=" + key).run(context -> {
+          assertThat(context).hasFailed().getFailure().hasStackTraceContaining("the Petrel server could not start")
+              .hasStackTraceContaining("check the files petrel.server.tls.certificate-chain");
+          assertThat(chain(context)).noneMatch(t -> String.valueOf(t.getMessage()).contains("petrel.server.port"));
+        });
   }
 
   @Configuration(proxyBeanMethods = false)
