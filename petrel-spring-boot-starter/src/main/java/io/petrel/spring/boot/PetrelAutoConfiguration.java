@@ -23,6 +23,8 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.context.properties.bind.Bindable;
+import org.springframework.boot.context.properties.bind.Binder;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.boot.health.contributor.HealthIndicator;
@@ -30,6 +32,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
+import org.springframework.core.env.Environment;
 
 /**
  * Petrel in a Spring Boot application: a server for the context's services ({@link PetrelServerLifecycle}), one
@@ -50,35 +53,56 @@ public class PetrelAutoConfiguration {
   @ConditionalOnProperty(prefix = "petrel.server", name = "enabled", matchIfMissing = true)
   PetrelServerLifecycle petrelServer(PetrelProperties properties, ListableBeanFactory beans,
       ObjectProvider<ServerInterceptor> interceptors, ObjectProvider<PetrelServerCustomizer> customizers,
-      ObjectProvider<MeterRegistry> meterRegistry) {
+      ObjectProvider<MeterRegistry> meterRegistry, Environment environment) {
     // Everything is looked up when the server starts, after every singleton is made.
     return new PetrelServerLifecycle(() -> {
       List<ServiceDefinition> services = PetrelServices.find(beans);
       RpcServerBuilder builder = RpcServer.builder();
-      PetrelBuilders.applyServer(properties.getServer(), builder);
+      PetrelBuilders.applyServer(properties.getServer(), builder, asSet(environment));
       services.forEach(builder::addService);
       interceptors.orderedStream().forEach(builder::intercept);
       meterRegistry.ifUnique(builder::meterRegistry);
-      customizers.orderedStream().forEach(c -> c.customize(builder));
+      customizers.orderedStream().forEach(c -> customized(c, () -> c.customize(builder)));
       return builder;
     });
+  }
+
+  /**
+   * A property's value as written in the environment (any of Boot's relaxed forms and sources), for a message
+   * saying it was refused.
+   */
+  static PetrelBuilders.AsSet asSet(Environment environment) {
+    return property -> Binder.get(environment).bind(property, Bindable.of(String.class)).orElse(null);
+  }
+
+  /**
+   * Runs a customizer, saying which one when the builder refuses what it set: that is the application's Java
+   * code, not a {@code petrel.*} property.
+   */
+  static void customized(Object customizer, Runnable customize) {
+    try {
+      customize.run();
+    } catch (IllegalArgumentException | IllegalStateException e) {
+      throw new IllegalStateException("the " + customizer.getClass().getName() + " bean (a Petrel customizer)"
+          + " set what the builder refuses: " + e.getMessage(), e);
+    }
   }
 
   @Bean(destroyMethod = "close")
   @ConditionalOnMissingBean
   PetrelClients petrelClients(PetrelProperties properties, ObjectProvider<ClientInterceptor> interceptors,
       ObjectProvider<PetrelClientCustomizer> customizers, ObjectProvider<MeterRegistry> meterRegistry,
-      ObjectProvider<ClientTracing> tracing) {
+      ObjectProvider<ClientTracing> tracing, Environment environment) {
     return new PetrelClients(properties.getClients().keySet(), name -> {
       try {
         RpcClientBuilder builder = RpcClient.builder();
-        PetrelBuilders.applyClient(name, client(properties, name), builder);
+        PetrelBuilders.applyClient(name, client(properties, name), builder, asSet(environment));
         // The client's span first (outermost), as the server's: the application's interceptors run inside it,
         // so what they log carries the trace, and a call one of them fails still has its span.
         tracing.ifAvailable(t -> builder.intercept(t.forClient(name)));
         interceptors.orderedStream().forEach(builder::intercept);
         meterRegistry.ifUnique(builder::meterRegistry);
-        customizers.orderedStream().forEach(c -> c.customize(name, builder));
+        customizers.orderedStream().forEach(c -> customized(c, () -> c.customize(name, builder)));
         return builder.build();
       } catch (IllegalArgumentException | IllegalStateException e) {
         throw clientProblem(name, client(properties, name).getTarget(), e);
@@ -92,14 +116,15 @@ public class PetrelAutoConfiguration {
    */
   static RuntimeException clientProblem(String name, @Nullable String target, RuntimeException e) {
     String message = String.valueOf(e.getMessage());
-    if (message.contains("petrel.clients." + name)) {
-      return e; // already says which property
-    }
     String portZero = target != null && target.matches(".*:0(?:[,;/].*)?$")
         ? " (a target cannot name port 0: with petrel.server.port=0 this application's own server gets its port"
             + " only when it starts, after the clients are made; give the server a fixed port, or make this"
             + " client in code once the server is up, from PetrelServerLifecycle.port())"
         : "";
+    if (message.contains("petrel.clients." + name) || message.contains("Petrel customizer")) {
+      // Already says which property (or which customizer): said as it is, with the port 0 hint if it applies.
+      return portZero.isEmpty() ? e : new IllegalStateException(message + portZero, e);
+    }
     return new IllegalStateException("Petrel client '" + name + "' (properties petrel.clients." + name + ".*): "
         + message + portZero, e);
   }

@@ -4,25 +4,49 @@ import io.petrel.rpc.AbstractRpcBuilder;
 import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.TlsConfig;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.springframework.util.unit.DataSize;
 
-/** Copies the properties that are set onto the builders; an unset one keeps the builder's default. */
+/**
+ * Copies the properties that are set onto the builders; an unset one keeps the builder's default. A value the
+ * builder refuses fails with the property and its value named, and what to do, the builder's exception as the
+ * cause: the builder's own message names its Java method, which a Boot user never called.
+ */
 final class PetrelBuilders {
   private PetrelBuilders() {
   }
 
+  /**
+   * A property's value as the application set it (its text in the environment, e.g. {@code -1} rather than the
+   * bound {@code -1B}), or null when it is not known; only asked when a value is refused.
+   */
+  @FunctionalInterface
+  interface AsSet {
+    AsSet BOUND = property -> null;
+
+    @Nullable String text(String property);
+  }
+
   static void applyServer(PetrelProperties.Server p, RpcServerBuilder b) {
+    applyServer(p, b, AsSet.BOUND);
+  }
+
+  static void applyServer(PetrelProperties.Server p, RpcServerBuilder b, AsSet asSet) {
+    Setter s = new Setter("petrel.server", asSet);
     if (p.getAddress() != null) {
-      b.bindAddress(p.getAddress(), p.getPort());
+      s.set(p.getAddress(), address -> b.bindAddress(address, p.getPort()),
+          s.named("address", p.getAddress()), s.named("port", p.getPort()));
     } else {
-      b.port(p.getPort());
+      s.set(p.getPort(), b::port, s.named("port", p.getPort()));
     }
-    set(p.getName(), b::name);
-    set(p.getBusinessThreads(), b::businessThreads);
-    set(p.getBusinessQueueSize(), b::businessQueueSize);
+    s.set("name", p.getName(), b::name);
+    s.set("business-threads", p.getBusinessThreads(), b::businessThreads);
+    s.set("business-queue-size", p.getBusinessQueueSize(), b::businessQueueSize);
     if (p.isDirectExecutor() && p.getVirtualThreads() != null) {
       throw new IllegalStateException("petrel.server.direct-executor and petrel.server.virtual-threads both choose"
           + " where handlers run; set one of them");
@@ -30,65 +54,94 @@ final class PetrelBuilders {
     if (p.isDirectExecutor()) {
       b.directExecutor();
     }
-    set(p.getVirtualThreads(), b::virtualThreads);
-    applyShared("petrel.server", p, b, b::tls);
-    set(p.getMaxConcurrentCallsPerConnection(), b::maxConcurrentCallsPerConnection);
-    set(p.getMaxConnections(), b::maxConnections);
-    set(p.getMaxConnectionsPerAddress(), b::maxConnectionsPerAddress);
-    set(p.getHandshakeTimeout(), b::handshakeTimeout);
-    set(p.getFrameReceiveTimeout(), b::frameReceiveTimeout);
-    set(p.getIdleTimeout(), b::idleTimeout);
+    s.set("virtual-threads", p.getVirtualThreads(), b::virtualThreads);
+    applyShared(s, p, b);
+    PetrelProperties.Tls tls = p.getTls();
+    if (tls.isEnabled()) {
+      if (tls.getCertificateChain() == null && tls.getPrivateKey() == null) {
+        throw new IllegalStateException("petrel.server.tls.enabled=true needs the server's certificate and key:"
+            + " set petrel.server.tls.certificate-chain and petrel.server.tls.private-key (PEM files), or set"
+            + " petrel.server.tls.enabled=false to serve plaintext");
+      }
+      if (tls.isInsecureSkipHostnameVerification()) {
+        throw new IllegalStateException("petrel.server.tls.insecure-skip-hostname-verification=true is a client"
+            + " option: a server does not check the host names of its clients; remove it from the petrel.server.tls"
+            + " properties (it belongs under petrel.clients.<name>.tls)");
+      }
+      s.tls(tls("petrel.server.tls", tls), b::tls);
+    }
+    s.set("max-concurrent-calls-per-connection", p.getMaxConcurrentCallsPerConnection(),
+        b::maxConcurrentCallsPerConnection);
+    s.set("max-connections", p.getMaxConnections(), b::maxConnections);
+    s.set("max-connections-per-address", p.getMaxConnectionsPerAddress(), b::maxConnectionsPerAddress);
+    s.set("handshake-timeout", p.getHandshakeTimeout(), b::handshakeTimeout);
+    s.set("frame-receive-timeout", p.getFrameReceiveTimeout(), b::frameReceiveTimeout);
+    s.set("idle-timeout", p.getIdleTimeout(), b::idleTimeout);
     if (p.getKeepAliveTime() != null || p.getKeepAliveTimeout() != null) {
-      b.keepAlive(orElse(p.getKeepAliveTime(), RpcServerBuilder.DEFAULT_KEEP_ALIVE_TIME),
-          orElse(p.getKeepAliveTimeout(), RpcServerBuilder.DEFAULT_KEEP_ALIVE_TIMEOUT));
+      Duration time = orElse(p.getKeepAliveTime(), RpcServerBuilder.DEFAULT_KEEP_ALIVE_TIME);
+      Duration timeout = orElse(p.getKeepAliveTimeout(), RpcServerBuilder.DEFAULT_KEEP_ALIVE_TIMEOUT);
+      s.set(time, t -> b.keepAlive(t, timeout), s.named("keep-alive-time", p.getKeepAliveTime()),
+          s.named("keep-alive-timeout", p.getKeepAliveTimeout()));
     }
-    set(p.getMaxConnectionAge(), b::maxConnectionAge);
-    set(p.getUnwritableTimeout(), b::unwritableTimeout);
+    s.set("max-connection-age", p.getMaxConnectionAge(), b::maxConnectionAge);
+    s.set("unwritable-timeout", p.getUnwritableTimeout(), b::unwritableTimeout);
     if (p.getMaxBufferedBytes() != null) {
-      b.maxBufferedBytes(p.getMaxBufferedBytes().toBytes());
+      s.set(p.getMaxBufferedBytes().toBytes(), b::maxBufferedBytes,
+          s.named("max-buffered-bytes", p.getMaxBufferedBytes()));
     }
-    set(p.getShutdownGracePeriod(), b::shutdownGracePeriod);
+    s.set("shutdown-grace-period", p.getShutdownGracePeriod(), b::shutdownGracePeriod);
   }
 
   static void applyClient(String name, PetrelProperties.Client p, RpcClientBuilder b) {
+    applyClient(name, p, b, AsSet.BOUND);
+  }
+
+  static void applyClient(String name, PetrelProperties.Client p, RpcClientBuilder b, AsSet asSet) {
     String prefix = "petrel.clients." + name;
-    if (p.getTarget() == null || p.getTarget().isBlank()) {
+    Setter s = new Setter(prefix, asSet);
+    String target = p.getTarget();
+    if (target == null || target.isBlank()) {
       throw new IllegalStateException(prefix + ".target is not set: say where client '" + name
           + "' calls, e.g. " + prefix + ".target=127.0.0.1:7000 (or static://h1:7000,h2:7000)");
     }
-    b.target(p.getTarget()).name(name);
-    set(p.getLoadBalancer(), b::loadBalancer);
-    set(p.getConnectionsPerEndpoint(), b::connectionsPerEndpoint);
-    set(p.getDefaultDeadline(), b::defaultDeadline);
-    set(p.getConnectTimeout(), b::connectTimeout);
-    set(p.getKeepAliveTime(), b::keepAliveTime);
-    applyShared(prefix, p, b, b::tls);
-    set(p.getMaxPendingCalls(), b::maxPendingCalls);
+    try {
+      b.target(target);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(prefix + ".target=" + s.text(s.named("target", target)) + " is refused: "
+          + e.getMessage() + "; set " + prefix + ".target to host:port, static://h1:7000,h2:7000 or a name"
+          + " resolver's scheme://...", e);
+    }
+    b.name(name);
+    s.set("load-balancer", p.getLoadBalancer(), b::loadBalancer);
+    s.set("connections-per-endpoint", p.getConnectionsPerEndpoint(), b::connectionsPerEndpoint);
+    s.set("default-deadline", p.getDefaultDeadline(), b::defaultDeadline);
+    s.set("connect-timeout", p.getConnectTimeout(), b::connectTimeout);
+    s.set("keep-alive-time", p.getKeepAliveTime(), b::keepAliveTime);
+    applyShared(s, p, b);
+    PetrelProperties.Tls tls = p.getTls();
+    if (tls.isEnabled()) {
+      if (tls.getClientAuth() != TlsConfig.ClientAuth.NONE) {
+        throw new IllegalStateException(prefix + ".tls.client-auth=" + tls.getClientAuth() + " is a server option:"
+            + " a client presents its certificate when " + prefix + ".tls.certificate-chain and .private-key are"
+            + " set; remove " + prefix + ".tls.client-auth (it belongs under petrel.server.tls)");
+      }
+      s.tls(tls(prefix + ".tls", tls), b::tls);
+    }
+    s.set("max-pending-calls", p.getMaxPendingCalls(), b::maxPendingCalls);
     if (p.getReconnectBackoffInitial() != null || p.getReconnectBackoffMax() != null) {
-      b.reconnectBackoff(orElse(p.getReconnectBackoffInitial(), RpcClientBuilder.DEFAULT_RECONNECT_INITIAL),
-          orElse(p.getReconnectBackoffMax(), RpcClientBuilder.DEFAULT_RECONNECT_MAX));
+      Duration initial = orElse(p.getReconnectBackoffInitial(), RpcClientBuilder.DEFAULT_RECONNECT_INITIAL);
+      Duration max = orElse(p.getReconnectBackoffMax(), RpcClientBuilder.DEFAULT_RECONNECT_MAX);
+      s.set(initial, i -> b.reconnectBackoff(i, max),
+          s.named("reconnect-backoff-initial", p.getReconnectBackoffInitial()),
+          s.named("reconnect-backoff-max", p.getReconnectBackoffMax()));
     }
   }
 
-  /**
-   * The options both builders have; {@code prefix} names the properties in error messages. TLS is set through
-   * {@code tls} because each builder declares its own {@code tls(TlsConfig)}.
-   */
-  private static void applyShared(String prefix, PetrelProperties.Shared p, AbstractRpcBuilder<?> b,
-      Consumer<TlsConfig> tls) {
-    setBytes(prefix + ".max-frame-size", p.getMaxFrameSize(), b::maxFrameSize);
-    setBytes(prefix + ".max-metadata-size", p.getMaxMetadataSize(), b::maxMetadataSize);
-    set(p.getPercentileHistograms(), b::percentileHistograms);
-    if (p.getTls().isEnabled()) {
-      TlsConfig config = tls(prefix + ".tls", p.getTls());
-      try {
-        tls.accept(config);
-      } catch (IllegalArgumentException e) {
-        // A server-only option on a client, or the reverse: say which properties, not only which method.
-        throw new IllegalStateException(prefix + ".tls: " + e.getMessage() + " (" + prefix + ".tls.*"
-            + " properties: insecure-skip-hostname-verification is for clients, client-auth for the server)", e);
-      }
-    }
+  /** The options both builders have (TLS aside: each builder declares its own {@code tls(TlsConfig)}). */
+  private static void applyShared(Setter s, PetrelProperties.Shared p, AbstractRpcBuilder<?> b) {
+    s.setBytes("max-frame-size", p.getMaxFrameSize(), b::maxFrameSize);
+    s.setBytes("max-metadata-size", p.getMaxMetadataSize(), b::maxMetadataSize);
+    s.set("percentile-histograms", p.getPercentileHistograms(), b::percentileHistograms);
   }
 
   static TlsConfig tls(String prefix, PetrelProperties.Tls p) {
@@ -98,14 +151,23 @@ final class PetrelBuilders {
         throw new IllegalStateException(prefix + ".certificate-chain and " + prefix
             + ".private-key go together: set both or neither");
       }
-      if (p.getPrivateKeyPassword() != null) {
-        t.keyPair(p.getCertificateChain(), p.getPrivateKey(), p.getPrivateKeyPassword().toCharArray());
-      } else {
-        t.keyPair(p.getCertificateChain(), p.getPrivateKey());
+      Path chain = p.getCertificateChain();
+      Path key = p.getPrivateKey();
+      String password = p.getPrivateKeyPassword();
+      try {
+        t.keyPair(chain, key, password != null ? password.toCharArray() : null);
+      } catch (IllegalArgumentException e) {
+        throw fileRefused(e, prefix + ".certificate-chain=" + chain + ", " + prefix + ".private-key=" + key,
+            prefix + ".certificate-chain and " + prefix + ".private-key");
       }
     }
-    if (p.getTrustCertificates() != null) {
-      t.trustCertificates(p.getTrustCertificates());
+    Path trust = p.getTrustCertificates();
+    if (trust != null) {
+      try {
+        t.trustCertificates(trust);
+      } catch (IllegalArgumentException e) {
+        throw fileRefused(e, prefix + ".trust-certificates=" + trust, prefix + ".trust-certificates");
+      }
     }
     if (p.getClientAuth() != TlsConfig.ClientAuth.NONE) {
       t.clientAuth(p.getClientAuth());
@@ -113,27 +175,108 @@ final class PetrelBuilders {
     if (p.isInsecureSkipHostnameVerification()) {
       t.insecureSkipHostnameVerification();
     }
-    set(p.getReloadInterval(), t::reloadInterval);
+    if (p.getReloadInterval() != null) {
+      Duration interval = p.getReloadInterval();
+      try {
+        t.reloadInterval(interval);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(prefix + ".reload-interval=" + interval + " is refused: " + e.getMessage()
+            + "; change " + prefix + ".reload-interval, or remove it to keep the default", e);
+      }
+    }
     return t.build();
   }
 
-  private static <T> void set(@Nullable T value, Consumer<T> option) {
-    if (value != null) {
-      option.accept(value);
-    }
-  }
-
-  private static void setBytes(String property, @Nullable DataSize size, Consumer<Integer> option) {
-    if (size != null) {
-      long bytes = size.toBytes();
-      if (bytes > Integer.MAX_VALUE) {
-        throw new IllegalArgumentException(property + " must be at most " + Integer.MAX_VALUE + " bytes: " + size);
-      }
-      option.accept((int) bytes);
-    }
+  /** A TLS file property TlsConfig refused (a file that does not exist or cannot be read). */
+  private static IllegalArgumentException fileRefused(IllegalArgumentException e, String set, String properties) {
+    return new IllegalArgumentException(set + ": " + e.getMessage() + "; set " + properties + " to PEM files this"
+        + " process can read (a relative path is taken from the working directory)", e);
   }
 
   private static Duration orElse(@Nullable Duration value, Duration fallback) {
     return value != null ? value : fallback;
+  }
+
+  /** A property's full name and its value as bound (null when unset, e.g. one of two properties of an option). */
+  record Named(String property, @Nullable Object value) {
+  }
+
+  /** Sets options from the properties under one prefix, naming the property when the builder refuses a value. */
+  private static final class Setter {
+    private final String prefix;
+    private final AsSet asSet;
+
+    Setter(String prefix, AsSet asSet) {
+      this.prefix = prefix;
+      this.asSet = asSet;
+    }
+
+    Named named(String key, @Nullable Object value) {
+      return new Named(prefix + "." + key, value);
+    }
+
+    <T> void set(String key, @Nullable T value, Consumer<T> option) {
+      if (value != null) {
+        set(value, option, named(key, value));
+      }
+    }
+
+    /** {@code option(value)}; a refusal names those of {@code properties} that are set, with their values. */
+    <T> void set(T value, Consumer<T> option, Named... properties) {
+      try {
+        option.accept(value);
+      } catch (IllegalArgumentException e) {
+        throw refused(e, properties);
+      }
+    }
+
+    void setBytes(String key, @Nullable DataSize size, Consumer<Integer> option) {
+      if (size != null) {
+        long bytes = size.toBytes();
+        if (bytes > Integer.MAX_VALUE) {
+          Named n = named(key, size);
+          throw new IllegalArgumentException(n.property() + "=" + text(n) + " is refused: at most "
+              + Integer.MAX_VALUE + " bytes (2GB - 1); change " + n.property() + ", or remove it to keep the default",
+              new IllegalArgumentException(key + " above Integer.MAX_VALUE: " + size));
+        }
+        set((int) bytes, option, named(key, size));
+      }
+    }
+
+    /** The TLS the {@code tls.*} properties make, which the builder may still refuse as a whole. */
+    void tls(TlsConfig config, Consumer<TlsConfig> option) {
+      try {
+        option.accept(config);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("the " + prefix + ".tls.* properties are refused: " + e.getMessage()
+            + "; change them as docs/spring-boot.md says", e);
+      }
+    }
+
+    private IllegalArgumentException refused(IllegalArgumentException e, Named... properties) {
+      List<String> set = new ArrayList<>();
+      List<String> names = new ArrayList<>();
+      for (Named n : properties) {
+        if (n.value() != null) {
+          set.add(n.property() + "=" + text(n));
+          names.add(n.property());
+        }
+      }
+      String which = String.join(" and ", names);
+      return new IllegalArgumentException(String.join(", ", set) + (set.size() == 1 ? " is" : " are") + " refused: "
+          + e.getMessage() + "; change " + which + ", or remove " + (names.size() == 1 ? "it" : "them")
+          + " to keep the default" + (names.size() == 1 ? "" : "s") + " (docs/configuration.md gives each"
+          + " option's limits)", e);
+    }
+
+    String text(Named n) {
+      @Nullable String asWritten;
+      try {
+        asWritten = asSet.text(n.property());
+      } catch (RuntimeException e) {
+        asWritten = null; // the value as bound is said instead
+      }
+      return asWritten != null ? asWritten : String.valueOf(n.value());
+    }
   }
 }

@@ -70,9 +70,7 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
       }
       started = built.start();
     } catch (IOException e) {
-      throw new UncheckedIOException("the Petrel server could not start: " + e.getMessage()
-          + " (set petrel.server.port to a free port, or 0 for any free one, or stop what holds this one; or set"
-          + " petrel.server.address to an address of this machine, or leave it unset for all of them)", e);
+      throw new UncheckedIOException("the Petrel server could not start: " + e.getMessage() + hint(e), e);
     } catch (IllegalArgumentException | IllegalStateException e) {
       throw serverProblem(e);
     }
@@ -81,13 +79,34 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
   }
 
   /**
+   * What to do about a start that failed: a port or address that cannot be bound, or TLS files that cannot be
+   * loaded (the server reads them when it starts); the port is not blamed for the files.
+   */
+  private static String hint(IOException e) {
+    String message = String.valueOf(e.getMessage());
+    if (message.contains("cannot bind")) {
+      return " (set petrel.server.port to a free port, or 0 for any free one, or stop what holds this one; or set"
+          + " petrel.server.address to an address of this machine, or leave it unset for all of them)";
+    }
+    String lower = message.toLowerCase(java.util.Locale.ROOT);
+    if (lower.contains("tls") || lower.contains("certificate") || lower.contains("private key")
+        || lower.contains("key store") || lower.contains("cannot read")) {
+      return " (the server's TLS material: check the files petrel.server.tls.certificate-chain,"
+          + " petrel.server.tls.private-key and petrel.server.tls.trust-certificates name, and"
+          + " petrel.server.tls.private-key-password; or the TlsConfig a PetrelServerCustomizer set)";
+    }
+    return "";
+  }
+
+  /**
    * The server's builder refused its configuration: the same message, saying it is about the petrel.server
    * properties (the builder names its own Java option, which a Boot user sets as a property).
    */
   private static RuntimeException serverProblem(RuntimeException e) {
     String message = String.valueOf(e.getMessage());
-    if (message.contains("petrel.server.") || e instanceof PetrelServices.ServingProblem) {
-      return e; // already says which property, or is about the beans served, not about properties
+    if (message.contains("petrel.server.") || message.contains("Petrel customizer")
+        || e instanceof PetrelServices.ServingProblem) {
+      return e; // already says which property (or customizer), or is about the beans served, not about properties
     }
     return new IllegalStateException("the Petrel server (properties petrel.server.*): " + message, e);
   }

@@ -6,8 +6,14 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.lang.reflect.Proxy;
 import org.jspecify.annotations.Nullable;
+import org.springframework.aop.framework.AopProxyUtils;
+import org.springframework.aop.support.AopUtils;
 import org.springframework.beans.factory.ListableBeanFactory;
+import org.springframework.beans.factory.NoSuchBeanDefinitionException;
+import org.springframework.beans.factory.config.ConfigurableListableBeanFactory;
+import org.springframework.beans.factory.support.RootBeanDefinition;
 import org.springframework.util.ClassUtils;
 
 /**
@@ -15,6 +21,9 @@ import org.springframework.util.ClassUtils;
  * the generated {@code FooRpc.bind}) or its generated {@code FooAsync} view ({@code FooRpc.bindAsync}), and every
  * {@link ServiceDefinition} bean as it is. Client stubs (which implement the interface too) are skipped, and so is
  * a bean with a {@link PetrelClient} field of the interface it implements (a decorator of the remote service).
+ * A bean that is a JDK dynamic proxy (Spring AOP's interface proxies, a BeanPostProcessor's
+ * {@link java.lang.reflect.Proxy}) is served through the proxy, and its fields are looked for on the class it
+ * decorates ({@link #implementationClass}).
  */
 final class PetrelServices {
   private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(PetrelServices.class);
@@ -52,27 +61,57 @@ final class PetrelServices {
         continue;
       }
       @Nullable Object bean = null;
+      Class<?> implementation = type;
       for (Class<?> iface : ClassUtils.getAllInterfacesForClassAsSet(type)) {
         Class<?> service = GeneratedCode.serviceInterface(iface);
-        if (service != null) {
-          if (callsOut(type, iface)) {
-            // A decorator or fallback of a remote service of that interface: the caller's side.
-            log.info("bean '{}' implements {} and calls it through a @PetrelClient field: not served (declare"
-                + " {}Rpc.bind(bean) as a ServiceDefinition bean to serve it)", name, iface.getName(),
-                service.getName());
-            continue;
-          }
-          if (bean == null) {
-            bean = beans.getBean(name);
-            if (bean instanceof AbstractStub) {
-              break; // a lazy stub bean, whose declared type was only the interface
-            }
-          }
-          add(found, owners, name, GeneratedCode.bind(iface, bean));
+        if (service == null) {
+          continue;
         }
+        if (bean == null && !callsOut(type, iface)) { // a decorator known by its declared type is not even made
+          bean = beans.getBean(name);
+          if (bean instanceof AbstractStub) {
+            break; // a lazy stub bean, whose declared type was only the interface
+          }
+          // The class the bean is made of: the one a JDK proxy decorates, or a lazy bean's own class.
+          implementation = implementationClass(beans, name, bean);
+        }
+        if (bean == null || callsOut(type, iface) || callsOut(implementation, iface)) {
+          // A decorator or fallback of a remote service of that interface: the caller's side.
+          log.info("bean '{}' implements {} and calls it through a @PetrelClient field: not served (declare"
+              + " {}Rpc.bind(bean) as a ServiceDefinition bean to serve it)", name, iface.getName(),
+              service.getName());
+          continue;
+        }
+        // Bound to the bean itself, a proxy too: its decoration (a transaction, a log) runs on every call.
+        add(found, owners, name, GeneratedCode.bind(iface, bean));
       }
     }
     return found;
+  }
+
+  /**
+   * The class of what the bean {@code name} decorates when it is a JDK dynamic proxy, which has no fields of its
+   * own: a Spring AOP proxy's (ultimate) target class, or, for a proxy a BeanPostProcessor made with
+   * {@link java.lang.reflect.Proxy}, the class of the instance the context made before post-processing it (its
+   * bean definition's target type). Otherwise, and when neither is known, the bean's own class.
+   */
+  static Class<?> implementationClass(ListableBeanFactory beans, String name, Object bean) {
+    if (AopUtils.isAopProxy(bean)) {
+      return AopProxyUtils.ultimateTargetClass(bean);
+    }
+    if (Proxy.isProxyClass(bean.getClass()) && beans instanceof ConfigurableListableBeanFactory factory) {
+      try {
+        if (factory.getMergedBeanDefinition(name) instanceof RootBeanDefinition definition) {
+          Class<?> made = definition.getTargetType();
+          if (made != null && !made.isInterface() && !Proxy.isProxyClass(made)) {
+            return made;
+          }
+        }
+      } catch (NoSuchBeanDefinitionException e) {
+        // a singleton registered as an object, with no definition: only its own class is known
+      }
+    }
+    return bean.getClass();
   }
 
   /**

@@ -121,11 +121,11 @@ class TlsPropertiesTest {
             "petrel.server.tls.enabled=true", "petrel.server.tls.certificate-chain=" + cert,
             "petrel.server.tls.private-key=" + key, "petrel.server.tls.insecure-skip-hostname-verification=true")
         .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining(
-            "petrel.server.tls: insecureSkipHostnameVerification() is a client option"));
+            "petrel.server.tls.insecure-skip-hostname-verification=true is a client option"));
     new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
         .withPropertyValues("petrel.server.enabled=false", "petrel.clients.x.target=127.0.0.1:1",
             "petrel.clients.x.tls.enabled=true", "petrel.clients.x.tls.client-auth=REQUIRE")
         .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining(
-            "petrel.clients.x.tls: clientAuth(REQUIRE) is a server option"));
+            "petrel.clients.x.tls.client-auth=REQUIRE is a server option"));
   }
 }
