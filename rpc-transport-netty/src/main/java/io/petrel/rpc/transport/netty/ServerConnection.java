@@ -436,8 +436,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       frame.release();
       dispatcher.refused(def, Status.Code.RESOURCE_EXHAUSTED, bodyBytes);
       refuse(oneway, frame.requestId, Status.RESOURCE_EXHAUSTED.withDescription("request of " + requestSize
-          + " bytes (its body and decoded metadata) refused without running: the server already holds " + budget.max() + " bytes of requests"
-          + " waiting for its business pool, unsent responses and partly received frames, its maxBufferedBytes"
+          + " bytes (its body and decoded metadata) refused without running: the server holds " + budget.used()
+          + " bytes of requests waiting for its business pool, unsent responses and partly received frames, and"
+          + " this one would take it over its maxBufferedBytes of " + budget.max()
           + " (retry later, or raise RpcServer.builder().maxBufferedBytes)"));
       return;
     }
@@ -509,8 +510,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
   private void onOversize(OversizeFrame big) {
     if ("buffer".equals(big.what())) {
       Status status = Status.RESOURCE_EXHAUSTED.withDescription("request of " + big.frameSize() + " bytes refused"
-          + " unread: the server holds " + big.limit() + " bytes of partly received frames and unsent responses,"
-          + " its maxBufferedBytes (retry later, or raise RpcServer.builder().maxBufferedBytes)");
+          + " unread: the server holds " + server.budget().used() + " bytes of partly received frames, unsent"
+          + " responses and requests waiting for its business pool, and this one would take it over its"
+          + " maxBufferedBytes of " + big.limit() + " (retry later, or raise RpcServer.builder().maxBufferedBytes)");
       server.limitLog().warn("maxBufferedBytes", status.description() + " from " + channel.remoteAddress());
       if (big.type() == TYPE_REQUEST) {
         refuse(false, big.requestId(), status); // unread: the server's buffers were full, not the request too large
@@ -582,8 +584,9 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     if (size >= FrameDecoder.RESERVE_THRESHOLD && !budget.tryReserve(size)) {
       buf.release();
       String why = "response of " + m.fullName() + " (" + size
-          + " bytes) dropped: the server already holds " + budget.max() + " bytes of unsent responses and partly"
-          + " received frames, its maxBufferedBytes (raise RpcServer.builder().maxBufferedBytes, or add servers)";
+          + " bytes) dropped: the server holds " + budget.used() + " bytes of unsent responses, requests waiting"
+          + " for its business pool and partly received frames, and this one would take it over its"
+          + " maxBufferedBytes of " + budget.max() + " (raise RpcServer.builder().maxBufferedBytes, or add servers)";
       server.limitLog().warn("maxBufferedBytes", why);
       writeError(call.requestId, Status.RESOURCE_EXHAUSTED.withDescription(why));
       return -1;
@@ -623,7 +626,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       buf.release();
       Status s = Status.RESOURCE_EXHAUSTED.withDescription("response of " + m.fullName() + " (" + size + " bytes)"
           + " dropped: the client is not reading its responses, and " + ("maxBufferedBytes".equals(option)
-          ? "the server already holds " + budget.max() + " bytes for its peers, its maxBufferedBytes"
+          ? "the server holds " + budget.used() + " bytes for its peers: this one would take it over its"
+              + " maxBufferedBytes of " + budget.max()
           : "this connection already holds " + (held - size) + " bytes of them, its maxBufferedBytesPerConnection "
               + shareBytes) + " (read responses as they come, or raise RpcServer.builder()." + option + ")");
       server.limitLog().warn(option, s.description() + "; client " + channel.remoteAddress());
@@ -687,7 +691,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
       return;
     }
     server.limitLog().warn("maxBufferedBytes", "closing connection from " + channel.remoteAddress() + ": the server"
-        + " holds " + server.budget().max() + " bytes for its peers, its maxBufferedBytes, and this client has left "
+        + " holds " + server.budget().used() + " bytes for its peers, its maxBufferedBytes is "
+        + server.budget().max() + ", and this client has left "
         + parkedBytes.get() + " bytes of responses unread for " + ms(now - since) + " (raise RpcServer.builder()"
         + ".maxBufferedBytes, or lower maxBufferedBytesPerConnection)");
     closeFor("its client left responses unread while the server's buffers were full (maxBufferedBytes)");
