@@ -199,7 +199,7 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
 
   /**
    * The subchannel for a hedge of a call whose other attempts are on {@code busy}, or null when there is none: the
-   * balancer's pick, asked again when it names a busy one, then the first endpoint not busy (an available one
+   * balancer's pick, asked again when it names a busy one, then an endpoint not busy (an available one
    * first); a busy one only when every endpoint is (or the call's hash key holds it there). Counted and routed as
    * {@link #pick} does.
    */
@@ -227,39 +227,38 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
   }
 
   /**
-   * The first endpoint not in {@code busy}: one available and not refusing calls for a limit first, then one
-   * available, then any; or null.
+   * An endpoint not in {@code busy}: one available and not refusing calls for a limit first, then one available,
+   * then any; or null. See {@link #firstOutside}.
    */
   private @Nullable S notIn(List<? extends ClientSubchannel> busy) {
-    S available = null;
-    S fallback = null;
-    for (S c : subchannels) {
-      if (!busy.contains(c)) {
-        if (c.isAvailable()) {
-          if (!c.isRefusing()) {
-            return c;
-          }
-          if (available == null) {
-            available = c;
-          }
-        }
-        if (fallback == null) {
-          fallback = c;
-        }
-      }
-    }
-    return available != null ? available : fallback;
+    return firstOutside(busy::contains);
   }
 
   /**
-   * An endpoint other than {@code previous}: the first that is available and not refusing calls for a limit, else
-   * the first available, else the first other; or null.
+   * An endpoint other than {@code previous}: one that is available and not refusing calls for a limit, else one
+   * available, else any other; or null. See {@link #firstOutside}.
    */
   private @Nullable S other(S previous) {
+    return firstOutside(c -> c == previous);
+  }
+
+  /**
+   * The first endpoint {@code excluded} does not hold, looking from a random place in the list round to it (so
+   * that the calls re-sent away from one endpoint spread over the others, rather than all going to the first one
+   * listed): one available and not refusing calls for a limit, else the first available, else the first at all.
+   */
+  private @Nullable S firstOutside(java.util.function.Predicate<Object> excluded) {
+    List<S> now = subchannels;
+    int n = now.size();
+    if (n == 0) {
+      return null;
+    }
+    int start = n == 1 ? 0 : java.util.concurrent.ThreadLocalRandom.current().nextInt(n);
     S available = null;
     S fallback = null;
-    for (S c : subchannels) {
-      if (c != previous) {
+    for (int i = 0; i < n; i++) {
+      S c = now.get((start + i) % n);
+      if (!excluded.test(c)) {
         if (c.isAvailable()) {
           if (!c.isRefusing()) {
             return c;

@@ -280,6 +280,37 @@ class ClientEndpointsTest {
         "state a:1 BACKING_OFF cannot connect to a:1: refused by the test");
   }
 
+  /**
+   * Calls that cannot be sent to the endpoint their balancer insists on go to the others, spread over them, not
+   * all to the first one listed (before: every one of them went to b:2).
+   */
+  @Test
+  void callsSentAwayFromAnUnreachableEndpointSpreadOverTheOthers() throws Exception {
+    Recorder lb = new Recorder();
+    RecordingTransport.Client c = client(RpcClient.builder().target("static://a:1,b:2,c:3,d:4")
+        .transport("recording").loadBalancer(lb).build());
+    c.refused.add("a:1");
+    lb.subs = List.of(c.endpoints.subchannels().get(0)); // the balancer always says a:1, which cannot be reached
+    int calls = 120;
+    List<CompletableFuture<byte[]>> futures = new ArrayList<>();
+    for (int i = 0; i < calls; i++) {
+      futures.add(c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT));
+    }
+    java.util.Map<String, Integer> sentTo = new java.util.TreeMap<>();
+    for (int i = 0; i < calls; i++) {
+      RecordingTransport.Call attempt = c.started.poll(10, TimeUnit.SECONDS);
+      assertThat(attempt).as("attempt " + i).isNotNull();
+      sentTo.merge(java.util.Objects.requireNonNull(attempt.subchannel).endpoint().authority(), 1, Integer::sum);
+      answer(attempt);
+    }
+    for (CompletableFuture<byte[]> f : futures) {
+      assertThat(f.get(10, TimeUnit.SECONDS)).isEqualTo("ok".getBytes(UTF_8));
+    }
+    // 40 each expected; under 15 for one of them has a chance of about 1e-6.
+    assertThat(sentTo).containsOnlyKeys("b:2", "c:3", "d:4")
+        .allSatisfy((endpoint, n) -> assertThat(n).as(endpoint).isGreaterThanOrEqualTo(15));
+  }
+
   @Test
   void endpointAttributesFromTheResolverReachTheBalancer() throws Exception {
     Manual resolver = new Manual();
