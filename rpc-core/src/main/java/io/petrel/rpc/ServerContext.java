@@ -201,22 +201,25 @@ public final class ServerContext {
 
   /** {@link #cancellationCode()} at {@code nowNanos}, a {@link System#nanoTime()} reading. */
   public Status.@Nullable Code cancellationCode(long nowNanos) {
-    Deadline d = deadline;
-    if (d != null && nowNanos - d.nanoTime() >= 0) {
-      return Status.Code.DEADLINE_EXCEEDED;
-    }
-    return cancelled ? cancelStatus.code() : null;
+    Status s = cancellationStatus(nowNanos);
+    return s == null ? null : s.code();
   }
 
   /**
    * {@link #cancellationCode()} with why, in a sentence for logs and error messages: "the caller cancelled the
-   * call", "the call's deadline passed", "the connection from /10.0.0.7:51234 closed", "the server closed the
-   * connection: its shutdown grace period ended", and so on; null while the caller still waits. The code is
-   * always CANCELLED or DEADLINE_EXCEEDED, as {@link #cancellationCode()} gives it.
+   * call", "the caller's deadline passed", "the call's deadline passed" (as this server reads it), "the connection
+   * from /10.0.0.7:51234 closed", "the server closed the connection from /10.0.0.7:51234: the server shut down and
+   * its shutdown grace period ended", and so on; null while the caller still waits. The code is always CANCELLED
+   * or DEADLINE_EXCEEDED, the one {@link #cancellationCode()} gives.
    */
   public @Nullable Status cancellationStatus() {
+    return cancellationStatus(System.nanoTime());
+  }
+
+  /** {@link #cancellationStatus()} at {@code nowNanos}, a {@link System#nanoTime()} reading. */
+  public @Nullable Status cancellationStatus(long nowNanos) {
     Deadline d = deadline;
-    boolean expired = d != null && System.nanoTime() - d.nanoTime() >= 0;
+    boolean expired = d != null && nowNanos - d.nanoTime() >= 0;
     if (cancelled) {
       Status s = cancelStatus;
       return expired && s.code() != Status.Code.DEADLINE_EXCEEDED ? DEADLINE_PASSED : s;
@@ -253,7 +256,8 @@ public final class ServerContext {
   }
 
   /**
-   * Marks the call cancelled and runs the listeners once, as its caller cancelled it. Called by transports.
+   * Marks the call cancelled and runs the listeners once, as its caller cancelled it. Called by transports; a
+   * transport that cancels a call for another reason (its connection closed) says so with {@link #cancel(Status)}.
    */
   public void cancel() {
     cancel(CALLER_CANCELLED);
@@ -275,8 +279,10 @@ public final class ServerContext {
    * connection); a code other than DEADLINE_EXCEEDED counts as CANCELLED.
    */
   public void cancel(Status why) {
-    Status normal = why.code() == Status.Code.DEADLINE_EXCEEDED || why.code() == Status.Code.CANCELLED ? why
-        : Status.CANCELLED.withDescription(Objects.requireNonNullElse(why.description(), why.code().name()));
+    boolean deadline = why.code() == Status.Code.DEADLINE_EXCEEDED;
+    Status normal = why.description() == null ? (deadline ? CALLER_DEADLINE : CALLER_CANCELLED)
+        : deadline || why.code() == Status.Code.CANCELLED ? why
+        : Status.CANCELLED.withDescription(why.description());
     List<Runnable> listeners;
     synchronized (this) {
       if (cancelled) {

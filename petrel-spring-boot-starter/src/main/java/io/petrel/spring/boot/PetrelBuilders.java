@@ -38,11 +38,9 @@ final class PetrelBuilders {
 
   static void applyServer(PetrelProperties.Server p, RpcServerBuilder b, AsSet asSet) {
     Setter s = new Setter("petrel.server", asSet);
+    s.set(p.getPort(), b::port, s.named("port", p.getPort())); // a bad port is the port's fault alone
     if (p.getAddress() != null) {
-      s.set(p.getAddress(), address -> b.bindAddress(address, p.getPort()),
-          s.named("address", p.getAddress()), s.named("port", p.getPort()));
-    } else {
-      s.set(p.getPort(), b::port, s.named("port", p.getPort()));
+      s.set(p.getAddress(), address -> b.bindAddress(address, p.getPort()), s.named("address", p.getAddress()));
     }
     s.set("name", p.getName(), b::name);
     s.set("business-threads", p.getBusinessThreads(), b::businessThreads);

@@ -243,36 +243,37 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
   }
 
   /**
-   * The first endpoint {@code excluded} does not hold, looking from a random place in the list round to it (so
-   * that the calls re-sent away from one endpoint spread over the others, rather than all going to the first one
-   * listed): one available and not refusing calls for a limit, else the first available, else the first at all.
+   * An endpoint {@code excluded} does not hold, drawn at random among the best there are (so that the calls re-sent
+   * away from one endpoint spread evenly over the others, rather than all going to the first one listed): one
+   * available and not refusing calls for a limit, else one available, else any.
    */
   private @Nullable S firstOutside(java.util.function.Predicate<Object> excluded) {
     List<S> now = subchannels;
-    int n = now.size();
-    if (n == 0) {
-      return null;
-    }
-    int start = n == 1 ? 0 : java.util.concurrent.ThreadLocalRandom.current().nextInt(n);
+    java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
+    S usable = null;
     S available = null;
     S fallback = null;
-    for (int i = 0; i < n; i++) {
-      S c = now.get((start + i) % n);
-      if (!excluded.test(c)) {
-        if (c.isAvailable()) {
-          if (!c.isRefusing()) {
-            return c;
+    int usables = 0;
+    int availables = 0;
+    int others = 0;
+    for (S c : now) {
+      if (excluded.test(c)) {
+        continue;
+      }
+      // Each tier keeps one of its members, each with the same chance (reservoir sampling).
+      if (c.isAvailable()) {
+        if (!c.isRefusing()) {
+          if (r.nextInt(++usables) == 0) {
+            usable = c;
           }
-          if (available == null) {
-            available = c;
-          }
+        } else if (usables == 0 && r.nextInt(++availables) == 0) {
+          available = c;
         }
-        if (fallback == null) {
-          fallback = c;
-        }
+      } else if (usables == 0 && availables == 0 && r.nextInt(++others) == 0) {
+        fallback = c;
       }
     }
-    return available != null ? available : fallback;
+    return usable != null ? usable : available != null ? available : fallback;
   }
 
   /**

@@ -197,7 +197,7 @@ public final class ServerImpl extends RpcServer {
   /** Called after every call ends while shutting down. */
   private void callEnded() {
     if (state == State.DRAINING && goingAway && transport.inFlightCalls() == 0) {
-      finishShutdown(false);
+      finishShutdown(false, "the server shut down");
     }
   }
 
@@ -269,7 +269,7 @@ public final class ServerImpl extends RpcServer {
         config.name(), inFlight, TimeUnit.NANOSECONDS.toMillis(config.shutdownGracePeriodNanos()));
     transport.stopAccepting(true);
     if (transport.inFlightCalls() == 0) {
-      finishShutdown(false);
+      finishShutdown(false, "the server shut down");
     } else {
       CompletableFuture.delayedExecutor(config.shutdownGracePeriodNanos(), TimeUnit.NANOSECONDS).execute(() -> {
         long left = transport.inFlightCalls();
@@ -279,7 +279,8 @@ public final class ServerImpl extends RpcServer {
               + " shutdownGracePeriod on the server's builder", config.name(),
               TimeUnit.NANOSECONDS.toMillis(config.shutdownGracePeriodNanos()), left);
         }
-        finishShutdown(left > 0);
+        finishShutdown(left > 0, left > 0 ? "the server shut down and its shutdown grace period ended"
+            : "the server shut down");
       });
     }
   }
@@ -302,11 +303,11 @@ public final class ServerImpl extends RpcServer {
       Objects.requireNonNull(dispatcher, "dispatcher, set by start()").shutdownNow();
     }
     tellDraining();
-    finishShutdown(true);
+    finishShutdown(true, "the server shut down at once (shutdownNow)");
     return this;
   }
 
-  private void finishShutdown(boolean force) {
+  private void finishShutdown(boolean force, String why) {
     if (!closing.compareAndSet(false, true)) {
       return;
     }
@@ -317,7 +318,7 @@ public final class ServerImpl extends RpcServer {
     }
     CompletableFuture<Void> closed;
     try {
-      closed = transport.closeConnections(force).toCompletableFuture();
+      closed = transport.closeConnections(force, why).toCompletableFuture();
     } catch (RuntimeException | Error e) {
       // The transport failed to close its connections: the stop goes on (its release closes them with the
       // event loops), rather than leave the server draining forever and awaitTermination waiting.

@@ -35,6 +35,15 @@ public interface ServerTransport {
    */
   CompletionStage<Void> closeConnections(boolean now);
 
+  /**
+   * As {@link #closeConnections(boolean)}, saying {@code why} ("the server shut down and its shutdown grace period
+   * ended") to the handlers of the calls the close cuts ({@code ServerContext.cancellationStatus()}); by default
+   * the reason is not passed on.
+   */
+  default CompletionStage<Void> closeConnections(boolean now, String why) {
+    return closeConnections(now);
+  }
+
   /** Releases threads and other resources once the connections are closed; completes when done. */
   CompletionStage<Void> release();
 

@@ -13,7 +13,7 @@ import io.petrel.rpc.spi.ClientStreamListener;
 import java.util.Objects;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -24,7 +24,10 @@ import org.jspecify.annotations.Nullable;
  * closing, the deadline, or the caller's cancel); ending it locally (deadline, cancel) cancels the server's
  * {@link ServerContext} of the call, and a response that comes after the end is released.
  */
-final class InProcessStream extends AtomicBoolean implements ClientStream, Runnable {
+// The reference is how the attempt ended, set once by whichever end comes first (null while it runs): the code
+// the server's context is cancelled with when the end was the caller's (its cancel, its deadline).
+@SuppressWarnings("serial")
+final class InProcessStream extends AtomicReference<Status.@Nullable Code> implements ClientStream, Runnable {
   private final InProcessClient client;
   private final MethodDescriptor<?, ?> method;
   private final Metadata metadata;
@@ -38,8 +41,6 @@ final class InProcessStream extends AtomicBoolean implements ClientStream, Runna
   private volatile @Nullable ScheduledFuture<?> timer;
   /** The server's context of this call, once dispatched: cancelled when the attempt ends locally. */
   private volatile @Nullable ServerContext serverContext;
-  /** How the caller ended the call (its cancel status's code, or DEADLINE_EXCEEDED), told to the server. */
-  private volatile Status.Code localEnd = Status.Code.CANCELLED;
 
   InProcessStream(InProcessClient client, MethodDescriptor<?, ?> method, Metadata metadata,
       @Nullable Deadline deadline, ClientStreamListener listener) {
@@ -60,12 +61,20 @@ final class InProcessStream extends AtomicBoolean implements ClientStream, Runna
 
   /** True once the attempt has ended (any thread). */
   boolean isFinished() {
-    return get();
+    return get() != null;
   }
 
   /** Ends the attempt here, once: the first caller wins and cancels the deadline timer. */
   private boolean finish() {
-    if (!compareAndSet(false, true)) {
+    return finish(Status.Code.OK);
+  }
+
+  /**
+   * As {@link #finish()}, with the code the server's context is cancelled with if this end cancels it (the
+   * caller's cancel: its status's code; the deadline: DEADLINE_EXCEEDED).
+   */
+  private boolean finish(Status.Code how) {
+    if (!compareAndSet(null, how)) {
       return false;
     }
     ScheduledFuture<?> t = timer;
@@ -73,6 +82,11 @@ final class InProcessStream extends AtomicBoolean implements ClientStream, Runna
       t.cancel(false);
     }
     return true;
+  }
+
+  /** The code the end was made with: DEADLINE_EXCEEDED for the deadline, else CANCELLED. */
+  private Status.Code endCode() {
+    return get() == Status.Code.DEADLINE_EXCEEDED ? Status.Code.DEADLINE_EXCEEDED : Status.Code.CANCELLED;
   }
 
   // ---- the core's side ----
@@ -118,8 +132,7 @@ final class InProcessStream extends AtomicBoolean implements ClientStream, Runna
 
   @Override
   public void cancel(Status status) {
-    localEnd = status.code();
-    if (finish()) {
+    if (finish(status.code())) {
       cancelServer();
     }
   }
@@ -135,7 +148,7 @@ final class InProcessStream extends AtomicBoolean implements ClientStream, Runna
   void serverContext(ServerContext context) {
     serverContext = context;
     if (isFinished()) {
-      context.cancel(localEnd); // ended locally before the server knew of it; it can only have been a local end
+      context.cancel(endCode()); // ended locally before the server knew of it; it can only have been a local end
     }
   }
 
@@ -192,7 +205,7 @@ final class InProcessStream extends AtomicBoolean implements ClientStream, Runna
   private void cancelServer() {
     ServerContext c = serverContext;
     if (c != null) {
-      c.cancel(localEnd);
+      c.cancel(endCode());
     }
   }
 
@@ -215,8 +228,7 @@ final class InProcessStream extends AtomicBoolean implements ClientStream, Runna
   /** The deadline passed (the shared timer's thread): the server's call is cancelled before the caller hears. */
   @Override
   public void run() {
-    localEnd = Status.Code.DEADLINE_EXCEEDED;
-    if (!finish()) {
+    if (!finish(Status.Code.DEADLINE_EXCEEDED)) {
       return;
     }
     cancelServer();

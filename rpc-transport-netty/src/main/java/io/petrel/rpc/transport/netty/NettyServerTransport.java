@@ -401,6 +401,11 @@ final class NettyServerTransport implements ServerTransport {
 
   @Override
   public CompletionStage<Void> closeConnections(boolean now) {
+    return closeConnections(now, now ? "the server shut down at once" : "the server shut down");
+  }
+
+  @Override
+  public CompletionStage<Void> closeConnections(boolean now, String why) {
     List<Future<?>> closes = new ArrayList<>();
     for (ServerConnection c : connections) {
       if (c.channel().eventLoop().isShuttingDown()) {
@@ -411,11 +416,10 @@ final class NettyServerTransport implements ServerTransport {
         continue;
       }
       if (now) {
-        c.closeFor(c.goawaySent() ? "the server shut down and its shutdown grace period ended"
-            : "the server shut down at once (shutdownNow)");
+        c.closeFor(why);
         closes.add(c.channel().closeFuture());
       } else {
-        c.closeAfterWrites("the server shut down");
+        c.closeAfterWrites(why);
         closes.add(c.channel().closeFuture());
       }
     }

@@ -920,28 +920,24 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
    * {@link #channelInactive}); null while it did not (or the peer closed it first).
    */
   private volatile @Nullable String closedHow;
+  private static final java.util.concurrent.atomic.AtomicReferenceFieldUpdater<ServerConnection, String> CLOSED_HOW =
+      java.util.concurrent.atomic.AtomicReferenceFieldUpdater.newUpdater(ServerConnection.class, String.class,
+          "closedHow");
 
-  /**
-   * This server has said GOAWAY on the connection (a drain or a graceful shutdown): any thread, a plain read (what
-   * the close of a shutdown tells its cut calls).
-   */
-  boolean goawaySent() {
-    return goawaySent;
+  /** Records why this server closes the connection, unless a reason was recorded first (any thread). */
+  private void closing(String why) {
+    CLOSED_HOW.compareAndSet(this, null, why);
   }
 
   /** Closes the connection, saying {@code why} to the calls it cuts. */
   void closeFor(String why) {
-    if (closedHow == null) {
-      closedHow = why;
-    }
+    closing(why);
     channel.close();
   }
 
   /** Closes once everything queued so far has been written, saying {@code why} to the calls it cuts. */
   void closeAfterWrites(String why) {
-    if (closedHow == null) {
-      closedHow = why;
-    }
+    closing(why);
     try {
       channel.eventLoop().execute(() -> {
         writeQueue.run();
@@ -1041,16 +1037,16 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
           + channel.remoteAddress() + ")", cause);
     }
     Throwable t = cause instanceof DecoderException && cause.getCause() != null ? cause.getCause() : cause;
-    if (t instanceof ProtocolException && closedHow == null) {
-      closedHow = "its client broke the protocol: " + t.getMessage();
+    if (t instanceof ProtocolException) {
+      closing("its client broke the protocol: " + t.getMessage());
+    } else if (!(t instanceof java.io.IOException)) {
+      closing("the server hit an unexpected error: " + t); // ConnectionErrors logs it (WARN) and closes
     }
     ConnectionErrors.close(server.limitLog(), channel, cause, "from " + channel.remoteAddress());
   }
 
   private void protocolViolation(String kind, String what) {
-    if (closedHow == null) {
-      closedHow = "its client broke the protocol: " + what;
-    }
+    closing("its client broke the protocol: " + what);
     ConnectionErrors.protocolViolation(server.limitLog(), channel, kind, what, "from " + channel.remoteAddress());
   }
 

@@ -13,7 +13,7 @@ import io.petrel.rpc.Status;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -33,17 +33,18 @@ class CancellationReasonTest extends TransportFixture {
 
   private RpcServer startWaitingServer(Duration grace) throws Exception {
     return startServer(b -> b.shutdownGracePeriod(grace).addService(ServiceDefinition.builder("test.Wait")
-        .unary(WAIT, req -> {
+        .async(WAIT, req -> {
+          // Async: no thread to interrupt (shutdownNow interrupts business threads), the call stays in flight
+          // until its caller is gone.
           ServerContext ctx = ServerContext.current();
-          CountDownLatch gaveUp = new CountDownLatch(1);
+          CompletableFuture<StringValue> answer = new CompletableFuture<>();
           ctx.onCancel(() -> {
             Status why = Objects.requireNonNull(ctx.cancellationStatus());
             reasons.add(req.getValue() + " " + why.code() + ": " + why.description());
-            gaveUp.countDown();
+            answer.complete(req);
           });
           running.add(req.getValue());
-          assertThat(gaveUp.await(30, TimeUnit.SECONDS)).isTrue();
-          return req;
+          return answer;
         }).build()));
   }
 
@@ -84,6 +85,21 @@ class CancellationReasonTest extends TransportFixture {
       server.shutdown();
       assertThat(reasons.poll(10, TimeUnit.SECONDS)).isEqualTo("cut CANCELLED: the server closed the connection"
           + " from " + local + ": the server shut down and its shutdown grace period ended");
+    }
+  }
+
+  @Test
+  void aHandlerCutByShutdownNowLearnsThatTheServerShutDownAtOnce() throws Exception {
+    RpcServer server = startWaitingServer(Duration.ofSeconds(30));
+    try (RawPeer p = new RawPeer(server.port())) {
+      String local = p.socket.getLocalSocketAddress().toString();
+      p.send(RawPeer.request(WAIT, 1, 60_000, StringValue.of("now")));
+      assertThat(running.poll(10, TimeUnit.SECONDS)).isEqualTo("now");
+      server.shutdown(); // GOAWAY, and 30 s of grace ...
+      assertThat(p.read().type()).isEqualTo(TYPE_GOAWAY);
+      server.shutdownNow(); // ... cut short
+      assertThat(reasons.poll(10, TimeUnit.SECONDS)).isEqualTo("now CANCELLED: the server closed the connection"
+          + " from " + local + ": the server shut down at once (shutdownNow)");
     }
   }
 
