@@ -7,17 +7,16 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.recipes.cache.ChildData;
@@ -26,6 +25,7 @@ import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,10 +37,20 @@ import org.slf4j.LoggerFactory;
  * kept for {@code reconnectSettle} (servers whose sessions expired register again meanwhile), and an endpoint
  * missing while connected is dropped only after {@code removalDelay}. Additions are told at once.
  *
+ * <p>A node that is not a server's node with good data is skipped, and named in a WARN once per change of the
+ * node; at most {@value #BAD_NODE_LINES} such lines per {@value #BAD_NODE_WINDOW_SECONDS} s, then one line counting
+ * the others. A node's data is read once per change of the node, and a burst of changes costs one pass over the
+ * nodes, not one per change.
+ *
  * <p>All its state belongs to one thread of its own, which also calls the listener (so never concurrently).
  */
 final class ZooKeeperResolver implements NameResolver {
   private static final Logger log = LoggerFactory.getLogger(ZooKeeperResolver.class);
+  /** Bad nodes named one by one per window; beyond them, one line counts the others at the window's end. */
+  static final int BAD_NODE_LINES = 20;
+  static final int BAD_NODE_WINDOW_SECONDS = 10;
+  /** The longest reason for a bad node that is logged (a bad value is quoted in it). */
+  private static final int MAX_REASON_CHARS = 300;
 
   private final CuratorFramework curator;
   private final String servicePath;
@@ -55,6 +65,8 @@ final class ZooKeeperResolver implements NameResolver {
   private final ScheduledExecutorService thread;
   private final CountDownLatch firstAnswer = new CountDownLatch(1);
   private final ConnectionStateListener stateListener = (c, state) -> run(() -> stateChanged(state));
+  /** A recompute is queued and has not started: further changes need no other (it reads the cache as it is then). */
+  private final AtomicBoolean recomputeQueued = new AtomicBoolean();
 
   // Owned by `thread`.
   private @Nullable Listener listener;
@@ -66,8 +78,22 @@ final class ZooKeeperResolver implements NameResolver {
   /** The endpoints last told to the listener, by node name; null before the first list. */
   private @Nullable Map<String, Endpoint> published;
   private final Map<String, Long> missingSince = new HashMap<>();
-  private final Set<String> badNodes = new HashSet<>();
+  /** What was read from each node of the cache at the last recompute, by path: only nodes still there are kept. */
+  private Map<String, NodeRead> reads = new HashMap<>();
   private @Nullable ScheduledFuture<?> recheck;
+  // The WARN lines about bad nodes (see the class comment).
+  private long badWindowStart = System.nanoTime() - TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS);
+  private int badLinesInWindow;
+  private int badNotLogged;
+  private @Nullable String firstNotLogged;
+  private @Nullable ScheduledFuture<?> badSummary;
+
+  /** What one version of a node said: its endpoint, or why it is skipped (then endpoint is null). */
+  private record NodeRead(long czxid, long mzxid, @Nullable Endpoint endpoint, @Nullable String problem) {
+    boolean sameVersion(@Nullable Stat st) {
+      return st != null && st.getCzxid() == czxid && st.getMzxid() == mzxid;
+    }
+  }
 
   ZooKeeperResolver(CuratorFramework curator, String servicePath, String target, Duration startWait,
       Duration removalDelay, Duration reconnectSettle, @Nullable AutoCloseable owned,
@@ -108,7 +134,7 @@ final class ZooKeeperResolver implements NameResolver {
       curator.getConnectionStateListenable().addListener(stateListener);
       CuratorCache c = CuratorCache.build(curator, servicePath);
       c.listenable().addListener(CuratorCacheListener.builder()
-          .forAll((type, oldData, data) -> run(this::recompute))
+          .forAll((type, oldData, data) -> changed())
           .forInitialized(() -> run(this::initialized))
           .build());
       cache = c;
@@ -192,6 +218,16 @@ final class ZooKeeperResolver implements NameResolver {
     }
   }
 
+  /** The cache changed: queues one recompute unless one is queued already (a burst of changes costs one). */
+  private void changed() {
+    if (recomputeQueued.compareAndSet(false, true)) {
+      run(() -> {
+        recomputeQueued.set(false); // before reading the cache: a change from now on queues another
+        recompute();
+      });
+    }
+  }
+
   private void initialized() {
     if (stopped || initialized) {
       return;
@@ -249,7 +285,10 @@ final class ZooKeeperResolver implements NameResolver {
       return;
     }
     Map<String, Endpoint> now = new LinkedHashMap<>();
-    c.stream().forEach(d -> read(d, now));
+    Map<String, NodeRead> previous = reads;
+    Map<String, NodeRead> nextReads = new HashMap<>();
+    c.stream().forEach(d -> read(d, previous, nextReads, now));
+    reads = nextReads;
     long t = System.nanoTime();
     Map<String, Endpoint> next = new LinkedHashMap<>(now);
     long due = Long.MAX_VALUE;
@@ -291,26 +330,109 @@ final class ZooKeeperResolver implements NameResolver {
     firstAnswer.countDown();
   }
 
-  /** Adds the endpoint of {@code d} if it is a server's node of this service with good data. */
-  private void read(ChildData d, Map<String, Endpoint> into) {
+  /**
+   * Adds the endpoint of {@code d} if it is a server's node of this service with good data; a node read at an
+   * earlier recompute in the same version is not read again (nor logged again).
+   */
+  private void read(ChildData d, Map<String, NodeRead> previous, Map<String, NodeRead> next,
+      Map<String, Endpoint> into) {
     String path = d.getPath();
+    if (path.equals(servicePath)) {
+      byte[] data = d.getData();
+      if (data != null && data.length > 0) {
+        remember(d, previous, next, () -> "the service's node holds " + data.length + " bytes of data, which is"
+            + " ignored: servers are listed as its children, basePath/service/host:port");
+      }
+      return;
+    }
     ZKPaths.PathAndNode pn = ZKPaths.getPathAndNode(path);
     if (!pn.getPath().equals(servicePath)) {
-      return; // the service node itself, or deeper
+      remember(d, previous, next, () -> "a node under a server's node, ignored: servers are listed as the"
+          + " children of the service's node, basePath/service/host:port");
+      return;
     }
-    byte[] data = d.getData();
-    try {
+    NodeRead r = remember(d, previous, next, () -> {
+      byte[] data = d.getData();
       if (data == null || data.length == 0) {
         throw new IllegalArgumentException("the node has no data");
       }
-      into.put(pn.getNode(), RegistryNode.decode(data));
-    } catch (IllegalArgumentException e) {
-      String key = path + "@" + (d.getStat() == null ? 0 : d.getStat().getMzxid());
-      if (badNodes.add(key)) {
-        log.warn("ignoring ZooKeeper node {} of {}: {} (expected JSON with host and port, see docs/cluster.md)",
-            path, target, e.getMessage());
+      return RegistryNode.decode(data);
+    });
+    if (r.endpoint() != null) {
+      into.put(pn.getNode(), r.endpoint());
+    }
+  }
+
+  /**
+   * What {@code d} says: read before in this version, or read now by {@code reader} (an {@link Endpoint}, or the
+   * reason the node is skipped as a String or an IllegalArgumentException); a new problem is logged.
+   */
+  private NodeRead remember(ChildData d, Map<String, NodeRead> previous, Map<String, NodeRead> next,
+      java.util.function.Supplier<Object> reader) {
+    String path = d.getPath();
+    Stat st = d.getStat();
+    NodeRead r = previous.get(path);
+    if (r == null || !r.sameVersion(st)) {
+      Object what;
+      try {
+        what = reader.get();
+      } catch (IllegalArgumentException e) {
+        what = String.valueOf(e.getMessage());
+      }
+      long czxid = st == null ? 0 : st.getCzxid();
+      long mzxid = st == null ? 0 : st.getMzxid();
+      if (what instanceof Endpoint e) {
+        r = new NodeRead(czxid, mzxid, e, null);
+      } else {
+        String why = what.toString();
+        if (why.length() > MAX_REASON_CHARS) {
+          why = why.substring(0, MAX_REASON_CHARS) + "...";
+        }
+        r = new NodeRead(czxid, mzxid, null, why);
+        badNode(path, why);
       }
     }
+    next.put(path, r);
+    return r;
+  }
+
+  /** Logs a bad node, at most {@link #BAD_NODE_LINES} lines per window, then counts them for one line. */
+  private void badNode(String path, String why) {
+    long t = System.nanoTime();
+    if (t - badWindowStart >= TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS)) {
+      logNotLogged();
+      badWindowStart = t;
+      badLinesInWindow = 0;
+    }
+    if (badLinesInWindow < BAD_NODE_LINES) {
+      badLinesInWindow++;
+      log.warn("ignoring ZooKeeper node {} of {}: {} (a server's node holds JSON with host and port, see"
+          + " docs/cluster.md); calls go to the other endpoints", path, target, why);
+      return;
+    }
+    if (badNotLogged++ == 0) {
+      firstNotLogged = path + " (" + why + ")";
+      long left = badWindowStart + TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS) - t;
+      badSummary = thread.schedule(() -> run(this::logNotLogged), Math.max(0, left), TimeUnit.NANOSECONDS);
+    }
+  }
+
+  /** The line that counts the bad nodes not named one by one in the window that ends. */
+  private void logNotLogged() {
+    if (badSummary != null) {
+      badSummary.cancel(false);
+      badSummary = null;
+    }
+    if (badNotLogged == 0 || stopped) {
+      badNotLogged = 0;
+      return;
+    }
+    long skipped = reads.values().stream().filter(r -> r.endpoint() == null).count();
+    log.warn("ignoring {} more bad ZooKeeper node change(s) under {} of {} in {} s, not logged one by one (the"
+        + " first: {}); {} node(s) under it are skipped now; calls go to the other endpoints", badNotLogged,
+        servicePath, target, BAD_NODE_WINDOW_SECONDS, firstNotLogged, skipped);
+    badNotLogged = 0;
+    firstNotLogged = null;
   }
 
   @Override
