@@ -20,7 +20,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.recipes.nodes.PersistentNodeListener;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.CreateMode;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -46,6 +49,9 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
   private final @Nullable String version;
   private final Map<String, String> metadata;
   private final List<PersistentNode> nodes = new ArrayList<>();
+  /** The ZooKeeper paths of {@link #nodes}, in the same order. */
+  private final List<String> paths = new ArrayList<>();
+  private @Nullable ConnectionStateListener connectionLines;
   private @Nullable Endpoint registered;
   private List<String> registeredServices = List.of();
 
@@ -90,15 +96,25 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     Endpoint e = new Endpoint(host != null ? host : advertisedHost(bound), bound.getPort(), weight, zone, version,
         metadata);
     byte[] data = RegistryNode.encode(e);
+    if (data.length > RegistryNode.MAX_BYTES) {
+      log.error("not registering {} in ZooKeeper for {}: its node would hold {} bytes, more than the {} clients"
+          + " read (they would skip it). Register less metadata", e.authority(), toRegister, data.length,
+          RegistryNode.MAX_BYTES);
+      return;
+    }
     for (String service : toRegister) {
       String path = registry.servicePath(service) + "/" + RegistryNode.name(e);
       PersistentNode node = new PersistentNode(registry.curator(), CreateMode.EPHEMERAL, false, path, data);
       node.getListenable().addListener(new Recreations(service, e));
       node.start();
       nodes.add(node);
+      paths.add(path);
     }
     registered = e;
     registeredServices = List.copyOf(toRegister);
+    ConnectionStateListener lines = new ConnectionLines(e, registeredServices);
+    registry.curator().getConnectionStateListenable().addListener(lines);
+    connectionLines = lines;
     long deadline = System.nanoTime() + registry.connectionTimeout().toNanos();
     try {
       for (int i = 0; i < nodes.size(); i++) {
@@ -141,6 +157,49 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
   }
 
   /**
+   * Says what the server's registration goes through when the registry's connection to ZooKeeper changes (on a
+   * Curator thread): ZooKeeper's and Curator's own lines (a WARN with a stack trace at each reconnection attempt,
+   * "Session expired event received") do not say what happens to the server's nodes.
+   */
+  private final class ConnectionLines implements ConnectionStateListener {
+    private final Endpoint endpoint;
+    private final List<String> services;
+    private boolean suspended;
+
+    ConnectionLines(Endpoint endpoint, List<String> services) {
+      this.endpoint = endpoint;
+      this.services = services;
+    }
+
+    @Override
+    public void stateChanged(org.apache.curator.framework.CuratorFramework client, ConnectionState state) {
+      switch (state) {
+        case SUSPENDED -> {
+          suspended = true;
+          log.warn("lost the connection to ZooKeeper ({}): {} stays registered for {} while its session lives (up"
+              + " to the session timeout); Curator reconnects by itself, nothing to do unless ZooKeeper stays"
+              + " unreachable", registry.connectString(), endpoint.authority(), services);
+        }
+        case LOST -> {
+          suspended = false;
+          log.warn("the ZooKeeper session holding the nodes of {} for {} ended (it expired, or ZooKeeper was"
+              + " unreachable for the session timeout): clients keep the server for their removal delay, and the"
+              + " nodes are created again in a new session when ZooKeeper answers (an INFO says so); nothing to"
+              + " do unless ZooKeeper stays unreachable", endpoint.authority(), services);
+        }
+        case RECONNECTED -> {
+          if (suspended) {
+            suspended = false;
+            log.info("reconnected to ZooKeeper ({}) within the session: the nodes of {} for {} stayed",
+                registry.connectString(), endpoint.authority(), services);
+          }
+        }
+        default -> {}
+      }
+    }
+  }
+
+  /**
    * Deletes the nodes, so clients stop picking this server; the server then waits its drain delay. Waits for
    * ZooKeeper at most the registry's connection timeout: if it cannot be reached, Curator keeps trying to delete
    * the nodes in the background, and they go anyway when the registry's session ends or expires.
@@ -148,7 +207,14 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
   @Override
   public synchronized void onDraining(RpcServer server) {
     List<PersistentNode> closing = List.copyOf(nodes);
+    List<String> closingPaths = List.copyOf(paths);
     nodes.clear();
+    paths.clear();
+    ConnectionStateListener lines = connectionLines;
+    connectionLines = null;
+    if (lines != null) {
+      registry.curator().getConnectionStateListenable().removeListener(lines);
+    }
     Endpoint e = registered;
     registered = null;
     if (closing.isEmpty()) {
@@ -156,11 +222,20 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     }
     CompletableFuture<Void> deleted = new CompletableFuture<>();
     Thread t = new Thread(() -> {
-      for (PersistentNode node : closing) {
+      for (int i = 0; i < closing.size(); i++) {
         try {
-          node.close();
+          closing.get(i).close();
         } catch (IOException | RuntimeException ex) {
-          log.warn("could not delete ZooKeeper node {}; it goes when the session ends", node.getActualPath(), ex);
+          if (registry.curator().getState() == CuratorFrameworkState.STOPPED) {
+            // The registry was closed (the server's shutdown went on after the connection timeout) before
+            // ZooKeeper answered: the delete cannot be sent any more.
+            log.info("ZooKeeper node {} was not deleted: the registry was closed before ZooKeeper answered. ZooKeeper"
+                + " deletes it when the registry's session expires (its session timeout after the registry last"
+                + " reached it); clients skip the server meanwhile since it no longer answers", closingPaths.get(i));
+          } else {
+            log.warn("could not delete ZooKeeper node {} ({}); it goes when the registry's session ends",
+                closingPaths.get(i), String.valueOf(ex.getCause() != null ? ex.getCause() : ex));
+          }
         }
       }
       deleted.complete(null);

@@ -67,6 +67,8 @@ final class ZooKeeperResolver implements NameResolver {
   private final ConnectionStateListener stateListener = (c, state) -> run(() -> stateChanged(state));
   /** A recompute is queued and has not started: further changes need no other (it reads the cache as it is then). */
   private final AtomicBoolean recomputeQueued = new AtomicBoolean();
+  /** Set when shut down: the cache's late failures (its operations cancelled by a close) are expected then. */
+  private volatile boolean shuttingDown;
 
   // Owned by `thread`.
   private @Nullable Listener listener;
@@ -132,7 +134,9 @@ final class ZooKeeperResolver implements NameResolver {
       }
       connected = curator.getZookeeperClient().isConnected();
       curator.getConnectionStateListenable().addListener(stateListener);
-      CuratorCache c = CuratorCache.build(curator, servicePath);
+      // Its own handler: Curator's logs "CuratorCache error" at ERROR with a stack trace, for instance for each
+      // read still pending when the Curator client is closed while ZooKeeper is down.
+      CuratorCache c = CuratorCache.builder(curator, servicePath).withExceptionHandler(this::cacheFailed).build();
       c.listenable().addListener(CuratorCacheListener.builder()
           .forAll((type, oldData, data) -> changed())
           .forInitialized(() -> run(this::initialized))
@@ -176,8 +180,30 @@ final class ZooKeeperResolver implements NameResolver {
     });
   }
 
+  /** A read of the cache failed (on a Curator thread). */
+  private void cacheFailed(Exception e) {
+    if (shuttingDown || curator.getState() == CuratorFrameworkState.STOPPED) {
+      log.debug("a ZooKeeper read for {} ended as its client closed: {}", target, e.toString());
+      return;
+    }
+    run(() -> {
+      if (stopped) {
+        return;
+      }
+      Map<String, Endpoint> p = published;
+      String what = "could not read the nodes of " + target + " from ZooKeeper (" + e + "): keeping the "
+          + (p == null ? 0 : p.size()) + " endpoint(s) last known; they are read again when ZooKeeper answers";
+      if (connected) {
+        log.warn(what);
+      } else {
+        log.debug(what); // during an outage, which a WARN has told already
+      }
+    });
+  }
+
   @Override
   public void shutdown() {
+    shuttingDown = true;
     if (shared != null) {
       shared.forget(this);
     }
@@ -255,10 +281,17 @@ final class ZooKeeperResolver implements NameResolver {
     }
     switch (state) {
       case SUSPENDED, LOST -> {
+        Map<String, Endpoint> p = published;
+        int kept = p == null ? 0 : p.size();
         if (connected) {
-          Map<String, Endpoint> p = published;
           log.warn("{} ZooKeeper connection for {}; keeping the {} endpoint(s) last known",
-              state == ConnectionState.LOST ? "lost the" : "suspended the", target, p == null ? 0 : p.size());
+              state == ConnectionState.LOST ? "lost the" : "suspended the", target, kept);
+        }
+        if (state == ConnectionState.LOST) {
+          log.warn("the ZooKeeper session of {} ended (it expired, or ZooKeeper was unreachable for the session"
+              + " timeout); keeping the {} endpoint(s) last known. Curator starts a new session when ZooKeeper"
+              + " answers, and the endpoints follow ZooKeeper again; nothing to do unless ZooKeeper stays"
+              + " unreachable", target, kept);
         }
         connected = false;
       }
