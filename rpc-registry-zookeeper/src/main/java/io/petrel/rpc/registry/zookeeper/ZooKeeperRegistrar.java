@@ -120,6 +120,14 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
       for (int i = 0; i < nodes.size(); i++) {
         long left = deadline - System.nanoTime();
         if (!nodes.get(i).waitForInitialCreate(Math.max(0, left), TimeUnit.NANOSECONDS)) {
+          String refused = ephemeralAncestor(paths.get(i));
+          if (refused != null) {
+            log.error("{} is not registered in ZooKeeper ({}): ZooKeeper refuses its node {}, because {} is an"
+                + " ephemeral node, which can have no children (something other than a Petrel registrar made it)."
+                + " Delete that node: the registrar then creates the node, and its parents as persistent nodes",
+                e.authority(), registry.target(toRegister.get(i)), paths.get(i), refused);
+            return;
+          }
           log.warn("{} is not registered in ZooKeeper ({}) yet after {} ms; it will be once ZooKeeper answers",
               e.authority(), registry.target(toRegister.get(i)), registry.connectionTimeout().toMillis());
           return;
@@ -154,6 +162,28 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
             + " ended, and the node was created in a new session", endpoint, service, path);
       }
     }
+  }
+
+  /**
+   * The first ancestor of {@code path} that is an ephemeral node (ZooKeeper refuses children under one), with its
+   * session, or null (none, or ZooKeeper cannot be asked now).
+   */
+  private @Nullable String ephemeralAncestor(String path) {
+    if (!registry.curator().getZookeeperClient().isConnected()) {
+      return null;
+    }
+    try {
+      for (int slash = path.indexOf('/', 1); slash > 0; slash = path.indexOf('/', slash + 1)) {
+        String ancestor = path.substring(0, slash);
+        org.apache.zookeeper.data.Stat st = registry.curator().checkExists().forPath(ancestor);
+        if (st != null && st.getEphemeralOwner() != 0) {
+          return ancestor + " (of session 0x" + Long.toHexString(st.getEphemeralOwner()) + ")";
+        }
+      }
+    } catch (Exception e) {
+      log.debug("could not look at the parents of {}", path, e);
+    }
+    return null;
   }
 
   /**

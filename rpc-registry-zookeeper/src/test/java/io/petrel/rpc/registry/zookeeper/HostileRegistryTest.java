@@ -246,4 +246,81 @@ class HostileRegistryTest {
     }
     throw new AssertionError("no resolver thread for " + servicePath);
   }
+
+  /**
+   * The service's node is an ephemeral node (another tool made it: "a file, not a directory"), so ZooKeeper refuses
+   * the server's node under it. Before, the server said "not registered in ZooKeeper yet ...; it will be once
+   * ZooKeeper answers", though ZooKeeper had answered; now an ERROR names the node to delete. The client skips the
+   * service node's data with a WARN, lists no endpoint, and lists the server once the node is gone.
+   */
+  @Test
+  void aServiceNodeThatCannotHaveChildrenIsNamed() throws Exception {
+    String base = newBase();
+    CompletableFuture<String> refused = new CompletableFuture<>();
+    AppenderBase<ILoggingEvent> registrarLines = new AppenderBase<>() {
+      @Override
+      protected void append(ILoggingEvent event) {
+        if (event.getLevel() == Level.ERROR && event.getFormattedMessage().contains("is an ephemeral node")) {
+          refused.complete(event.getFormattedMessage());
+        }
+      }
+    };
+    registrarLines.start();
+    ch.qos.logback.classic.Logger registrarLog =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(ZooKeeperRegistrar.class);
+    registrarLog.addAppender(registrarLines);
+    try (ZooKeeperRegistry clientSide = registry(base);
+        ZooKeeperRegistry regA = ZooKeeperRegistry.builder().connectString(zk.getConnectString()).basePath(base)
+            .connectionTimeout(Duration.ofSeconds(1)).build()) {
+      String service = clientSide.servicePath(SERVICE);
+      clientSide.curator().create().creatingParentsIfNeeded().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL)
+          .forPath(service, utf8("{\"host\":\"127.0.0.1\",\"port\":5}"));
+      try (Server a = new Server("a", regA.registrar(SERVICE).build(), Duration.ZERO)) {
+        assertThat(refused.get(5, TimeUnit.SECONDS)).contains("ZooKeeper refuses its node " + service + "/127.0.0.1:"
+            + a.server.port() + ", because " + service + " (of session 0x");
+        Recording resolver = new Recording(clientSide.resolver(SERVICE));
+        try (RpcClient client = RpcClient.builder().nameResolver(clientSide.target(SERVICE), resolver).build()) {
+          assertThat(resolver.lists).containsExactly(List.of());
+          assertThat(warningsNaming(service + " of ")).singleElement().asString()
+              .contains("the service's node holds 29 bytes of data, which is ignored");
+          clientSide.curator().delete().forPath(service);
+          resolver.until(listing(a)).get(10, TimeUnit.SECONDS);
+          assertThat(call(client)).isEqualTo("a");
+        }
+      }
+    } finally {
+      registrarLog.detachAppender(registrarLines);
+    }
+  }
+
+  /**
+   * The whole service path is deleted (by hand, or a tool cleaning up): the servers' nodes go with it, and each
+   * server creates its node again (with the service's node) at once. The client's removal delay covers the gap:
+   * it keeps calling the server, and lists it again.
+   */
+  @Test
+  void aDeletedServicePathComesBackWithItsServers() throws Exception {
+    String base = newBase();
+    try (ZooKeeperRegistry clientSide = registry(base); ZooKeeperRegistry regA = registry(base);
+        Server a = new Server("a", regA.registrar(SERVICE).build(), Duration.ZERO)) {
+      Recording resolver = new Recording(clientSide.resolver(SERVICE));
+      try (RpcClient client = RpcClient.builder().nameResolver(clientSide.target(SERVICE), resolver).build()) {
+        assertThat(call(client)).isEqualTo("a");
+        String node = clientSide.servicePath(SERVICE) + "/127.0.0.1:" + a.server.port();
+        long before = clientSide.curator().checkExists().forPath(node).getCzxid();
+        clientSide.curator().delete().deletingChildrenIfNeeded().forPath(clientSide.servicePath(SERVICE));
+        for (int i = 0; i < 50; i++) {
+          assertThat(call(client)).isEqualTo("a");
+        }
+        org.apache.zookeeper.data.Stat again = null;
+        for (int i = 0; i < 100 && (again == null || again.getCzxid() == before); i++) {
+          // Bounded: the node is created again within milliseconds; 100 reads of ZooKeeper take far longer.
+          again = clientSide.curator().checkExists().forPath(node);
+        }
+        assertThat(again).as("the server's node, created again").isNotNull();
+        resolver.until(listing(a)).get(5, TimeUnit.SECONDS);
+        assertThat(call(client)).isEqualTo("a");
+      }
+    }
+  }
 }
