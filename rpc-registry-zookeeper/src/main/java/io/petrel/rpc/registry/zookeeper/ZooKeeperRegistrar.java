@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
@@ -52,6 +53,8 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
   /** The ZooKeeper paths of {@link #nodes}, in the same order. */
   private final List<String> paths = new ArrayList<>();
   private @Nullable ConnectionStateListener connectionLines;
+  /** Set when one of the nodes was first created: until then the server is not registered. */
+  private final AtomicBoolean createdOnce = new AtomicBoolean();
   private @Nullable Endpoint registered;
   private List<String> registeredServices = List.of();
 
@@ -105,7 +108,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     for (String service : toRegister) {
       String path = registry.servicePath(service) + "/" + RegistryNode.name(e);
       PersistentNode node = new PersistentNode(registry.curator(), CreateMode.EPHEMERAL, false, path, data);
-      node.getListenable().addListener(new Recreations(service, e));
+      node.getListenable().addListener(new Recreations(service, e, createdOnce));
       node.start();
       nodes.add(node);
       paths.add(path);
@@ -149,14 +152,17 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     private final String service;
     private final Endpoint endpoint;
     private final AtomicInteger created = new AtomicInteger();
+    private final AtomicBoolean createdOnce;
 
-    Recreations(String service, Endpoint endpoint) {
+    Recreations(String service, Endpoint endpoint, AtomicBoolean createdOnce) {
       this.service = service;
       this.endpoint = endpoint;
+      this.createdOnce = createdOnce;
     }
 
     @Override
     public void nodeCreated(String path) {
+      createdOnce.set(true);
       if (created.incrementAndGet() > 1) {
         log.info("registered {} in ZooKeeper again for {} (node {}): the ZooKeeper session that held its node"
             + " ended, and the node was created in a new session", endpoint, service, path);
@@ -205,6 +211,12 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     public void stateChanged(org.apache.curator.framework.CuratorFramework client, ConnectionState state) {
       switch (state) {
         case SUSPENDED -> {
+          if (!createdOnce.get()) {
+            log.warn("no connection to ZooKeeper ({}): {} is not registered for {} yet, and will be once ZooKeeper"
+                + " answers; it serves meanwhile, unlisted", registry.connectString(), endpoint.authority(),
+                services);
+            return;
+          }
           suspended = true;
           log.warn("lost the connection to ZooKeeper ({}): {} stays registered for {} while its session lives (up"
               + " to the session timeout); Curator reconnects by itself, nothing to do unless ZooKeeper stays"

@@ -161,4 +161,37 @@ class OutageLogsTest {
       client.unaryCall(WHO, new byte[0]);
     }
   }
+
+  /**
+   * A server started while ZooKeeper is down, for longer than Curator's retries (10, up to 2 s apart): Curator
+   * logs ERROR "Background operation retry gave up" for the node it could not create. Petrel now says once what
+   * that means, and the registrar does not claim the server "stays registered" when it never was; the node is
+   * created when ZooKeeper returns.
+   */
+  @Test
+  void curatorGivingUpDuringAnOutageIsExplainedOnce() throws Exception {
+    try (TestingServer zk = new TestingServer()) {
+      zk.stop();
+      CompletableFuture<ILoggingEvent> curatorError = logs("retry gave up");
+      CompletableFuture<ILoggingEvent> explained = logs("failed through all of Curator's retries");
+      try (ZooKeeperRegistry serverSide = registry(zk);
+          Server a = new Server("a", serverSide.registrar(SERVICE).build(), Duration.ZERO)) {
+        assertThat(curatorError.get(60, TimeUnit.SECONDS).getLevel()).isEqualTo(Level.ERROR);
+        assertThat(explained.get(10, TimeUnit.SECONDS).getFormattedMessage())
+            .contains("servers' nodes are created again");
+        CountDownLatch connected = on(serverSide, ConnectionState.CONNECTED);
+        zk.restart();
+        assertThat(connected.await(20, TimeUnit.SECONDS)).isTrue();
+        try (ZooKeeperRegistry clientSide = registry(zk)) {
+          Greeters.Recording resolver = new Greeters.Recording(clientSide.resolver(SERVICE));
+          try (RpcClient client = RpcClient.builder().nameResolver(clientSide.target(SERVICE), resolver).build()) {
+            resolver.until(Greeters.listing(a)).get(20, TimeUnit.SECONDS);
+          }
+        }
+        assertThat(logged).extracting(ILoggingEvent::getFormattedMessage)
+            .noneMatch(m -> m.contains("stays registered"))
+            .filteredOn(m -> m.contains("failed through all of Curator's retries")).hasSize(1);
+      }
+    }
+  }
 }
