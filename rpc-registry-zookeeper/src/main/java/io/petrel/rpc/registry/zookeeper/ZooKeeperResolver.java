@@ -7,9 +7,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -82,6 +84,8 @@ final class ZooKeeperResolver implements NameResolver {
   private final Map<String, Long> missingSince = new HashMap<>();
   /** What was read from each node of the cache at the last recompute, by path: only nodes still there are kept. */
   private Map<String, NodeRead> reads = new HashMap<>();
+  /** The nodes skipped at the last recompute because another node lists the same address. */
+  private Set<String> duplicateNodes = new HashSet<>();
   private @Nullable ScheduledFuture<?> recheck;
   // The WARN lines about bad nodes (see the class comment).
   private long badWindowStart = System.nanoTime() - TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS);
@@ -322,6 +326,7 @@ final class ZooKeeperResolver implements NameResolver {
     Map<String, NodeRead> nextReads = new HashMap<>();
     c.stream().forEach(d -> read(d, previous, nextReads, now));
     reads = nextReads;
+    dropDuplicates(now);
     long t = System.nanoTime();
     Map<String, Endpoint> next = new LinkedHashMap<>(now);
     long due = Long.MAX_VALUE;
@@ -355,7 +360,13 @@ final class ZooKeeperResolver implements NameResolver {
     }
     if (!next.equals(before)) {
       published = next;
-      List<Endpoint> list = new ArrayList<>(next.values());
+      List<Endpoint> list = new ArrayList<>();
+      Set<String> addresses = new HashSet<>();
+      for (Endpoint e : next.values()) {
+        if (addresses.add(e.authority())) { // a node held for its removal delay may name a listed address
+          list.add(e);
+        }
+      }
       list.sort(Comparator.comparing(Endpoint::authority));
       log.debug("{}: endpoints {}", target, list);
       l.onEndpoints(List.copyOf(list));
@@ -427,6 +438,39 @@ final class ZooKeeperResolver implements NameResolver {
     }
     next.put(path, r);
     return r;
+  }
+
+  /**
+   * Keeps one node per address: several nodes naming one address (another tool's, or forged ones) would give the
+   * client that server several times over (one connection each, and its share of calls multiplied). The node
+   * named after the address (as a registrar names it) is kept, else the first by name; each other is named in a
+   * WARN once, while it lasts.
+   */
+  private void dropDuplicates(Map<String, Endpoint> now) {
+    List<Map.Entry<String, Endpoint>> nodes = new ArrayList<>(now.entrySet());
+    nodes.sort(Map.Entry.comparingByKey());
+    Map<String, String> byAddress = new HashMap<>();
+    for (Map.Entry<String, Endpoint> n : nodes) {
+      String address = n.getValue().authority();
+      String kept = byAddress.get(address);
+      if (kept == null || (!kept.equals(address) && n.getKey().equals(address))) {
+        byAddress.put(address, n.getKey());
+      }
+    }
+    Set<String> duplicates = new HashSet<>();
+    for (Map.Entry<String, Endpoint> n : nodes) {
+      String address = n.getValue().authority();
+      String kept = byAddress.getOrDefault(address, n.getKey());
+      if (!kept.equals(n.getKey())) {
+        duplicates.add(n.getKey());
+        if (!duplicateNodes.contains(n.getKey())) {
+          badNode(servicePath + "/" + n.getKey(), "it lists " + address + ", as node " + servicePath + "/" + kept
+              + " does, which is kept");
+        }
+        now.remove(n.getKey());
+      }
+    }
+    duplicateNodes = duplicates;
   }
 
   /** Logs a bad node, at most {@link #BAD_NODE_LINES} lines per window, then counts them for one line. */

@@ -148,6 +148,9 @@ class HostileRegistryTest {
         Server a = new Server("a", regA.registrar(SERVICE).build(), Duration.ZERO)) {
       CuratorFramework c = clientSide.curator();
       String service = clientSide.servicePath(SERVICE);
+      // Good data, but a's address again, twice: a is listed once, as its own node says (weight 1).
+      bad.put("a-again", utf8("{\"host\":\"127.0.0.1\",\"port\":" + a.server.port() + ",\"weight\":7}"));
+      bad.put("0-a-again", utf8("{\"host\":\"127.0.0.1\",\"port\":" + a.server.port() + "}"));
       int half = 0;
       for (Map.Entry<String, byte[]> e : bad.entrySet()) {
         if (half++ % 2 == 0) { // half before the client starts, half after
@@ -173,6 +176,10 @@ class HostileRegistryTest {
         List<String> listed = resolver.lists.stream().flatMap(List::stream).map(Endpoint::authority).distinct()
             .toList();
         assertThat(listed).containsExactlyInAnyOrder("127.0.0.1:" + a.server.port(), "127.0.0.1:1");
+        assertThat(resolver.lists).allSatisfy(list -> assertThat(list).extracting(Endpoint::authority)
+            .doesNotHaveDuplicates());
+        assertThat(resolver.lists.get(resolver.lists.size() - 1)).filteredOn(e -> e.port() == a.server.port())
+            .extracting(Endpoint::weight).containsExactly(1);
         for (String name : bad.keySet()) {
           assertThat(warningsNaming(service + "/" + name + " ")).as("WARNs naming %s", name).hasSize(1);
         }
