@@ -234,6 +234,15 @@ final class ZooKeeperResolver implements NameResolver {
     }
   }
 
+  /** Runs {@code task} on this resolver's thread in {@code nanos}; null when shut down meanwhile. */
+  private @Nullable ScheduledFuture<?> later(Runnable task, long nanos) {
+    try {
+      return thread.schedule(() -> run(task), Math.max(0, nanos), TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      return null; // shutting down: a task queued before the shutdown ran after it began
+    }
+  }
+
   private void run(Runnable task) {
     try {
       thread.execute(() -> {
@@ -356,7 +365,7 @@ final class ZooKeeperResolver implements NameResolver {
       recheck = null;
     }
     if (due != Long.MAX_VALUE) {
-      recheck = thread.schedule(() -> run(this::recompute), Math.max(0, due - t), TimeUnit.NANOSECONDS);
+      recheck = later(this::recompute, due - t);
     }
     if (!next.equals(before)) {
       published = next;
@@ -490,7 +499,7 @@ final class ZooKeeperResolver implements NameResolver {
     if (badNotLogged++ == 0) {
       firstNotLogged = path + " (" + why + ")";
       long left = badWindowStart + TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS) - t;
-      badSummary = thread.schedule(() -> run(this::logNotLogged), Math.max(0, left), TimeUnit.NANOSECONDS);
+      badSummary = later(this::logNotLogged, left);
     }
   }
 
