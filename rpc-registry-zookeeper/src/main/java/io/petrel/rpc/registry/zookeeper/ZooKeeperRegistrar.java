@@ -141,6 +141,29 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
       return;
     }
     log.info("registered {} in ZooKeeper for {}", e, toRegister);
+    for (String path : paths) {
+      String owner = previousOwner(path);
+      if (owner != null) {
+        log.info("ZooKeeper node {} is still the one of session {}, not this server's: a server at this address"
+            + " (this one before a restart?) registered it and its session has not ended yet. Clients list the"
+            + " address meanwhile; when that session ends (within its session timeout) the node goes and is"
+            + " created again in this server's session", path, owner);
+      }
+    }
+  }
+
+  /** The session (0x...) owning the ephemeral node at {@code path} when it is not this registry's, else null. */
+  private @Nullable String previousOwner(String path) {
+    try {
+      org.apache.zookeeper.data.Stat st = registry.curator().checkExists().forPath(path);
+      long mine = registry.curator().getZookeeperClient().getZooKeeper().getSessionId();
+      if (st != null && st.getEphemeralOwner() != 0 && st.getEphemeralOwner() != mine) {
+        return "0x" + Long.toHexString(st.getEphemeralOwner());
+      }
+    } catch (Exception ex) {
+      log.debug("could not read the owner of {}", path, ex);
+    }
+    return null;
   }
 
   /**

@@ -194,4 +194,45 @@ class OutageLogsTest {
       }
     }
   }
+
+  /**
+   * A server restarted at the same address before its old session ended (a crash, then a restart within the
+   * session timeout): its node is still the old session's. Before, the new server said only "registered ... in
+   * ZooKeeper"; now it says whose node it is and what happens next. When the old session ends the node is created
+   * in the new server's session.
+   */
+  @Test
+  void aServerRestartedBeforeItsOldSessionEndedSaysWhoseNodeItIs() throws Exception {
+    try (TestingServer zk = new TestingServer(); ZooKeeperRegistry old = registry(zk);
+        ZooKeeperRegistry fresh = registry(zk)) {
+      int port;
+      try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+        port = s.getLocalPort(); // the address the "crashed" server had: free again
+      }
+      String node = old.servicePath(SERVICE) + "/127.0.0.1:" + port;
+      old.curator().create().creatingParentContainersIfNeeded().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL)
+          .forPath(node, RegistryNode.encode(io.petrel.rpc.Endpoint.of("127.0.0.1", port)));
+      long oldSession = old.curator().getZookeeperClient().getZooKeeper().getSessionId();
+      CompletableFuture<ILoggingEvent> stillOld = logs("ZooKeeper node " + node + " is still the one of session 0x"
+          + Long.toHexString(oldSession));
+      io.petrel.rpc.ServiceDefinition def = io.petrel.rpc.ServiceDefinition.builder(SERVICE).unary(WHO, req -> req)
+          .build();
+      io.petrel.rpc.RpcServer server = io.petrel.rpc.RpcServer.builder().bindAddress("127.0.0.1", port)
+          .addService(def).addLifecycleListener(fresh.registrar(SERVICE).build()).drainDelay(Duration.ZERO).build()
+          .start();
+      try {
+        assertThat(stillOld.get(5, TimeUnit.SECONDS).getLevel()).isEqualTo(Level.INFO);
+        ZooKeeperSessions.expire(old.curator(), zk);
+        long mine = fresh.curator().getZookeeperClient().getZooKeeper().getSessionId();
+        org.apache.zookeeper.data.Stat st = null;
+        for (int i = 0; i < 500 && (st == null || st.getEphemeralOwner() != mine); i++) {
+          st = fresh.curator().checkExists().forPath(node); // bounded: re-created within milliseconds
+        }
+        assertThat(st).isNotNull();
+        assertThat(st.getEphemeralOwner()).as("the node, created again in the new server's session").isEqualTo(mine);
+      } finally {
+        server.close();
+      }
+    }
+  }
 }
