@@ -15,11 +15,15 @@ import org.jspecify.annotations.Nullable;
  *
  * <pre>{"host":"10.0.0.7","port":7000,"weight":1,"zone":"eu-1","version":"2.0","metadata":{"rack":"r7"}}</pre>
  *
- * {@code host} and {@code port} are required; {@code weight} defaults to 1; {@code zone}, {@code version} and
- * {@code metadata} are left out when not set. Fields it does not know are ignored, so that a later layout can add
- * some.
+ * {@code host} (a string: an IPv4 or IPv6 address or a host name) and {@code port} (1..65535) are required;
+ * {@code weight} (1..10000) defaults to 1; {@code zone}, {@code version} and {@code metadata} are left out when not
+ * set. Fields it does not know are ignored, so that a later layout can add some. A node holds at most
+ * {@value #MAX_BYTES} bytes: a client skips a larger one, and a registrar does not write one.
  */
 final class RegistryNode {
+  /** The most bytes a server's node may hold (its JSON with all its metadata). */
+  static final int MAX_BYTES = 8192;
+
   private RegistryNode() {}
 
   /** The node's name under its service: "host:port" ("[v6]:port"). */
@@ -52,6 +56,10 @@ final class RegistryNode {
    * @throws IllegalArgumentException saying what is wrong with it
    */
   static Endpoint decode(byte[] data) {
+    if (data.length > MAX_BYTES) {
+      throw new IllegalArgumentException("the node holds " + data.length + " bytes, more than the " + MAX_BYTES
+          + " a server's node may hold");
+    }
     JsonObject o;
     try {
       JsonElement root = JsonParser.parseString(new String(data, StandardCharsets.UTF_8));
@@ -72,7 +80,11 @@ final class RegistryNode {
           .replaceFirst("^[a-zA-Z0-9_.]+(Exception|Error): ", "");
       throw new IllegalArgumentException("node data is not JSON (" + why + ")", e);
     }
-    String host = Objects.requireNonNull(string(o, "host", true), "a required field is there or string() threw");
+    JsonElement h = o.get("host");
+    if (h != null && !h.isJsonNull() && !(h.isJsonPrimitive() && h.getAsJsonPrimitive().isString())) {
+      throw new IllegalArgumentException("field 'host' must be a string: " + h);
+    }
+    String host = checkHost(Objects.requireNonNull(string(o, "host", true), "required: there or string() threw"));
     int port = integer(o, "port", -1);
     int weight = integer(o, "weight", Endpoint.DEFAULT_WEIGHT);
     Map<String, String> metadata = new LinkedHashMap<>();
@@ -115,9 +127,51 @@ final class RegistryNode {
       return absent;
     }
     try {
-      return v.getAsInt();
+      // Exact: getAsInt() would read 7000.5 as 7000 and 4294974296 (2^32 + 7000) as 7000.
+      return v.getAsBigDecimal().intValueExact();
     } catch (RuntimeException e) {
       throw new IllegalArgumentException("field '" + field + "' must be an integer: " + v, e);
     }
+  }
+
+  private static final java.util.regex.Pattern HOST_NAME = java.util.regex.Pattern.compile(
+      "[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(\\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\\.?");
+  private static final java.util.regex.Pattern IPV6 = java.util.regex.Pattern.compile(
+      "[0-9A-Fa-f:][0-9A-Fa-f:.]*(%[A-Za-z0-9_.-]+)?");
+
+  /**
+   * {@code host} if it can be an address to connect to: an IPv4 address, an IPv6 address (without brackets), or a
+   * host name (letters, digits, '-' and '_' in dot-separated labels of at most 63 characters, 253 in all), so that a
+   * node's garbage ("not an address", a URL, "999.1.2.3") is refused with the node rather than tried as a host.
+   */
+  static String checkHost(String host) {
+    String why = null;
+    if (host.indexOf(':') >= 0) {
+      if (!IPV6.matcher(host).matches()) {
+        why = "neither an address nor a host name";
+      } else {
+        try {
+          java.net.InetAddress.getByName(host); // a literal of hex digits and ':': parsed, never looked up
+        } catch (java.net.UnknownHostException e) {
+          why = "not an IPv6 address";
+        }
+      }
+    } else if (host.length() > 253 || !HOST_NAME.matcher(host).matches()) {
+      why = "neither an address nor a host name";
+    } else if (host.chars().allMatch(c -> (c >= '0' && c <= '9') || c == '.')) {
+      String[] parts = host.split("\\.", -1);
+      boolean ok = parts.length == 4;
+      for (int i = 0; ok && i < 4; i++) {
+        ok = !parts[i].isEmpty() && parts[i].length() <= 3 && Integer.parseInt(parts[i]) <= 255;
+      }
+      if (!ok) {
+        why = "not an IPv4 address";
+      }
+    }
+    if (why != null) {
+      String shown = host.length() > 100 ? host.substring(0, 100) + "..." : host;
+      throw new IllegalArgumentException("field 'host' is " + why + ": '" + shown + "'");
+    }
+    return host;
   }
 }

@@ -18,9 +18,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.recipes.nodes.PersistentNodeListener;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.CreateMode;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -46,6 +50,11 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
   private final @Nullable String version;
   private final Map<String, String> metadata;
   private final List<PersistentNode> nodes = new ArrayList<>();
+  /** The ZooKeeper paths of {@link #nodes}, in the same order. */
+  private final List<String> paths = new ArrayList<>();
+  private @Nullable ConnectionStateListener connectionLines;
+  /** Set when one of the nodes was first created: until then the server is not registered. */
+  private final AtomicBoolean createdOnce = new AtomicBoolean();
   private @Nullable Endpoint registered;
   private List<String> registeredServices = List.of();
 
@@ -90,20 +99,38 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     Endpoint e = new Endpoint(host != null ? host : advertisedHost(bound), bound.getPort(), weight, zone, version,
         metadata);
     byte[] data = RegistryNode.encode(e);
+    if (data.length > RegistryNode.MAX_BYTES) {
+      log.error("not registering {} in ZooKeeper for {}: its node would hold {} bytes, more than the {} clients"
+          + " read (they would skip it). Register less metadata", e.authority(), toRegister, data.length,
+          RegistryNode.MAX_BYTES);
+      return;
+    }
     for (String service : toRegister) {
       String path = registry.servicePath(service) + "/" + RegistryNode.name(e);
       PersistentNode node = new PersistentNode(registry.curator(), CreateMode.EPHEMERAL, false, path, data);
-      node.getListenable().addListener(new Recreations(service, e));
+      node.getListenable().addListener(new Recreations(service, e, createdOnce));
       node.start();
       nodes.add(node);
+      paths.add(path);
     }
     registered = e;
     registeredServices = List.copyOf(toRegister);
+    ConnectionStateListener lines = new ConnectionLines(e, registeredServices);
+    registry.curator().getConnectionStateListenable().addListener(lines);
+    connectionLines = lines;
     long deadline = System.nanoTime() + registry.connectionTimeout().toNanos();
     try {
       for (int i = 0; i < nodes.size(); i++) {
         long left = deadline - System.nanoTime();
         if (!nodes.get(i).waitForInitialCreate(Math.max(0, left), TimeUnit.NANOSECONDS)) {
+          String refused = ephemeralAncestor(paths.get(i));
+          if (refused != null) {
+            log.error("{} is not registered in ZooKeeper ({}): ZooKeeper refuses its node {}, because {} is an"
+                + " ephemeral node, which can have no children (something other than a Petrel registrar made it)."
+                + " Delete that node: the registrar then creates the node, and its parents as persistent nodes",
+                e.authority(), registry.target(toRegister.get(i)), paths.get(i), refused);
+            return;
+          }
           log.warn("{} is not registered in ZooKeeper ({}) yet after {} ms; it will be once ZooKeeper answers",
               e.authority(), registry.target(toRegister.get(i)), registry.connectionTimeout().toMillis());
           return;
@@ -114,6 +141,29 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
       return;
     }
     log.info("registered {} in ZooKeeper for {}", e, toRegister);
+    for (String path : paths) {
+      String owner = previousOwner(path);
+      if (owner != null) {
+        log.info("ZooKeeper node {} is still the one of session {}, not this server's: a server at this address"
+            + " (this one before a restart?) registered it and its session has not ended yet. Clients list the"
+            + " address meanwhile; when that session ends (within its session timeout) the node goes and is"
+            + " created again in this server's session", path, owner);
+      }
+    }
+  }
+
+  /** The session (0x...) owning the ephemeral node at {@code path} when it is not this registry's, else null. */
+  private @Nullable String previousOwner(String path) {
+    try {
+      org.apache.zookeeper.data.Stat st = registry.curator().checkExists().forPath(path);
+      long mine = registry.curator().getZookeeperClient().getZooKeeper().getSessionId();
+      if (st != null && st.getEphemeralOwner() != 0 && st.getEphemeralOwner() != mine) {
+        return "0x" + Long.toHexString(st.getEphemeralOwner());
+      }
+    } catch (Exception ex) {
+      log.debug("could not read the owner of {}", path, ex);
+    }
+    return null;
   }
 
   /**
@@ -125,17 +175,91 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     private final String service;
     private final Endpoint endpoint;
     private final AtomicInteger created = new AtomicInteger();
+    private final AtomicBoolean createdOnce;
 
-    Recreations(String service, Endpoint endpoint) {
+    Recreations(String service, Endpoint endpoint, AtomicBoolean createdOnce) {
       this.service = service;
       this.endpoint = endpoint;
+      this.createdOnce = createdOnce;
     }
 
     @Override
     public void nodeCreated(String path) {
+      createdOnce.set(true);
       if (created.incrementAndGet() > 1) {
         log.info("registered {} in ZooKeeper again for {} (node {}): the ZooKeeper session that held its node"
             + " ended, and the node was created in a new session", endpoint, service, path);
+      }
+    }
+  }
+
+  /**
+   * The first ancestor of {@code path} that is an ephemeral node (ZooKeeper refuses children under one), with its
+   * session, or null (none, or ZooKeeper cannot be asked now).
+   */
+  private @Nullable String ephemeralAncestor(String path) {
+    if (!registry.curator().getZookeeperClient().isConnected()) {
+      return null;
+    }
+    try {
+      for (int slash = path.indexOf('/', 1); slash > 0; slash = path.indexOf('/', slash + 1)) {
+        String ancestor = path.substring(0, slash);
+        org.apache.zookeeper.data.Stat st = registry.curator().checkExists().forPath(ancestor);
+        if (st != null && st.getEphemeralOwner() != 0) {
+          return ancestor + " (of session 0x" + Long.toHexString(st.getEphemeralOwner()) + ")";
+        }
+      }
+    } catch (Exception e) {
+      log.debug("could not look at the parents of {}", path, e);
+    }
+    return null;
+  }
+
+  /**
+   * Says what the server's registration goes through when the registry's connection to ZooKeeper changes (on a
+   * Curator thread): ZooKeeper's and Curator's own lines (a WARN with a stack trace at each reconnection attempt,
+   * "Session expired event received") do not say what happens to the server's nodes.
+   */
+  private final class ConnectionLines implements ConnectionStateListener {
+    private final Endpoint endpoint;
+    private final List<String> services;
+    private boolean suspended;
+
+    ConnectionLines(Endpoint endpoint, List<String> services) {
+      this.endpoint = endpoint;
+      this.services = services;
+    }
+
+    @Override
+    public void stateChanged(org.apache.curator.framework.CuratorFramework client, ConnectionState state) {
+      switch (state) {
+        case SUSPENDED -> {
+          if (!createdOnce.get()) {
+            log.warn("no connection to ZooKeeper ({}): {} is not registered for {} yet, and will be once ZooKeeper"
+                + " answers; it serves meanwhile, unlisted", registry.connectString(), endpoint.authority(),
+                services);
+            return;
+          }
+          suspended = true;
+          log.warn("lost the connection to ZooKeeper ({}): {} stays registered for {} while its session lives (up"
+              + " to the session timeout); Curator reconnects by itself, nothing to do unless ZooKeeper stays"
+              + " unreachable", registry.connectString(), endpoint.authority(), services);
+        }
+        case LOST -> {
+          suspended = false;
+          log.warn("the ZooKeeper session holding the nodes of {} for {} ended (it expired, or ZooKeeper was"
+              + " unreachable for the session timeout): clients keep the server for their removal delay, and the"
+              + " nodes are created again in a new session when ZooKeeper answers (an INFO says so); nothing to"
+              + " do unless ZooKeeper stays unreachable", endpoint.authority(), services);
+        }
+        case RECONNECTED -> {
+          if (suspended) {
+            suspended = false;
+            log.info("reconnected to ZooKeeper ({}) within the session: the nodes of {} for {} stayed",
+                registry.connectString(), endpoint.authority(), services);
+          }
+        }
+        default -> {}
       }
     }
   }
@@ -148,7 +272,14 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
   @Override
   public synchronized void onDraining(RpcServer server) {
     List<PersistentNode> closing = List.copyOf(nodes);
+    List<String> closingPaths = List.copyOf(paths);
     nodes.clear();
+    paths.clear();
+    ConnectionStateListener lines = connectionLines;
+    connectionLines = null;
+    if (lines != null) {
+      registry.curator().getConnectionStateListenable().removeListener(lines);
+    }
     Endpoint e = registered;
     registered = null;
     if (closing.isEmpty()) {
@@ -156,11 +287,20 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     }
     CompletableFuture<Void> deleted = new CompletableFuture<>();
     Thread t = new Thread(() -> {
-      for (PersistentNode node : closing) {
+      for (int i = 0; i < closing.size(); i++) {
         try {
-          node.close();
+          closing.get(i).close();
         } catch (IOException | RuntimeException ex) {
-          log.warn("could not delete ZooKeeper node {}; it goes when the session ends", node.getActualPath(), ex);
+          if (registry.curator().getState() == CuratorFrameworkState.STOPPED) {
+            // The registry was closed (the server's shutdown went on after the connection timeout) before
+            // ZooKeeper answered: the delete cannot be sent any more.
+            log.info("ZooKeeper node {} was not deleted: the registry was closed before ZooKeeper answered. ZooKeeper"
+                + " deletes it when the registry's session expires (its session timeout after the registry last"
+                + " reached it); clients skip the server meanwhile since it no longer answers", closingPaths.get(i));
+          } else {
+            log.warn("could not delete ZooKeeper node {} ({}); it goes when the registry's session ends",
+                closingPaths.get(i), String.valueOf(ex.getCause() != null ? ex.getCause() : ex));
+          }
         }
       }
       deleted.complete(null);

@@ -7,12 +7,18 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.Objects;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.curator.framework.api.UnhandledErrorListener;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.retry.BoundedExponentialBackoffRetry;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A ZooKeeper ensemble used as Petrel's service registry: one Curator client (one ZooKeeper session) and the
@@ -33,6 +39,7 @@ import org.jspecify.annotations.Nullable;
  * {@link Builder#curator(CuratorFramework)} never closes that client.
  */
 public final class ZooKeeperRegistry implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(ZooKeeperRegistry.class);
   /** Where services are listed when no base path is given. */
   public static final String DEFAULT_BASE_PATH = "/petrel";
   /** The ZooKeeper session timeout of a registry's own Curator client. */
@@ -54,6 +61,29 @@ public final class ZooKeeperRegistry implements AutoCloseable {
   /** The resolvers made by {@link #resolver} and not yet shut down: told when this registry closes. */
   private final Set<ZooKeeperResolver> resolvers = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
+  /** Whether the Curator failure line was logged since the last (re)connection: once per outage. */
+  private final AtomicBoolean toldGaveUp = new AtomicBoolean();
+  /**
+   * Explains Curator's ERROR "Background operation retry gave up" (and the like), logged when an operation of this
+   * registry's client (a server's node being created or deleted, a resolver's read) failed through all its
+   * retries, typically through a ZooKeeper outage: what it means for Petrel.
+   */
+  private final UnhandledErrorListener gaveUp = (message, e) -> {
+    if (closed) {
+      return; // operations cut short by the close: nothing left to redo
+    }
+    if (toldGaveUp.compareAndSet(false, true)) {
+      log.warn("a ZooKeeper operation of the registry {} failed through all of Curator's retries ({}: {}); Curator"
+          + " logs it as ERROR. Petrel redoes what it needs when ZooKeeper answers: servers' nodes are created"
+          + " again, resolvers read the nodes again and keep their endpoints meanwhile. Nothing to do unless"
+          + " ZooKeeper stays unreachable", connectString(), message, String.valueOf(e));
+    }
+  };
+  private final ConnectionStateListener reconnections = (c, state) -> {
+    if (state == ConnectionState.CONNECTED || state == ConnectionState.RECONNECTED) {
+      toldGaveUp.set(false);
+    }
+  };
 
   private ZooKeeperRegistry(Builder b, CuratorFramework curator, boolean owned) {
     this.curator = curator;
@@ -65,6 +95,8 @@ public final class ZooKeeperRegistry implements AutoCloseable {
         : Duration.ofMillis(curator.getZookeeperClient().getConnectionTimeoutMs());
     this.removalDelay = b.removalDelay;
     this.reconnectSettle = b.reconnectSettle;
+    curator.getUnhandledErrorListenable().addListener(gaveUp);
+    curator.getConnectionStateListenable().addListener(reconnections);
   }
 
   public static Builder builder() {
@@ -142,6 +174,8 @@ public final class ZooKeeperRegistry implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
+    curator.getUnhandledErrorListenable().removeListener(gaveUp);
+    curator.getConnectionStateListenable().removeListener(reconnections);
     if (owned) {
       curator.close(); // first: a resolver starting meanwhile finds it closed (see closedItsClient)
       for (ZooKeeperResolver r : resolvers) {

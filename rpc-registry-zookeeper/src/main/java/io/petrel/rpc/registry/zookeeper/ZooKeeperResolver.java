@@ -18,6 +18,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.recipes.cache.ChildData;
@@ -26,6 +27,7 @@ import org.apache.curator.framework.recipes.cache.CuratorCacheListener;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.curator.utils.ZKPaths;
+import org.apache.zookeeper.data.Stat;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -37,10 +39,20 @@ import org.slf4j.LoggerFactory;
  * kept for {@code reconnectSettle} (servers whose sessions expired register again meanwhile), and an endpoint
  * missing while connected is dropped only after {@code removalDelay}. Additions are told at once.
  *
+ * <p>A node that is not a server's node with good data is skipped, and named in a WARN once per change of the
+ * node; at most {@value #BAD_NODE_LINES} such lines per {@value #BAD_NODE_WINDOW_SECONDS} s, then one line counting
+ * the others. A node's data is read once per change of the node, and a burst of changes costs one pass over the
+ * nodes, not one per change.
+ *
  * <p>All its state belongs to one thread of its own, which also calls the listener (so never concurrently).
  */
 final class ZooKeeperResolver implements NameResolver {
   private static final Logger log = LoggerFactory.getLogger(ZooKeeperResolver.class);
+  /** Bad nodes named one by one per window; beyond them, one line counts the others at the window's end. */
+  static final int BAD_NODE_LINES = 20;
+  static final int BAD_NODE_WINDOW_SECONDS = 10;
+  /** The longest reason for a bad node that is logged (a bad value is quoted in it). */
+  private static final int MAX_REASON_CHARS = 300;
 
   private final CuratorFramework curator;
   private final String servicePath;
@@ -55,6 +67,10 @@ final class ZooKeeperResolver implements NameResolver {
   private final ScheduledExecutorService thread;
   private final CountDownLatch firstAnswer = new CountDownLatch(1);
   private final ConnectionStateListener stateListener = (c, state) -> run(() -> stateChanged(state));
+  /** A recompute is queued and has not started: further changes need no other (it reads the cache as it is then). */
+  private final AtomicBoolean recomputeQueued = new AtomicBoolean();
+  /** Set when shut down: the cache's late failures (its operations cancelled by a close) are expected then. */
+  private volatile boolean shuttingDown;
 
   // Owned by `thread`.
   private @Nullable Listener listener;
@@ -66,8 +82,24 @@ final class ZooKeeperResolver implements NameResolver {
   /** The endpoints last told to the listener, by node name; null before the first list. */
   private @Nullable Map<String, Endpoint> published;
   private final Map<String, Long> missingSince = new HashMap<>();
-  private final Set<String> badNodes = new HashSet<>();
+  /** What was read from each node of the cache at the last recompute, by path: only nodes still there are kept. */
+  private Map<String, NodeRead> reads = new HashMap<>();
+  /** The nodes skipped at the last recompute because another node lists the same address. */
+  private Set<String> duplicateNodes = new HashSet<>();
   private @Nullable ScheduledFuture<?> recheck;
+  // The WARN lines about bad nodes (see the class comment).
+  private long badWindowStart = System.nanoTime() - TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS);
+  private int badLinesInWindow;
+  private int badNotLogged;
+  private @Nullable String firstNotLogged;
+  private @Nullable ScheduledFuture<?> badSummary;
+
+  /** What one version of a node said: its endpoint, or why it is skipped (then endpoint is null). */
+  private record NodeRead(long czxid, long mzxid, @Nullable Endpoint endpoint, @Nullable String problem) {
+    boolean sameVersion(@Nullable Stat st) {
+      return st != null && st.getCzxid() == czxid && st.getMzxid() == mzxid;
+    }
+  }
 
   ZooKeeperResolver(CuratorFramework curator, String servicePath, String target, Duration startWait,
       Duration removalDelay, Duration reconnectSettle, @Nullable AutoCloseable owned,
@@ -106,9 +138,11 @@ final class ZooKeeperResolver implements NameResolver {
       }
       connected = curator.getZookeeperClient().isConnected();
       curator.getConnectionStateListenable().addListener(stateListener);
-      CuratorCache c = CuratorCache.build(curator, servicePath);
+      // Its own handler: Curator's logs "CuratorCache error" at ERROR with a stack trace, for instance for each
+      // read still pending when the Curator client is closed while ZooKeeper is down.
+      CuratorCache c = CuratorCache.builder(curator, servicePath).withExceptionHandler(this::cacheFailed).build();
       c.listenable().addListener(CuratorCacheListener.builder()
-          .forAll((type, oldData, data) -> run(this::recompute))
+          .forAll((type, oldData, data) -> changed())
           .forInitialized(() -> run(this::initialized))
           .build());
       cache = c;
@@ -150,8 +184,30 @@ final class ZooKeeperResolver implements NameResolver {
     });
   }
 
+  /** A read of the cache failed (on a Curator thread). */
+  private void cacheFailed(Exception e) {
+    if (shuttingDown || curator.getState() == CuratorFrameworkState.STOPPED) {
+      log.debug("a ZooKeeper read for {} ended as its client closed: {}", target, e.toString());
+      return;
+    }
+    run(() -> {
+      if (stopped) {
+        return;
+      }
+      Map<String, Endpoint> p = published;
+      String what = "could not read the nodes of " + target + " from ZooKeeper (" + e + "): keeping the "
+          + (p == null ? 0 : p.size()) + " endpoint(s) last known; they are read again when ZooKeeper answers";
+      if (connected) {
+        log.warn(what);
+      } else {
+        log.debug(what); // during an outage, which a WARN has told already
+      }
+    });
+  }
+
   @Override
   public void shutdown() {
+    shuttingDown = true;
     if (shared != null) {
       shared.forget(this);
     }
@@ -178,6 +234,15 @@ final class ZooKeeperResolver implements NameResolver {
     }
   }
 
+  /** Runs {@code task} on this resolver's thread in {@code nanos}; null when shut down meanwhile. */
+  private @Nullable ScheduledFuture<?> later(Runnable task, long nanos) {
+    try {
+      return thread.schedule(() -> run(task), Math.max(0, nanos), TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      return null; // shutting down: a task queued before the shutdown ran after it began
+    }
+  }
+
   private void run(Runnable task) {
     try {
       thread.execute(() -> {
@@ -189,6 +254,16 @@ final class ZooKeeperResolver implements NameResolver {
       });
     } catch (RejectedExecutionException e) {
       // Shut down: nothing more to tell.
+    }
+  }
+
+  /** The cache changed: queues one recompute unless one is queued already (a burst of changes costs one). */
+  private void changed() {
+    if (recomputeQueued.compareAndSet(false, true)) {
+      run(() -> {
+        recomputeQueued.set(false); // before reading the cache: a change from now on queues another
+        recompute();
+      });
     }
   }
 
@@ -219,10 +294,17 @@ final class ZooKeeperResolver implements NameResolver {
     }
     switch (state) {
       case SUSPENDED, LOST -> {
+        Map<String, Endpoint> p = published;
+        int kept = p == null ? 0 : p.size();
         if (connected) {
-          Map<String, Endpoint> p = published;
           log.warn("{} ZooKeeper connection for {}; keeping the {} endpoint(s) last known",
-              state == ConnectionState.LOST ? "lost the" : "suspended the", target, p == null ? 0 : p.size());
+              state == ConnectionState.LOST ? "lost the" : "suspended the", target, kept);
+        }
+        if (state == ConnectionState.LOST) {
+          log.warn("the ZooKeeper session of {} ended (it expired, or ZooKeeper was unreachable for the session"
+              + " timeout); keeping the {} endpoint(s) last known. Curator starts a new session when ZooKeeper"
+              + " answers, and the endpoints follow ZooKeeper again; nothing to do unless ZooKeeper stays"
+              + " unreachable", target, kept);
         }
         connected = false;
       }
@@ -249,7 +331,11 @@ final class ZooKeeperResolver implements NameResolver {
       return;
     }
     Map<String, Endpoint> now = new LinkedHashMap<>();
-    c.stream().forEach(d -> read(d, now));
+    Map<String, NodeRead> previous = reads;
+    Map<String, NodeRead> nextReads = new HashMap<>();
+    c.stream().forEach(d -> read(d, previous, nextReads, now));
+    reads = nextReads;
+    dropDuplicates(now);
     long t = System.nanoTime();
     Map<String, Endpoint> next = new LinkedHashMap<>(now);
     long due = Long.MAX_VALUE;
@@ -279,11 +365,17 @@ final class ZooKeeperResolver implements NameResolver {
       recheck = null;
     }
     if (due != Long.MAX_VALUE) {
-      recheck = thread.schedule(() -> run(this::recompute), Math.max(0, due - t), TimeUnit.NANOSECONDS);
+      recheck = later(this::recompute, due - t);
     }
     if (!next.equals(before)) {
       published = next;
-      List<Endpoint> list = new ArrayList<>(next.values());
+      List<Endpoint> list = new ArrayList<>();
+      Set<String> addresses = new HashSet<>();
+      for (Endpoint e : next.values()) {
+        if (addresses.add(e.authority())) { // a node held for its removal delay may name a listed address
+          list.add(e);
+        }
+      }
       list.sort(Comparator.comparing(Endpoint::authority));
       log.debug("{}: endpoints {}", target, list);
       l.onEndpoints(List.copyOf(list));
@@ -291,26 +383,142 @@ final class ZooKeeperResolver implements NameResolver {
     firstAnswer.countDown();
   }
 
-  /** Adds the endpoint of {@code d} if it is a server's node of this service with good data. */
-  private void read(ChildData d, Map<String, Endpoint> into) {
+  /**
+   * Adds the endpoint of {@code d} if it is a server's node of this service with good data; a node read at an
+   * earlier recompute in the same version is not read again (nor logged again).
+   */
+  private void read(ChildData d, Map<String, NodeRead> previous, Map<String, NodeRead> next,
+      Map<String, Endpoint> into) {
     String path = d.getPath();
+    if (path.equals(servicePath)) {
+      byte[] data = d.getData();
+      if (data != null && data.length > 0) {
+        remember(d, previous, next, () -> "the service's node holds " + data.length + " bytes of data, which is"
+            + " ignored: servers are listed as its children, basePath/service/host:port");
+      }
+      return;
+    }
     ZKPaths.PathAndNode pn = ZKPaths.getPathAndNode(path);
     if (!pn.getPath().equals(servicePath)) {
-      return; // the service node itself, or deeper
+      remember(d, previous, next, () -> "a node under a server's node, ignored: servers are listed as the"
+          + " children of the service's node, basePath/service/host:port");
+      return;
     }
-    byte[] data = d.getData();
-    try {
+    NodeRead r = remember(d, previous, next, () -> {
+      byte[] data = d.getData();
       if (data == null || data.length == 0) {
         throw new IllegalArgumentException("the node has no data");
       }
-      into.put(pn.getNode(), RegistryNode.decode(data));
-    } catch (IllegalArgumentException e) {
-      String key = path + "@" + (d.getStat() == null ? 0 : d.getStat().getMzxid());
-      if (badNodes.add(key)) {
-        log.warn("ignoring ZooKeeper node {} of {}: {} (expected JSON with host and port, see docs/cluster.md)",
-            path, target, e.getMessage());
+      return RegistryNode.decode(data);
+    });
+    if (r.endpoint() != null) {
+      into.put(pn.getNode(), r.endpoint());
+    }
+  }
+
+  /**
+   * What {@code d} says: read before in this version, or read now by {@code reader} (an {@link Endpoint}, or the
+   * reason the node is skipped as a String or an IllegalArgumentException); a new problem is logged.
+   */
+  private NodeRead remember(ChildData d, Map<String, NodeRead> previous, Map<String, NodeRead> next,
+      java.util.function.Supplier<Object> reader) {
+    String path = d.getPath();
+    Stat st = d.getStat();
+    NodeRead r = previous.get(path);
+    if (r == null || !r.sameVersion(st)) {
+      Object what;
+      try {
+        what = reader.get();
+      } catch (IllegalArgumentException e) {
+        what = String.valueOf(e.getMessage());
+      }
+      long czxid = st == null ? 0 : st.getCzxid();
+      long mzxid = st == null ? 0 : st.getMzxid();
+      if (what instanceof Endpoint e) {
+        r = new NodeRead(czxid, mzxid, e, null);
+      } else {
+        String why = what.toString();
+        if (why.length() > MAX_REASON_CHARS) {
+          why = why.substring(0, MAX_REASON_CHARS) + "...";
+        }
+        r = new NodeRead(czxid, mzxid, null, why);
+        badNode(path, why);
       }
     }
+    next.put(path, r);
+    return r;
+  }
+
+  /**
+   * Keeps one node per address: several nodes naming one address (another tool's, or forged ones) would give the
+   * client that server several times over (one connection each, and its share of calls multiplied). The node
+   * named after the address (as a registrar names it) is kept, else the first by name; each other is named in a
+   * WARN once, while it lasts.
+   */
+  private void dropDuplicates(Map<String, Endpoint> now) {
+    List<Map.Entry<String, Endpoint>> nodes = new ArrayList<>(now.entrySet());
+    nodes.sort(Map.Entry.comparingByKey());
+    Map<String, String> byAddress = new HashMap<>();
+    for (Map.Entry<String, Endpoint> n : nodes) {
+      String address = n.getValue().authority();
+      String kept = byAddress.get(address);
+      if (kept == null || (!kept.equals(address) && n.getKey().equals(address))) {
+        byAddress.put(address, n.getKey());
+      }
+    }
+    Set<String> duplicates = new HashSet<>();
+    for (Map.Entry<String, Endpoint> n : nodes) {
+      String address = n.getValue().authority();
+      String kept = byAddress.getOrDefault(address, n.getKey());
+      if (!kept.equals(n.getKey())) {
+        duplicates.add(n.getKey());
+        if (!duplicateNodes.contains(n.getKey())) {
+          badNode(servicePath + "/" + n.getKey(), "it lists " + address + ", as node " + servicePath + "/" + kept
+              + " does, which is kept");
+        }
+        now.remove(n.getKey());
+      }
+    }
+    duplicateNodes = duplicates;
+  }
+
+  /** Logs a bad node, at most {@link #BAD_NODE_LINES} lines per window, then counts them for one line. */
+  private void badNode(String path, String why) {
+    long t = System.nanoTime();
+    if (t - badWindowStart >= TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS)) {
+      logNotLogged();
+      badWindowStart = t;
+      badLinesInWindow = 0;
+    }
+    if (badLinesInWindow < BAD_NODE_LINES) {
+      badLinesInWindow++;
+      log.warn("ignoring ZooKeeper node {} of {}: {} (a server's node holds JSON with host and port, see"
+          + " docs/cluster.md); calls go to the other endpoints", path, target, why);
+      return;
+    }
+    if (badNotLogged++ == 0) {
+      firstNotLogged = path + " (" + why + ")";
+      long left = badWindowStart + TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS) - t;
+      badSummary = later(this::logNotLogged, left);
+    }
+  }
+
+  /** The line that counts the bad nodes not named one by one in the window that ends. */
+  private void logNotLogged() {
+    if (badSummary != null) {
+      badSummary.cancel(false);
+      badSummary = null;
+    }
+    if (badNotLogged == 0 || stopped) {
+      badNotLogged = 0;
+      return;
+    }
+    long skipped = reads.values().stream().filter(r -> r.endpoint() == null).count();
+    log.warn("ignoring {} more bad ZooKeeper node change(s) under {} of {} in {} s, not logged one by one (the"
+        + " first: {}); {} node(s) under it are skipped now; calls go to the other endpoints", badNotLogged,
+        servicePath, target, BAD_NODE_WINDOW_SECONDS, firstNotLogged, skipped);
+    badNotLogged = 0;
+    firstNotLogged = null;
   }
 
   @Override
