@@ -86,19 +86,24 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     listedNone = endpoints.isEmpty();
     List<S> old = subchannels;
     Set<Endpoint> before = new HashSet<>();
+    // By address (host and port, as Endpoint.sameAddress): a list of thousands is matched in one pass, not one
+    // walk of the old list per endpoint.
+    java.util.Map<Address, S> oldByAddress = new java.util.HashMap<>();
     for (S s : old) {
       before.add(s.endpoint());
+      oldByAddress.putIfAbsent(new Address(s.endpoint()), s);
     }
     List<S> next = new ArrayList<>();
-    List<S> kept = new ArrayList<>();
+    Set<S> kept = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+    Set<Address> listed = new HashSet<>();
+    List<Endpoint> unique = new ArrayList<>(endpoints.size());
     for (Endpoint e : endpoints) {
-      S found = null;
-      for (S s : old) {
-        if (s.endpoint().sameAddress(e)) {
-          found = s;
-          break;
-        }
+      Address a = new Address(e);
+      if (!listed.add(a)) {
+        continue; // the same address listed twice: one subchannel, the first entry's weight and attributes
       }
+      unique.add(e);
+      S found = oldByAddress.get(a);
       if (found != null) {
         found.updateEndpoint(e); // the weight may have changed
         kept.add(found);
@@ -120,10 +125,29 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
         s.drain().whenComplete((v, t) -> drained(s));
       }
     }
-    if ((!old.isEmpty() || now.size() > 1) && !before.equals(new HashSet<>(endpoints))) {
+    if ((!old.isEmpty() || now.size() > 1) && !before.equals(new HashSet<>(unique))) {
       // Only a change: a resolver may tell the same list again (a refresh, a ZooKeeper reconnection).
-      log.info("client '{}' for {}: endpoints {}", name, target, endpoints.isEmpty() ? "none (the resolver lists"
-          + " no endpoint)" : endpoints);
+      log.info("client '{}' for {}: endpoints {}", name, target, unique.isEmpty() ? "none (the resolver lists"
+          + " no endpoint)" : describe(unique));
+    }
+  }
+
+  /** At most {@link #LOGGED_ENDPOINTS} of them, then how many more: a list of thousands is not one line. */
+  private static String describe(List<Endpoint> endpoints) {
+    if (endpoints.size() <= LOGGED_ENDPOINTS) {
+      return endpoints.toString();
+    }
+    return endpoints.subList(0, LOGGED_ENDPOINTS).toString().replaceFirst("]$", "") + ", ... and "
+        + (endpoints.size() - LOGGED_ENDPOINTS) + " more (" + endpoints.size() + " in all)]";
+  }
+
+  /** Endpoints named in full in the INFO line of a change. */
+  static final int LOGGED_ENDPOINTS = 20;
+
+  /** An endpoint's address: what {@link Endpoint#sameAddress} compares. */
+  private record Address(String host, int port) {
+    Address(Endpoint e) {
+      this(e.host(), e.port());
     }
   }
 

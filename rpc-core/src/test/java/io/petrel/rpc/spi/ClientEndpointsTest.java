@@ -200,6 +200,41 @@ class ClientEndpointsTest {
     }
   }
 
+  /**
+   * An address listed twice (a registry with two nodes naming one server) gets one subchannel, the first entry's;
+   * a long list is named in the INFO line up to 20 endpoints, then counted.
+   */
+  @Test
+  void anAddressListedTwiceIsOneEndpointAndALongListIsCountedInItsLogLine() throws Exception {
+    ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
+        ClientEndpointsTest.LOGGER);
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> seen =
+        new ch.qos.logback.core.read.ListAppender<>();
+    seen.start();
+    logger.addAppender(seen);
+    try {
+      Manual resolver = new Manual();
+      RecordingTransport.Client c = client(RpcClient.builder().nameResolver("manual://svc", resolver)
+          .transport("recording").build());
+      resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1), new Endpoint("a", 1, 7), Endpoint.of("b", 2)));
+      assertThat(c.endpoints.subchannels()).extracting(x -> x.endpoint().toString()).containsExactly("a:1", "b:2");
+      List<Endpoint> many = new ArrayList<>();
+      for (int i = 0; i < 30; i++) {
+        many.add(Endpoint.of("h" + i, 7000));
+      }
+      many.add(Endpoint.of("h3", 7000)); // again
+      resolver.listener.onEndpoints(many);
+      assertThat(c.endpoints.subchannels()).hasSize(30);
+      assertThat(seen.list).filteredOn(e -> e.getLevel() == ch.qos.logback.classic.Level.INFO)
+          .extracting(e -> e.getFormattedMessage().replaceAll(".*: endpoints ", ""))
+          .containsExactly("[a:1, b:2]", "[h0:7000, h1:7000, h2:7000, h3:7000, h4:7000, h5:7000, h6:7000, h7:7000,"
+              + " h8:7000, h9:7000, h10:7000, h11:7000, h12:7000, h13:7000, h14:7000, h15:7000, h16:7000, h17:7000,"
+              + " h18:7000, h19:7000, ... and 10 more (30 in all)]");
+    } finally {
+      logger.detachAppender(seen);
+    }
+  }
+
   /** A balancer that records what it is given and hears, and picks round robin. */
   static final class Recorder implements LoadBalancer, LoadBalancer.Factory {
     final List<String> events = new java.util.concurrent.CopyOnWriteArrayList<>();
