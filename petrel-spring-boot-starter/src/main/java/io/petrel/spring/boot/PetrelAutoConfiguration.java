@@ -83,8 +83,9 @@ public class PetrelAutoConfiguration {
     try {
       customize.run();
     } catch (IllegalArgumentException | IllegalStateException e) {
+      // Its own exception, or the builder refusing a value it set: either way the customizer is the one to look at.
       throw new IllegalStateException("the " + customizer.getClass().getName() + " bean (a Petrel customizer)"
-          + " set what the builder refuses: " + e.getMessage(), e);
+          + " failed: " + e.getMessage(), e);
     }
   }
 
