@@ -173,9 +173,13 @@ class ClientEndpointsTest {
     assertThat(c.endpoints.subchannels()).as("nothing made after shutdown").isSameAs(second);
   }
 
-  /** A resolver that tells the same list again (a refresh, a registry reconnecting) logs no new INFO line. */
-  @Test
-  void theEndpointsLineIsLoggedOnlyWhenTheListChanges() throws Exception {
+  /** What to run while the endpoints' INFO lines are captured. */
+  private interface Steps {
+    void run() throws Exception;
+  }
+
+  /** The INFO lines "client ... : endpoints X" logged while {@code steps} run, as X. */
+  private static List<String> endpointsLines(Steps steps) throws Exception {
     ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
         ClientEndpointsTest.LOGGER);
     ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> seen =
@@ -183,6 +187,18 @@ class ClientEndpointsTest {
     seen.start();
     logger.addAppender(seen);
     try {
+      steps.run();
+    } finally {
+      logger.detachAppender(seen);
+    }
+    return seen.list.stream().filter(e -> e.getLevel() == ch.qos.logback.classic.Level.INFO)
+        .map(e -> e.getFormattedMessage().replaceAll(".*: endpoints ", "")).toList();
+  }
+
+  /** A resolver that tells the same list again (a refresh, a registry reconnecting) logs no new INFO line. */
+  @Test
+  void theEndpointsLineIsLoggedOnlyWhenTheListChanges() throws Exception {
+    List<String> lines = endpointsLines(() -> {
       Manual resolver = new Manual();
       client(RpcClient.builder().nameResolver("manual://svc", resolver).transport("recording").build());
       List<Endpoint> two = List.of(Endpoint.of("a", 1), Endpoint.of("b", 2));
@@ -192,12 +208,8 @@ class ClientEndpointsTest {
       resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1), new Endpoint("b", 2, 5))); // a new weight
       resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1)));
       resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1)));
-      assertThat(seen.list).filteredOn(e -> e.getLevel() == ch.qos.logback.classic.Level.INFO)
-          .extracting(e -> e.getFormattedMessage().replaceAll(".*: endpoints ", ""))
-          .containsExactly("[a:1, b:2]", "[a:1, b:2;weight=5]", "[a:1]");
-    } finally {
-      logger.detachAppender(seen);
-    }
+    });
+    assertThat(lines).containsExactly("[a:1, b:2]", "[a:1, b:2;weight=5]", "[a:1]");
   }
 
   /**
@@ -206,13 +218,7 @@ class ClientEndpointsTest {
    */
   @Test
   void anAddressListedTwiceIsOneEndpointAndALongListIsCountedInItsLogLine() throws Exception {
-    ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
-        ClientEndpointsTest.LOGGER);
-    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> seen =
-        new ch.qos.logback.core.read.ListAppender<>();
-    seen.start();
-    logger.addAppender(seen);
-    try {
+    List<String> lines = endpointsLines(() -> {
       Manual resolver = new Manual();
       RecordingTransport.Client c = client(RpcClient.builder().nameResolver("manual://svc", resolver)
           .transport("recording").build());
@@ -225,14 +231,10 @@ class ClientEndpointsTest {
       many.add(Endpoint.of("h3", 7000)); // again
       resolver.listener.onEndpoints(many);
       assertThat(c.endpoints.subchannels()).hasSize(30);
-      assertThat(seen.list).filteredOn(e -> e.getLevel() == ch.qos.logback.classic.Level.INFO)
-          .extracting(e -> e.getFormattedMessage().replaceAll(".*: endpoints ", ""))
-          .containsExactly("[a:1, b:2]", "[h0:7000, h1:7000, h2:7000, h3:7000, h4:7000, h5:7000, h6:7000, h7:7000,"
-              + " h8:7000, h9:7000, h10:7000, h11:7000, h12:7000, h13:7000, h14:7000, h15:7000, h16:7000, h17:7000,"
-              + " h18:7000, h19:7000, ... and 10 more (30 in all)]");
-    } finally {
-      logger.detachAppender(seen);
-    }
+    });
+    assertThat(lines).containsExactly("[a:1, b:2]", "[h0:7000, h1:7000, h2:7000, h3:7000, h4:7000, h5:7000, h6:7000,"
+        + " h7:7000, h8:7000, h9:7000, h10:7000, h11:7000, h12:7000, h13:7000, h14:7000, h15:7000, h16:7000,"
+        + " h17:7000, h18:7000, h19:7000, ... and 10 more (30 in all)]");
   }
 
   /** A balancer that records what it is given and hears, and picks round robin. */

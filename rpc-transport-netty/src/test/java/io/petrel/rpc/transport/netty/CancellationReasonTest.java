@@ -48,14 +48,19 @@ class CancellationReasonTest extends TransportFixture {
         }).build()));
   }
 
+  /** Sends a WAIT call with {@code value} on {@code p}, waits until its handler runs; returns p's own address. */
+  private String callWaiting(RawPeer p, String value) throws Exception {
+    p.send(RawPeer.request(WAIT, 1, 60_000, StringValue.of(value)));
+    assertThat(running.poll(10, TimeUnit.SECONDS)).isEqualTo(value);
+    return p.socket.getLocalSocketAddress().toString();
+  }
+
   @Test
   void aHandlerWhoseClientsConnectionClosesLearnsThatItClosed() throws Exception {
     RpcServer server = startWaitingServer(Duration.ofSeconds(5));
     String local;
     try (RawPeer p = new RawPeer(server.port())) {
-      local = p.socket.getLocalSocketAddress().toString();
-      p.send(RawPeer.request(WAIT, 1, 60_000, StringValue.of("gone")));
-      assertThat(running.poll(10, TimeUnit.SECONDS)).isEqualTo("gone");
+      local = callWaiting(p, "gone");
     }
     assertThat(reasons.poll(10, TimeUnit.SECONDS))
         .isEqualTo("gone CANCELLED: the connection from " + local + " closed");
@@ -65,9 +70,7 @@ class CancellationReasonTest extends TransportFixture {
   void aHandlerWhoseClientBrokeTheProtocolLearnsWhatItBroke() throws Exception {
     RpcServer server = startWaitingServer(Duration.ofSeconds(5));
     try (RawPeer p = new RawPeer(server.port())) {
-      String local = p.socket.getLocalSocketAddress().toString();
-      p.send(RawPeer.request(WAIT, 1, 60_000, StringValue.of("broken")));
-      assertThat(running.poll(10, TimeUnit.SECONDS)).isEqualTo("broken");
+      String local = callWaiting(p, "broken");
       p.send(RawPeer.response(7, new byte[0])); // only servers send RESPONSE frames
       assertThat(reasons.poll(10, TimeUnit.SECONDS)).isEqualTo("broken CANCELLED: the server closed the connection"
           + " from " + local + ": its client broke the protocol: a client sent a RESPONSE frame, which only servers"
@@ -79,9 +82,7 @@ class CancellationReasonTest extends TransportFixture {
   void aHandlerCutByTheServersShutdownLearnsThatTheGracePeriodEnded() throws Exception {
     RpcServer server = startWaitingServer(Duration.ofMillis(200));
     try (RawPeer p = new RawPeer(server.port())) {
-      String local = p.socket.getLocalSocketAddress().toString();
-      p.send(RawPeer.request(WAIT, 1, 60_000, StringValue.of("cut")));
-      assertThat(running.poll(10, TimeUnit.SECONDS)).isEqualTo("cut");
+      String local = callWaiting(p, "cut");
       server.shutdown();
       assertThat(reasons.poll(10, TimeUnit.SECONDS)).isEqualTo("cut CANCELLED: the server closed the connection"
           + " from " + local + ": the server shut down and its shutdown grace period ended");
@@ -92,9 +93,7 @@ class CancellationReasonTest extends TransportFixture {
   void aHandlerCutByShutdownNowLearnsThatTheServerShutDownAtOnce() throws Exception {
     RpcServer server = startWaitingServer(Duration.ofSeconds(30));
     try (RawPeer p = new RawPeer(server.port())) {
-      String local = p.socket.getLocalSocketAddress().toString();
-      p.send(RawPeer.request(WAIT, 1, 60_000, StringValue.of("now")));
-      assertThat(running.poll(10, TimeUnit.SECONDS)).isEqualTo("now");
+      String local = callWaiting(p, "now");
       server.shutdown(); // GOAWAY, and 30 s of grace ...
       assertThat(p.read().type()).isEqualTo(TYPE_GOAWAY);
       server.shutdownNow(); // ... cut short
