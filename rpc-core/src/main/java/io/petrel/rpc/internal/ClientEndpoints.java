@@ -132,14 +132,27 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     }
   }
 
-  /** At most {@link #LOGGED_ENDPOINTS} of them, then how many more: a list of thousands is not one line. */
+  /**
+   * At most {@link #LOGGED_ENDPOINTS} of them, each in at most {@link #LOGGED_ENDPOINT_CHARS} characters (an
+   * endpoint's attributes can be kilobytes), then how many more: a list of thousands is not one line.
+   */
   private static String describe(List<Endpoint> endpoints) {
-    if (endpoints.size() <= LOGGED_ENDPOINTS) {
-      return endpoints.toString();
+    StringBuilder sb = new StringBuilder("[");
+    int n = Math.min(endpoints.size(), LOGGED_ENDPOINTS);
+    for (int i = 0; i < n; i++) {
+      String one = endpoints.get(i).toString();
+      sb.append(i == 0 ? "" : ", ").append(one.length() <= LOGGED_ENDPOINT_CHARS ? one
+          : one.substring(0, LOGGED_ENDPOINT_CHARS) + "...");
     }
-    return endpoints.subList(0, LOGGED_ENDPOINTS).toString().replaceFirst("]$", "") + ", ... and "
-        + (endpoints.size() - LOGGED_ENDPOINTS) + " more (" + endpoints.size() + " in all)]";
+    if (endpoints.size() > n) {
+      sb.append(", ... and ").append(endpoints.size() - n).append(" more (").append(endpoints.size())
+          .append(" in all)");
+    }
+    return sb.append(']').toString();
   }
+
+  /** Characters of one endpoint in that line. */
+  static final int LOGGED_ENDPOINT_CHARS = 120;
 
   /** Endpoints named in full in the INFO line of a change. */
   static final int LOGGED_ENDPOINTS = 20;

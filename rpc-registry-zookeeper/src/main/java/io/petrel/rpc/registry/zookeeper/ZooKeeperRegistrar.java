@@ -96,8 +96,16 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     if (toRegister.isEmpty()) {
       return;
     }
-    Endpoint e = new Endpoint(host != null ? host : advertisedHost(bound), bound.getPort(), weight, zone, version,
-        metadata);
+    String advertised = host != null ? host : advertisedHost(bound);
+    try {
+      RegistryNode.checkHost(advertised); // what clients accept: a node they would skip is not written
+    } catch (IllegalArgumentException bad) {
+      log.error("not registering {} in ZooKeeper: the host to advertise {}; clients would skip its node. Set"
+          + " ZooKeeperRegistrar.Builder.host(...) to the address clients should use", toRegister,
+          String.valueOf(bad.getMessage()).replace("field 'host' is ", "is "));
+      return;
+    }
+    Endpoint e = new Endpoint(advertised, bound.getPort(), weight, zone, version, metadata);
     byte[] data = RegistryNode.encode(e);
     if (data.length > RegistryNode.MAX_BYTES) {
       log.error("not registering {} in ZooKeeper for {}: its node would hold {} bytes, more than the {} clients"
@@ -123,12 +131,21 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
       for (int i = 0; i < nodes.size(); i++) {
         long left = deadline - System.nanoTime();
         if (!nodes.get(i).waitForInitialCreate(Math.max(0, left), TimeUnit.NANOSECONDS)) {
-          String refused = ephemeralAncestor(paths.get(i));
+          String refused = ephemeralAncestor(paths.get(i), deadline);
           if (refused != null) {
+            // Curator would try the create again at once, for as long as that node lives: thousands of requests
+            // a second to ZooKeeper. Stop it.
+            PersistentNode stuck = nodes.remove(i);
+            String path = paths.remove(i);
+            try {
+              stuck.close();
+            } catch (java.io.IOException | RuntimeException closeFailed) {
+              log.debug("closing the refused node {}", path, closeFailed);
+            }
             log.error("{} is not registered in ZooKeeper ({}): ZooKeeper refuses its node {}, because {} is an"
                 + " ephemeral node, which can have no children (something other than a Petrel registrar made it)."
-                + " Delete that node: the registrar then creates the node, and its parents as persistent nodes",
-                e.authority(), registry.target(toRegister.get(i)), paths.get(i), refused);
+                + " Delete that node, then restart this server: its registrar creates the node, and the missing"
+                + " parents as container nodes", e.authority(), registry.target(toRegister.get(i)), path, refused);
             return;
           }
           log.warn("{} is not registered in ZooKeeper ({}) yet after {} ms; it will be once ZooKeeper answers",
@@ -140,6 +157,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
       Thread.currentThread().interrupt();
       return;
     }
+    createdOnce.set(true); // also when the node was there already (a previous session's): no nodeCreated then
     log.info("registered {} in ZooKeeper for {}", e, toRegister);
     for (String path : paths) {
       String owner = previousOwner(path);
@@ -155,7 +173,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
   /** The session (0x...) owning the ephemeral node at {@code path} when it is not this registry's, else null. */
   private @Nullable String previousOwner(String path) {
     try {
-      org.apache.zookeeper.data.Stat st = registry.curator().checkExists().forPath(path);
+      org.apache.zookeeper.data.Stat st = statWithin(path, System.nanoTime() + CHECK_NANOS);
       long mine = registry.curator().getZookeeperClient().getZooKeeper().getSessionId();
       if (st != null && st.getEphemeralOwner() != 0 && st.getEphemeralOwner() != mine) {
         return "0x" + Long.toHexString(st.getEphemeralOwner());
@@ -164,6 +182,30 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
       log.debug("could not read the owner of {}", path, ex);
     }
     return null;
+  }
+
+  /** How long a check the registrar makes while the server starts may wait for ZooKeeper's answer. */
+  private static final long CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  /**
+   * The node at {@code path}, or null if there is none; asked once, without Curator's retries, and waited for at
+   * most until {@code deadline} (a nanoTime; a TimeoutException after it), so that a check made while the server
+   * starts cannot hold the start (or the shutdown waiting on this registrar's lock) for a whole retry policy.
+   */
+  private org.apache.zookeeper.data.@Nullable Stat statWithin(String path, long deadline) throws Exception {
+    java.util.concurrent.CompletableFuture<org.apache.zookeeper.data.Stat> f =
+        new java.util.concurrent.CompletableFuture<>();
+    registry.curator().getZookeeperClient().getZooKeeper().exists(path, false, (rc, p, ctx, stat) -> {
+      if (rc == org.apache.zookeeper.KeeperException.Code.OK.intValue()) {
+        f.complete(stat);
+      } else if (rc == org.apache.zookeeper.KeeperException.Code.NONODE.intValue()) {
+        f.complete(null);
+      } else {
+        f.completeExceptionally(org.apache.zookeeper.KeeperException.create(
+            org.apache.zookeeper.KeeperException.Code.get(rc), p));
+      }
+    }, null);
+    return f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
   }
 
   /**
@@ -195,16 +237,18 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
 
   /**
    * The first ancestor of {@code path} that is an ephemeral node (ZooKeeper refuses children under one), with its
-   * session, or null (none, or ZooKeeper cannot be asked now).
+   * session, or null (none, or ZooKeeper cannot be asked now, or does not answer within a second after
+   * {@code deadline}, a nanoTime).
    */
-  private @Nullable String ephemeralAncestor(String path) {
+  private @Nullable String ephemeralAncestor(String path, long deadline) {
     if (!registry.curator().getZookeeperClient().isConnected()) {
       return null;
     }
+    long until = Math.max(deadline, System.nanoTime()) + CHECK_NANOS;
     try {
       for (int slash = path.indexOf('/', 1); slash > 0; slash = path.indexOf('/', slash + 1)) {
         String ancestor = path.substring(0, slash);
-        org.apache.zookeeper.data.Stat st = registry.curator().checkExists().forPath(ancestor);
+        org.apache.zookeeper.data.Stat st = statWithin(ancestor, until);
         if (st != null && st.getEphemeralOwner() != 0) {
           return ancestor + " (of session 0x" + Long.toHexString(st.getEphemeralOwner()) + ")";
         }
@@ -247,6 +291,12 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
         }
         case LOST -> {
           suspended = false;
+          if (!createdOnce.get()) {
+            log.warn("the ZooKeeper session of the registry ({}) ended before {} was registered for {}: its nodes are"
+                + " created in a new session when ZooKeeper answers; it serves meanwhile, unlisted",
+                registry.connectString(), endpoint.authority(), services);
+            return;
+          }
           log.warn("the ZooKeeper session holding the nodes of {} for {} ended (it expired, or ZooKeeper was"
               + " unreachable for the session timeout): clients keep the server for their removal delay, and the"
               + " nodes are created again in a new session when ZooKeeper answers (an INFO says so); nothing to"
@@ -374,6 +424,13 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
       Objects.requireNonNull(host, "host");
       if (host.isBlank()) {
         throw new IllegalArgumentException("host is empty");
+      }
+      try {
+        RegistryNode.checkHost(host);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("host "
+            + String.valueOf(e.getMessage()).replace("field 'host' is ", "is ")
+            + " (clients accept an IPv4 or IPv6 address or a host name)", e);
       }
       this.host = host;
       return this;

@@ -72,6 +72,13 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     if (closed) {
       return; // operations cut short by the close: nothing left to redo
     }
+    Throwable cause = e;
+    while (cause != null && !(cause instanceof org.apache.zookeeper.KeeperException)) {
+      cause = cause.getCause();
+    }
+    if (!(cause instanceof org.apache.zookeeper.KeeperException ke) || !outage(ke.code())) {
+      return; // not an outage: not what this line explains (Curator's own ERROR stands)
+    }
     if (toldGaveUp.compareAndSet(false, true)) {
       log.warn("a ZooKeeper operation of the registry {} failed through all of Curator's retries ({}: {}); Curator"
           + " logs it as ERROR. Petrel redoes what it needs when ZooKeeper answers: servers' nodes are created"
@@ -79,6 +86,13 @@ public final class ZooKeeperRegistry implements AutoCloseable {
           + " ZooKeeper stays unreachable", connectString(), message, String.valueOf(e));
     }
   };
+  private static boolean outage(org.apache.zookeeper.KeeperException.Code code) {
+    return switch (code) {
+      case CONNECTIONLOSS, SESSIONEXPIRED, OPERATIONTIMEOUT, REQUESTTIMEOUT -> true;
+      default -> false;
+    };
+  }
+
   private final ConnectionStateListener reconnections = (c, state) -> {
     if (state == ConnectionState.CONNECTED || state == ConnectionState.RECONNECTED) {
       toldGaveUp.set(false);
@@ -95,8 +109,10 @@ public final class ZooKeeperRegistry implements AutoCloseable {
         : Duration.ofMillis(curator.getZookeeperClient().getConnectionTimeoutMs());
     this.removalDelay = b.removalDelay;
     this.reconnectSettle = b.reconnectSettle;
-    curator.getUnhandledErrorListenable().addListener(gaveUp);
-    curator.getConnectionStateListenable().addListener(reconnections);
+    if (owned) { // a Curator client of the application's own: its failures are not only this registry's
+      curator.getUnhandledErrorListenable().addListener(gaveUp);
+      curator.getConnectionStateListenable().addListener(reconnections);
+    }
   }
 
   public static Builder builder() {

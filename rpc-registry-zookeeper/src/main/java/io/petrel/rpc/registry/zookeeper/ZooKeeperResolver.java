@@ -194,13 +194,29 @@ final class ZooKeeperResolver implements NameResolver {
       if (stopped) {
         return;
       }
+      if (e instanceof org.apache.zookeeper.KeeperException ke && ke.getPath() != null
+          && ke.getPath().startsWith(servicePath + "/") && !isOutage(ke.code())) {
+        // One node ZooKeeper will not let this client read (an ACL without READ): that node's problem, counted
+        // with the other bad nodes (rate-limited), not one WARN per node and resync.
+        badNode(ke.getPath(), "ZooKeeper refuses to read it: " + ke.code() + " (an ACL that denies this client"
+            + " READ?)");
+        return;
+      }
       Map<String, Endpoint> p = published;
       String what = "could not read the nodes of " + target + " from ZooKeeper (" + e + "): keeping the "
-          + (p == null ? 0 : p.size()) + " endpoint(s) last known; they are read again when ZooKeeper answers";
-      if (connected) {
-        log.warn(what);
+          + (p == null ? 0 : p.size()) + " endpoint(s) last known; they are read again at ZooKeeper's next change"
+          + " or reconnection";
+      long now = System.nanoTime();
+      if (connected && now - lastReadWarning >= TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS)) {
+        lastReadWarning = now;
+        log.warn(what + (readWarningsLeftOut == 0 ? "" : " (and " + readWarningsLeftOut + " more like it in the"
+            + " last " + BAD_NODE_WINDOW_SECONDS + " s)"));
+        readWarningsLeftOut = 0;
       } else {
-        log.debug(what); // during an outage, which a WARN has told already
+        if (connected) {
+          readWarningsLeftOut++;
+        }
+        log.debug(what); // during an outage, which a WARN has told already, or within the window of the last
       }
     });
   }
@@ -480,6 +496,19 @@ final class ZooKeeperResolver implements NameResolver {
       }
     }
     duplicateNodes = duplicates;
+  }
+
+  /** When the last WARN of a failed read was logged (resolver thread only): one per window. */
+  private long lastReadWarning = System.nanoTime() - TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS);
+  /** Failed reads not logged since that WARN (resolver thread only). */
+  private long readWarningsLeftOut;
+
+  /** A failure of the connection or session, which the connection lines tell, not a node's. */
+  private static boolean isOutage(org.apache.zookeeper.KeeperException.Code code) {
+    return switch (code) {
+      case CONNECTIONLOSS, SESSIONEXPIRED, SESSIONMOVED, OPERATIONTIMEOUT, REQUESTTIMEOUT -> true;
+      default -> false;
+    };
   }
 
   /** Logs a bad node, at most {@link #BAD_NODE_LINES} lines per window, then counts them for one line. */

@@ -1,0 +1,39 @@
+package io.petrel.rpc.registry.zookeeper;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The hosts a node may give: every real-world spelling of an address is taken, in one spelling per address (so
+ * that two spellings of one server are one endpoint), and what cannot be an address is refused saying why.
+ */
+class RegistryNodeHostTest {
+  @Test
+  void realWorldHostsAreTakenInOneSpellingPerAddress() {
+    assertThat(RegistryNode.checkHost("127.0.0.1")).isEqualTo("127.0.0.1");
+    assertThat(RegistryNode.checkHost("010.001.0.1")).isEqualTo("10.1.0.1");
+    // IPv6 with or without brackets (the bracketed form was taken before the node checks, and refused by them).
+    assertThat(RegistryNode.checkHost("::1")).isEqualTo("0:0:0:0:0:0:0:1");
+    assertThat(RegistryNode.checkHost("[::1]")).isEqualTo("0:0:0:0:0:0:0:1");
+    assertThat(RegistryNode.checkHost("0:0::0001")).isEqualTo("0:0:0:0:0:0:0:1");
+    assertThat(RegistryNode.checkHost("2001:DB8::1")).isEqualTo("2001:db8:0:0:0:0:0:1");
+    // A scope id is kept as written: whether it names an interface depends on the client's machine.
+    assertThat(RegistryNode.checkHost("fe80::1%lo")).isEqualTo("fe80:0:0:0:0:0:0:1%lo");
+    assertThat(RegistryNode.checkHost("fe80::1%eth0")).isEqualTo("fe80:0:0:0:0:0:0:1%eth0");
+    // Host names: case and a trailing dot do not make another address; dashes, underscores, internationalised.
+    assertThat(RegistryNode.checkHost("Greeter-1.Example.COM.")).isEqualTo("greeter-1.example.com");
+    assertThat(RegistryNode.checkHost("svc_a.default.svc")).isEqualTo("svc_a.default.svc");
+    assertThat(RegistryNode.checkHost("bücher.example")).isEqualTo("xn--bcher-kva.example");
+  }
+
+  @Test
+  void whatCannotBeAnAddressIsRefusedSayingWhy() {
+    for (String bad : new String[] {"not an address", "999.1.2.3", "1.2.3", "http://h:1", "::g", "[::1", "fe80::1%",
+        "fe80::1%a b", "-leading.example", "a..b"}) {
+      assertThatThrownBy(() -> RegistryNode.checkHost(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("field 'host' is ");
+    }
+  }
+}
