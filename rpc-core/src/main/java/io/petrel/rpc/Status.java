@@ -27,6 +27,10 @@ public final class Status {
     DEADLINE_EXCEEDED(4),
     /** A requested entity was not found (application use). */
     NOT_FOUND(5),
+    /** What a client tried to create exists already (application use). */
+    ALREADY_EXISTS(6),
+    /** The caller is known but may not do this (application use: authorization, as UNAUTHENTICATED is for identity). */
+    PERMISSION_DENIED(7),
     /** A limit was hit: frame size, business pool and queue, calls per connection, pending calls. */
     RESOURCE_EXHAUSTED(8),
     /**
@@ -34,12 +38,21 @@ public final class Status {
      * the message says what to change. Retrying as is fails again.
      */
     FAILED_PRECONDITION(9),
+    /**
+     * The operation was aborted, typically by a concurrency conflict (a failed optimistic transaction); the caller
+     * may retry the whole read-modify-write (application use; Petrel never retries it by itself).
+     */
+    ABORTED(10),
+    /** An argument is past the valid range of the current state, e.g. reading past the end (application use). */
+    OUT_OF_RANGE(11),
     /** The service or method is not registered on the server. */
     UNIMPLEMENTED(12),
     /** A bug: a broken invariant, an encoding failure of a response, a protocol violation by the peer. */
     INTERNAL(13),
     /** The server cannot be reached or stopped serving this call (connection lost, shutting down). Retry. */
     UNAVAILABLE(14),
+    /** Unrecoverable data loss or corruption (application use). */
+    DATA_LOSS(15),
     /** The caller did not present valid credentials. */
     UNAUTHENTICATED(16);
 
@@ -88,11 +101,16 @@ public final class Status {
   public static final Status INVALID_ARGUMENT = Code.INVALID_ARGUMENT.toStatus();
   public static final Status DEADLINE_EXCEEDED = Code.DEADLINE_EXCEEDED.toStatus();
   public static final Status NOT_FOUND = Code.NOT_FOUND.toStatus();
+  public static final Status ALREADY_EXISTS = Code.ALREADY_EXISTS.toStatus();
+  public static final Status PERMISSION_DENIED = Code.PERMISSION_DENIED.toStatus();
   public static final Status RESOURCE_EXHAUSTED = Code.RESOURCE_EXHAUSTED.toStatus();
   public static final Status FAILED_PRECONDITION = Code.FAILED_PRECONDITION.toStatus();
+  public static final Status ABORTED = Code.ABORTED.toStatus();
+  public static final Status OUT_OF_RANGE = Code.OUT_OF_RANGE.toStatus();
   public static final Status UNIMPLEMENTED = Code.UNIMPLEMENTED.toStatus();
   public static final Status INTERNAL = Code.INTERNAL.toStatus();
   public static final Status UNAVAILABLE = Code.UNAVAILABLE.toStatus();
+  public static final Status DATA_LOSS = Code.DATA_LOSS.toStatus();
   public static final Status UNAUTHENTICATED = Code.UNAUTHENTICATED.toStatus();
 
   private final Code code;

@@ -20,6 +20,20 @@ class StatusTest {
     }
   }
 
+  /** gRPC's seventeen codes, each under its name and number: a service ported from gRPC keeps its statuses. */
+  @Test
+  void everyGrpcCodeIsThereWithItsNameAndNumber() {
+    String[] grpc = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+        "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
+        "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+    for (int value = 0; value < grpc.length; value++) {
+      assertThat(Status.Code.fromValue(value).name()).as("code %d", value).isEqualTo(grpc[value]);
+    }
+    assertThat(Status.Code.values()).hasSize(grpc.length);
+    assertThat(Status.PERMISSION_DENIED.withDescription("tenant acme may not reserve").asException())
+        .hasMessage("PERMISSION_DENIED: tenant acme may not reserve");
+  }
+
   @Test
   void throwableBecomesUnknownWithClassAndMessage() {
     Status s = Status.fromThrowable(new IllegalArgumentException("bad id"));

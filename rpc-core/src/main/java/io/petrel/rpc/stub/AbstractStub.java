@@ -46,6 +46,11 @@ public abstract class AbstractStub<S extends AbstractStub<S>> {
     return build(client, options.withInterceptors(interceptors));
   }
 
+  /**
+   * Calls through the returned stub use {@code options} in place of all of this stub's (its deadline, metadata,
+   * interceptors and listeners are not kept). To add an option to those, start from them:
+   * {@code stub.withOptions(stub.callOptions().withResponseMetadataListener(listener))}.
+   */
   public final S withOptions(CallOptions options) {
     return build(client, options);
   }

@@ -17,8 +17,8 @@ import java.util.concurrent.TimeUnit;
  * {@link Inventory} on Redis through Lettuce. Reads share one connection (Lettuce pipelines the commands of
  * many threads on it); each transaction takes a connection of its own from a pool of {@code transactionConnections}
  * (WATCH and MULTI belong to a connection), and waits up to {@link #BORROW_TIMEOUT} for one. A transaction
- * that conflicts more than {@link #MAX_RETRIES} times in a row fails with RESOURCE_EXHAUSTED; a Redis that does not answer fails the
- * call with UNAVAILABLE. Closing the service closes its connections and its Redis client.
+ * that conflicts more than {@link #MAX_RETRIES} times in a row fails with ABORTED (the caller may run it again);
+ * a Redis that does not answer fails the call with UNAVAILABLE. Closing the service closes its connections and its Redis client.
  */
 public final class InventoryService implements Inventory, AutoCloseable {
   /** What {@link #helloWorld} answers. */
@@ -133,7 +133,7 @@ public final class InventoryService implements Inventory, AutoCloseable {
           return retries;
         }
       }
-      throw Status.RESOURCE_EXHAUSTED.withDescription("the transaction conflicted " + (MAX_RETRIES + 1)
+      throw Status.ABORTED.withDescription("the transaction conflicted " + (MAX_RETRIES + 1)
           + " times in a row").asException();
     } catch (io.lettuce.core.RedisException e) {
       // Leave no WATCH or MULTI behind on a connection that goes back to the pool.
