@@ -1,0 +1,84 @@
+package io.petrel.rpc.health;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.health.HealthService.ServingStatus;
+import io.petrel.rpc.marshal.Marshallers;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The health service follows its server: SERVING once it serves, NOT_SERVING from the start of its shutdown (and
+ * through its drain delay, while it still answers), SERVICE_UNKNOWN for what it does not serve; the application
+ * can take a service out; the probe's exit codes.
+ */
+class HealthServiceTest {
+  private static final MethodDescriptor<byte[], byte[]> WORK = MethodDescriptor.<byte[], byte[]>newBuilder()
+      .serviceName("shop.Orders").methodName("work").requestMarshaller(Marshallers.bytes())
+      .responseMarshaller(Marshallers.bytes()).build();
+  private static final Duration SECOND = Duration.ofSeconds(5);
+
+  @Test
+  void itFollowsTheServersLifecycleAndTheApplication() throws Exception {
+    HealthService health = HealthService.create();
+    assertThat(health.status("")).isEqualTo(ServingStatus.NOT_SERVING); // not serving yet
+    RpcServer server = RpcServer.builder().inProcess("health-lifecycle")
+        .addService(ServiceDefinition.builder("shop.Orders").unary(WORK, b -> b).build())
+        .addService(health.definition())
+        .addLifecycleListener(health)
+        .drainDelay(Duration.ofSeconds(30))
+        .build().start();
+    try (RpcClient client = RpcClient.builder().inProcess("health-lifecycle").build()) {
+      assertThat(HealthService.check(client, "", SECOND)).isEqualTo(ServingStatus.SERVING);
+      assertThat(HealthService.check(client, "shop.Orders", SECOND)).isEqualTo(ServingStatus.SERVING);
+      assertThat(HealthService.check(client, HealthService.SERVICE, SECOND)).isEqualTo(ServingStatus.SERVING);
+      assertThat(HealthService.check(client, "shop.Nothing", SECOND)).isEqualTo(ServingStatus.SERVICE_UNKNOWN);
+
+      health.setStatus("shop.Orders", ServingStatus.NOT_SERVING); // its database is down, say
+      assertThat(HealthService.check(client, "shop.Orders", SECOND)).isEqualTo(ServingStatus.NOT_SERVING);
+      assertThat(HealthService.check(client, "", SECOND)).isEqualTo(ServingStatus.SERVING);
+      health.setStatus("shop.Orders", ServingStatus.SERVING);
+      assertThat(HealthService.check(client, "shop.Orders", SECOND)).isEqualTo(ServingStatus.SERVING);
+
+      // shutdown() with a drain delay (it returns at once): the server still answers, and says it is going.
+      server.shutdown();
+      assertThat(server.isShutdown()).isTrue();
+      assertThat(HealthService.check(client, "", SECOND)).isEqualTo(ServingStatus.NOT_SERVING);
+      assertThat(HealthService.check(client, "shop.Orders", SECOND)).isEqualTo(ServingStatus.NOT_SERVING);
+    } finally {
+      server.shutdownNow();
+    }
+  }
+
+  @Test
+  void theProbeExitsZeroOnlyWhenServing() throws Exception {
+    HealthService health = HealthService.create();
+    RpcServer server = RpcServer.builder().inProcess("health-probe")
+        .addService(health.definition()).addLifecycleListener(health).build().start();
+    try {
+      assertThat(probe("inprocess:health-probe")).isEqualTo("0 SERVING");
+      assertThat(probe("inprocess:health-probe", "shop.Nothing")).isEqualTo("1 SERVICE_UNKNOWN");
+      health.setStatus("", ServingStatus.NOT_SERVING);
+      assertThat(probe("inprocess:health-probe", "", "1000")).isEqualTo("1 NOT_SERVING");
+      assertThat(probe("inprocess:health-probe", "", "soon")).startsWith("2 TIMEOUT_MS must be a number");
+      assertThat(probe()).startsWith("2 usage: HealthService TARGET");
+    } finally {
+      server.shutdownNow();
+    }
+    // Nothing there: not serving, saying why.
+    assertThat(probe("inprocess:health-nobody", "", "500")).startsWith("1 NOT_SERVING (UNAVAILABLE");
+  }
+
+  private static String probe(String... args) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    int code = HealthService.probe(args, new PrintStream(bytes, true, StandardCharsets.UTF_8));
+    return code + " " + bytes.toString(StandardCharsets.UTF_8).trim();
+  }
+}
