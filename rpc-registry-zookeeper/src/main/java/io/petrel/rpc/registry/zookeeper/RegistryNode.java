@@ -141,19 +141,22 @@ final class RegistryNode {
 
   /**
    * {@code host} in one spelling per address if it can be an address to connect to, else an
-   * IllegalArgumentException saying why: an IPv4 address (as 10.0.0.7), an IPv6 address with or without brackets
-   * (as Java writes it, 0:0:0:0:0:0:0:1, with its scope id if it has one), or a host name (letters, digits, '-' and
-   * '_' in dot-separated labels of at most 63 characters, 253 in all; an internationalised name in its ASCII form;
-   * lower case, without a trailing dot). So a node's garbage ("not an address", a URL, "999.1.2.3") is refused with
-   * the node rather than tried as a host, and two spellings of one address ("::1" and "0:0::1", "Host." and "host")
-   * are one endpoint.
+   * IllegalArgumentException saying why: an IPv4 address (four decimal numbers 0-255 without leading zeros, which
+   * some readers take for octal), an IPv6 address with or without brackets (as Java writes it,
+   * 0:0:0:0:0:0:0:1, with its scope id if it has one; an IPv4-mapped one as its IPv4 address), or an ASCII host
+   * name (letters, digits, '-' and '_' in dot-separated labels of at most 63 characters, 253 in all; in lower case,
+   * a trailing dot kept; an internationalised name must be written as its A-label, xn--...). So a node's garbage
+   * ("not an address", a URL, "999.1.2.3") is refused with the node rather than tried as a host, and two spellings
+   * of one address ("::1" and "[0:0::1]", "Host" and "host") are one endpoint.
    */
   static String checkHost(String host) {
-    String h = host.length() > 2 && host.startsWith("[") && host.endsWith("]")
+    String h = host.length() > 2 && host.startsWith("[") && host.endsWith("]") && host.indexOf(':') > 0
         ? host.substring(1, host.length() - 1) : host;
     String why = null;
     String canonical = null;
-    if (h.indexOf(':') >= 0) {
+    if (!h.chars().allMatch(c -> c > 32 && c < 127)) {
+      why = "not an ASCII address or host name (write an internationalised name as its A-label, xn--...)";
+    } else if (h.indexOf(':') >= 0) {
       int percent = h.indexOf('%');
       String address = percent < 0 ? h : h.substring(0, percent);
       String scope = percent < 0 ? null : h.substring(percent + 1);
@@ -164,45 +167,28 @@ final class RegistryNode {
           // A literal of hex digits, ':' and '.': parsed, never looked up (the scope id is left out: whether it
           // names an interface depends on the machine, and the client's connect says so if not).
           java.net.InetAddress a = java.net.InetAddress.getByName(address);
-          if (!(a instanceof java.net.Inet6Address)) {
-            why = "not an IPv6 address";
-          } else {
-            canonical = a.getHostAddress() + (scope == null ? "" : "%" + scope);
-          }
+          canonical = a instanceof java.net.Inet4Address ? a.getHostAddress() // IPv4-mapped: the IPv4 address
+              : a.getHostAddress() + (scope == null ? "" : "%" + scope);
         } catch (java.net.UnknownHostException e) {
           why = "not an IPv6 address";
         }
       }
-    } else {
-      String ascii = h;
-      if (!h.chars().allMatch(c -> c < 128)) {
-        try {
-          ascii = java.net.IDN.toASCII(h, java.net.IDN.ALLOW_UNASSIGNED);
-        } catch (IllegalArgumentException e) {
-          ascii = null;
-        }
+    } else if (h.length() > 253 || !HOST_NAME.matcher(h).matches()) {
+      why = "neither an address nor a host name";
+    } else if (h.chars().allMatch(c -> (c >= '0' && c <= '9') || c == '.')) {
+      String[] parts = h.split("\\.", -1);
+      boolean ok = parts.length == 4;
+      for (int i = 0; ok && i < 4; i++) {
+        ok = !parts[i].isEmpty() && parts[i].length() <= 3 && Integer.parseInt(parts[i]) <= 255
+            && (parts[i].length() == 1 || parts[i].charAt(0) != '0');
       }
-      if (ascii == null || ascii.length() > 253 || !HOST_NAME.matcher(ascii).matches()) {
-        why = "neither an address nor a host name";
-      } else if (ascii.chars().allMatch(c -> (c >= '0' && c <= '9') || c == '.')) {
-        String[] parts = ascii.split("\\.", -1);
-        boolean ok = parts.length == 4;
-        StringBuilder ip = new StringBuilder();
-        for (int i = 0; ok && i < 4; i++) {
-          ok = !parts[i].isEmpty() && parts[i].length() <= 3 && Integer.parseInt(parts[i]) <= 255;
-          if (ok) {
-            ip.append(i == 0 ? "" : ".").append(Integer.parseInt(parts[i]));
-          }
-        }
-        if (!ok) {
-          why = "not an IPv4 address";
-        } else {
-          canonical = ip.toString();
-        }
+      if (!ok) {
+        why = "not an IPv4 address (four numbers 0-255, without leading zeros)";
       } else {
-        String lower = ascii.toLowerCase(java.util.Locale.ROOT);
-        canonical = lower.endsWith(".") ? lower.substring(0, lower.length() - 1) : lower;
+        canonical = h;
       }
+    } else {
+      canonical = h.toLowerCase(java.util.Locale.ROOT);
     }
     if (why != null || canonical == null || canonical.isEmpty()) {
       String shown = host.length() > 100 ? host.substring(0, 100) + "..." : host;

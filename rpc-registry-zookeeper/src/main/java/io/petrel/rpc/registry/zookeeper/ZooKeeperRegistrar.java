@@ -96,9 +96,11 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     if (toRegister.isEmpty()) {
       return;
     }
-    String advertised = host != null ? host : advertisedHost(bound);
+    String advertised;
     try {
-      RegistryNode.checkHost(advertised); // what clients accept: a node they would skip is not written
+      // As clients read it (one spelling per address), so that the node's name and its data agree: a node they
+      // would skip is not written.
+      advertised = RegistryNode.checkHost(host != null ? host : advertisedHost(bound));
     } catch (IllegalArgumentException bad) {
       log.error("not registering {} in ZooKeeper: the host to advertise {}; clients would skip its node. Set"
           + " ZooKeeperRegistrar.Builder.host(...) to the address clients should use", toRegister,
@@ -127,40 +129,56 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     registry.curator().getConnectionStateListenable().addListener(lines);
     connectionLines = lines;
     long deadline = System.nanoTime() + registry.connectionTimeout().toNanos();
+    List<Integer> late = new ArrayList<>();
     try {
       for (int i = 0; i < nodes.size(); i++) {
         long left = deadline - System.nanoTime();
         if (!nodes.get(i).waitForInitialCreate(Math.max(0, left), TimeUnit.NANOSECONDS)) {
-          String refused = ephemeralAncestor(paths.get(i), deadline);
-          if (refused != null) {
-            // Curator would try the create again at once, for as long as that node lives: thousands of requests
-            // a second to ZooKeeper. Stop it.
-            PersistentNode stuck = nodes.remove(i);
-            String path = paths.remove(i);
-            try {
-              stuck.close();
-            } catch (java.io.IOException | RuntimeException closeFailed) {
-              log.debug("closing the refused node {}", path, closeFailed);
-            }
-            log.error("{} is not registered in ZooKeeper ({}): ZooKeeper refuses its node {}, because {} is an"
-                + " ephemeral node, which can have no children (something other than a Petrel registrar made it)."
-                + " Delete that node, then restart this server: its registrar creates the node, and the missing"
-                + " parents as container nodes", e.authority(), registry.target(toRegister.get(i)), path, refused);
-            return;
-          }
-          log.warn("{} is not registered in ZooKeeper ({}) yet after {} ms; it will be once ZooKeeper answers",
-              e.authority(), registry.target(toRegister.get(i)), registry.connectionTimeout().toMillis());
-          return;
+          late.add(i);
         }
       }
     } catch (InterruptedException ie) {
       Thread.currentThread().interrupt();
       return;
     }
+    if (!late.isEmpty()) {
+      // Refused under an ephemeral parent: Curator would send the create again at once, for as long as that node
+      // lives (thousands of requests a second to ZooKeeper). Stop those; the others wait for ZooKeeper.
+      long checks = System.nanoTime() + CHECK_NANOS;
+      for (int k = late.size() - 1; k >= 0; k--) {
+        int i = late.get(k);
+        String refused = ephemeralAncestor(paths.get(i), checks);
+        if (refused == null) {
+          continue;
+        }
+        PersistentNode stuck = nodes.remove(i);
+        String path = paths.remove(i);
+        late.remove(k);
+        try {
+          stuck.close();
+        } catch (java.io.IOException | RuntimeException closeFailed) {
+          log.debug("closing the refused node {}", path, closeFailed);
+        }
+        log.error("{} is not registered in ZooKeeper ({}): ZooKeeper refuses its node {}, because {} is an"
+            + " ephemeral node, which can have no children (something other than a Petrel registrar made it)."
+            + " Delete that node, then restart this server: its registrar creates the node, and the missing"
+            + " parents as container nodes", e.authority(), registry.target(toRegister.get(i)), path, refused);
+      }
+      if (nodes.isEmpty()) {
+        registry.curator().getConnectionStateListenable().removeListener(lines);
+        connectionLines = null; // nothing registered or waiting: no line about its nodes
+      } else if (!late.isEmpty()) {
+        log.warn("{} is not registered in ZooKeeper ({}) yet after {} ms; it will be once ZooKeeper answers",
+            e.authority(), late.stream().map(i -> registry.target(toRegister.get(i))).toList(),
+            registry.connectionTimeout().toMillis());
+      }
+      return;
+    }
     createdOnce.set(true); // also when the node was there already (a previous session's): no nodeCreated then
     log.info("registered {} in ZooKeeper for {}", e, toRegister);
+    long checks = System.nanoTime() + CHECK_NANOS; // one second for all of them: the start waits on these
     for (String path : paths) {
-      String owner = previousOwner(path);
+      String owner = previousOwner(path, checks);
       if (owner != null) {
         log.info("ZooKeeper node {} is still the one of session {}, not this server's: a server at this address"
             + " (this one before a restart?) registered it and its session has not ended yet. Clients list the"
@@ -171,9 +189,9 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
   }
 
   /** The session (0x...) owning the ephemeral node at {@code path} when it is not this registry's, else null. */
-  private @Nullable String previousOwner(String path) {
+  private @Nullable String previousOwner(String path, long deadline) {
     try {
-      org.apache.zookeeper.data.Stat st = statWithin(path, System.nanoTime() + CHECK_NANOS);
+      org.apache.zookeeper.data.Stat st = statWithin(path, deadline);
       long mine = registry.curator().getZookeeperClient().getZooKeeper().getSessionId();
       if (st != null && st.getEphemeralOwner() != 0 && st.getEphemeralOwner() != mine) {
         return "0x" + Long.toHexString(st.getEphemeralOwner());
@@ -195,7 +213,9 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
   private org.apache.zookeeper.data.@Nullable Stat statWithin(String path, long deadline) throws Exception {
     java.util.concurrent.CompletableFuture<org.apache.zookeeper.data.Stat> f =
         new java.util.concurrent.CompletableFuture<>();
-    registry.curator().getZookeeperClient().getZooKeeper().exists(path, false, (rc, p, ctx, stat) -> {
+    // The raw handle, which knows nothing of a Curator namespace (an application's own client may have one).
+    String full = org.apache.curator.utils.ZKPaths.fixForNamespace(registry.curator().getNamespace(), path);
+    registry.curator().getZookeeperClient().getZooKeeper().exists(full, false, (rc, p, ctx, stat) -> {
       if (rc == org.apache.zookeeper.KeeperException.Code.OK.intValue()) {
         f.complete(stat);
       } else if (rc == org.apache.zookeeper.KeeperException.Code.NONODE.intValue()) {
@@ -237,14 +257,14 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
 
   /**
    * The first ancestor of {@code path} that is an ephemeral node (ZooKeeper refuses children under one), with its
-   * session, or null (none, or ZooKeeper cannot be asked now, or does not answer within a second after
-   * {@code deadline}, a nanoTime).
+   * session, or null (none, or ZooKeeper cannot be asked now, or does not answer by {@code deadline}, a
+   * nanoTime).
    */
   private @Nullable String ephemeralAncestor(String path, long deadline) {
     if (!registry.curator().getZookeeperClient().isConnected()) {
       return null;
     }
-    long until = Math.max(deadline, System.nanoTime()) + CHECK_NANOS;
+    long until = deadline;
     try {
       for (int slash = path.indexOf('/', 1); slash > 0; slash = path.indexOf('/', slash + 1)) {
         String ancestor = path.substring(0, slash);
@@ -426,7 +446,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
         throw new IllegalArgumentException("host is empty");
       }
       try {
-        RegistryNode.checkHost(host);
+        host = RegistryNode.checkHost(host); // the spelling clients read: the node's name and data agree
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException("host "
             + String.valueOf(e.getMessage()).replace("field 'host' is ", "is ")

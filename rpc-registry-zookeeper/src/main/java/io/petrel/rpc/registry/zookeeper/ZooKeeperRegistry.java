@@ -88,7 +88,7 @@ public final class ZooKeeperRegistry implements AutoCloseable {
   };
   private static boolean outage(org.apache.zookeeper.KeeperException.Code code) {
     return switch (code) {
-      case CONNECTIONLOSS, SESSIONEXPIRED, OPERATIONTIMEOUT, REQUESTTIMEOUT -> true;
+      case CONNECTIONLOSS, SESSIONEXPIRED, SESSIONMOVED, OPERATIONTIMEOUT, REQUESTTIMEOUT -> true;
       default -> false;
     };
   }

@@ -194,12 +194,14 @@ final class ZooKeeperResolver implements NameResolver {
       if (stopped) {
         return;
       }
-      if (e instanceof org.apache.zookeeper.KeeperException ke && ke.getPath() != null
-          && ke.getPath().startsWith(servicePath + "/") && !isOutage(ke.code())) {
-        // One node ZooKeeper will not let this client read (an ACL without READ): that node's problem, counted
-        // with the other bad nodes (rate-limited), not one WARN per node and resync.
-        badNode(ke.getPath(), "ZooKeeper refuses to read it: " + ke.code() + " (an ACL that denies this client"
-            + " READ?)");
+      if (e instanceof org.apache.zookeeper.KeeperException ke
+          && (ke.code() == org.apache.zookeeper.KeeperException.Code.NOAUTH
+              || (ke.getPath() != null && ke.getPath().startsWith(servicePath + "/") && !isOutage(ke.code())))) {
+        // A node ZooKeeper will not let this client read (an ACL without READ): that node's problem, counted with
+        // the other bad nodes (rate-limited), not one WARN per node and resync. (Curator's cache passes the code
+        // without the node's path.)
+        badNode(ke.getPath() != null ? ke.getPath() : "(a node under " + servicePath + ")", "ZooKeeper refuses to"
+            + " read it: " + ke.code() + " (an ACL that denies this client READ?)");
         return;
       }
       Map<String, Endpoint> p = published;

@@ -116,6 +116,41 @@ class HostileRegistryTest {
     return out;
   }
 
+  /**
+   * A node this client may not read (an ACL giving READ to its creator only): a bad node, in the rate-limited
+   * WARN, and the client goes on with the good ones (it was one WARN per node per resync, and said the nodes are
+   * read again, which an ACL never allows).
+   */
+  @Test
+  void aNodeThisClientMayNotReadIsABadNode() throws Exception {
+    String base = newBase();
+    try (ZooKeeperRegistry clientSide = registry(base); ZooKeeperRegistry regA = registry(base);
+        Server a = new Server("a", regA.registrar(SERVICE).build(), Duration.ZERO);
+        org.apache.curator.framework.CuratorFramework owner = org.apache.curator.framework.CuratorFrameworkFactory
+            .builder().connectString(zk.getConnectString())
+            .retryPolicy(new org.apache.curator.retry.RetryOneTime(100))
+            .authorization("digest", utf8("owner:secret")).build()) {
+      owner.start();
+      String service = clientSide.servicePath(SERVICE);
+      owner.create().withACL(org.apache.zookeeper.ZooDefs.Ids.CREATOR_ALL_ACL)
+          .forPath(service + "/private", utf8("{\"host\":\"127.0.0.1\",\"port\":3}"));
+      Recording resolver = new Recording(clientSide.resolver(SERVICE));
+      try (RpcClient client = RpcClient.builder().nameResolver(clientSide.target(SERVICE), resolver).build()) {
+        resolver.until(listing(a)).get(10, TimeUnit.SECONDS);
+        assertThat(call(client)).isEqualTo("a");
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (warningsNaming("ZooKeeper refuses to read it: NOAUTH").isEmpty() && System.nanoTime() < until) {
+          Thread.onSpinWait(); // the cache's read of the node fails on a Curator thread, after the listing
+        }
+        assertThat(warningsNaming("ZooKeeper refuses to read it: NOAUTH")).singleElement().asString()
+            .contains("ignoring ZooKeeper node").contains(service);
+        assertThat(warningsNaming("could not read the nodes of")).isEmpty();
+        assertThat(resolver.lists.get(resolver.lists.size() - 1)).extracting(e -> e.port())
+            .containsExactly(a.server.port());
+      }
+    }
+  }
+
   /** A JSON node of about {@code size} bytes: valid, but with one huge metadata value. */
   private static byte[] hugeNode(int size) {
     StringBuilder sb = new StringBuilder("{\"host\":\"127.0.0.1\",\"port\":2,\"metadata\":{\"x\":\"");

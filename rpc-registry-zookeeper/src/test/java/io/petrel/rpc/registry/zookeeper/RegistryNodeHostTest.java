@@ -13,7 +13,8 @@ class RegistryNodeHostTest {
   @Test
   void realWorldHostsAreTakenInOneSpellingPerAddress() {
     assertThat(RegistryNode.checkHost("127.0.0.1")).isEqualTo("127.0.0.1");
-    assertThat(RegistryNode.checkHost("010.001.0.1")).isEqualTo("10.1.0.1");
+    assertThat(RegistryNode.checkHost("10.1.0.1")).isEqualTo("10.1.0.1");
+    assertThat(RegistryNode.checkHost("::ffff:10.0.0.1")).isEqualTo("10.0.0.1"); // IPv4-mapped: one address
     // IPv6 with or without brackets (the bracketed form was taken before the node checks, and refused by them).
     assertThat(RegistryNode.checkHost("::1")).isEqualTo("0:0:0:0:0:0:0:1");
     assertThat(RegistryNode.checkHost("[::1]")).isEqualTo("0:0:0:0:0:0:0:1");
@@ -22,16 +23,19 @@ class RegistryNodeHostTest {
     // A scope id is kept as written: whether it names an interface depends on the client's machine.
     assertThat(RegistryNode.checkHost("fe80::1%lo")).isEqualTo("fe80:0:0:0:0:0:0:1%lo");
     assertThat(RegistryNode.checkHost("fe80::1%eth0")).isEqualTo("fe80:0:0:0:0:0:0:1%eth0");
-    // Host names: case and a trailing dot do not make another address; dashes, underscores, internationalised.
-    assertThat(RegistryNode.checkHost("Greeter-1.Example.COM.")).isEqualTo("greeter-1.example.com");
+    // Host names: case does not make another address (a trailing dot does: an absolute name); dashes,
+    // underscores, an internationalised name as its A-label.
+    assertThat(RegistryNode.checkHost("Greeter-1.Example.COM")).isEqualTo("greeter-1.example.com");
+    assertThat(RegistryNode.checkHost("greeter.example.com.")).isEqualTo("greeter.example.com.");
     assertThat(RegistryNode.checkHost("svc_a.default.svc")).isEqualTo("svc_a.default.svc");
-    assertThat(RegistryNode.checkHost("bücher.example")).isEqualTo("xn--bcher-kva.example");
+    assertThat(RegistryNode.checkHost("xn--bcher-kva.example")).isEqualTo("xn--bcher-kva.example");
   }
 
   @Test
   void whatCannotBeAnAddressIsRefusedSayingWhy() {
     for (String bad : new String[] {"not an address", "999.1.2.3", "1.2.3", "http://h:1", "::g", "[::1", "fe80::1%",
-        "fe80::1%a b", "-leading.example", "a..b"}) {
+        "fe80::1%a b", "-leading.example", "a..b", "010.1.1.1", "[1.2.3.4]", "[example.com]", "bücher.example",
+        "x\u200Dy.com"}) {
       assertThatThrownBy(() -> RegistryNode.checkHost(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
           .hasMessageStartingWith("field 'host' is ");
     }
