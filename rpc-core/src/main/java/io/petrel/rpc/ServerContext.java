@@ -161,6 +161,66 @@ public final class ServerContext {
     this.principal = Objects.requireNonNull(principal, "principal");
   }
 
+  /**
+   * A typed key for a value an interceptor hands to the handler (and later interceptors) through the call's
+   * context, as gRPC's {@code Context.Key} does: compared by identity, so keep one per value in a constant.
+   *
+   * <pre>{@code
+   * static final ServerContext.Key<Tenant> TENANT = ServerContext.Key.named("tenant");
+   * // in a ServerInterceptor: chain.context().put(TENANT, tenants.find(chain.context().metadata().get("x-tenant")));
+   * // in the handler:         Tenant t = ServerContext.current().get(TENANT);
+   * }</pre>
+   *
+   * @param <T> the value's type
+   */
+  public static final class Key<T> {
+    private final String name;
+
+    private Key(String name) {
+      this.name = Objects.requireNonNull(name, "name");
+    }
+
+    /** A new key; {@code name} is for logs and {@link #toString} only (two keys of one name are two keys). */
+    public static <T> Key<T> named(String name) {
+      return new Key<>(name);
+    }
+
+    @Override
+    public String toString() {
+      return name;
+    }
+  }
+
+  /** The values put with {@link #put}; made on the first put. */
+  private volatile java.util.concurrent.@Nullable ConcurrentHashMap<Key<?>, Object> values;
+
+  /**
+   * Sets {@code key}'s value for this call (replacing one put before), for the handler and the interceptors after
+   * this one to read with {@link #get}. Any thread.
+   */
+  public <T> void put(Key<T> key, T value) {
+    Objects.requireNonNull(key, "key");
+    Objects.requireNonNull(value, "value");
+    java.util.concurrent.ConcurrentHashMap<Key<?>, Object> m = values;
+    if (m == null) {
+      synchronized (this) {
+        m = values;
+        if (m == null) {
+          m = new java.util.concurrent.ConcurrentHashMap<>(4);
+          values = m;
+        }
+      }
+    }
+    m.put(key, value);
+  }
+
+  /** {@code key}'s value put for this call, or null if none was. Any thread. */
+  @SuppressWarnings("unchecked")
+  public <T> @Nullable T get(Key<T> key) {
+    java.util.concurrent.ConcurrentHashMap<Key<?>, Object> m = values;
+    return m == null ? null : (T) m.get(key);
+  }
+
   /** Bytes of the request body. */
   public int requestSize() {
     return requestSize;
