@@ -167,7 +167,11 @@ public final class ServerContext {
    *
    * <pre>{@code
    * static final ServerContext.Key<Tenant> TENANT = ServerContext.Key.named("tenant");
-   * // in a ServerInterceptor: chain.context().put(TENANT, tenants.find(chain.context().metadata().get("x-tenant")));
+   * // in a ServerInterceptor:
+ * String named = chain.context().metadata().get("x-tenant");
+ * if (named != null) {
+ *   chain.context().put(TENANT, tenants.find(named));
+ * }
    * // in the handler:         Tenant t = ServerContext.current().get(TENANT);
    * }</pre>
    *

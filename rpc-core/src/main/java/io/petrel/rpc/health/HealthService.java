@@ -16,6 +16,9 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A server's health, served to probes and to whoever asks (what gRPC's health checking service does, on Petrel's
@@ -36,13 +39,19 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>It answers SERVING for the server and each service it serves once it serves, NOT_SERVING for all of them from
  * the moment it starts to shut down (during its {@code drainDelay} it still answers, so a readiness probe sees
  * NOT_SERVING and the load balancer in front stops sending before the server says GOAWAY; without a drain delay
- * the probe finds the port closed instead), SERVICE_UNKNOWN for a service it does not serve. The application sets
- * a service's status itself with {@link #setStatus} (NOT_SERVING while a database it needs is down).
+ * the probe finds the port closed instead), SERVICE_UNKNOWN for a service it does not serve (NOT_SERVING for
+ * any name before it serves). The application sets a service's status itself with {@link #setStatus}
+ * (NOT_SERVING while a database it needs is down).
+ *
+ * <p>One HealthService per server: it follows the first server whose start it hears, and ignores another's
+ * (an ERROR says so). Its checks run as any call does, through the server's interceptors and its business pool
+ * (a full pool answers RESOURCE_EXHAUSTED): use it for readiness, not for liveness.
  *
  * <p>{@link #check(RpcClient, String, Duration)} asks from Java; {@link #main} is a probe for a container's exec
  * check: {@code java -cp app.jar io.petrel.rpc.health.HealthService 127.0.0.1:7000} exits 0 when SERVING.
  */
 public final class HealthService implements ServerLifecycleListener {
+  private static final Logger log = LoggerFactory.getLogger(HealthService.class);
   /** The service's name. */
   public static final String SERVICE = "petrel.health.Health";
 
@@ -83,9 +92,11 @@ public final class HealthService implements ServerLifecycleListener {
 
   /** Statuses the application set; the rest follow the server's lifecycle. */
   private final Map<String, ServingStatus> set = new ConcurrentHashMap<>();
-  private volatile Map<String, Boolean> served = Map.of();
-  private volatile boolean serving;
-  private volatile boolean draining;
+
+  /** Where the server is, read and replaced whole (so a check never sees half of a change). */
+  private record State(@Nullable RpcServer server, java.util.Set<String> served, boolean draining) {}
+
+  private volatile State state = new State(null, java.util.Set.of(), false);
 
   private HealthService() {}
 
@@ -99,42 +110,63 @@ public final class HealthService implements ServerLifecycleListener {
   }
 
   /**
-   * Sets {@code service}'s status ("" for the server as a whole), e.g. NOT_SERVING while something it needs is
-   * down; SERVING gives it back to the lifecycle (a server shutting down answers NOT_SERVING whatever was set).
+   * Sets {@code service}'s status ("" for the server as a whole; a service's status does not follow the server's
+   * and the reverse: a probe of one sees only that one): NOT_SERVING while something it needs is down; SERVING
+   * gives it back to the lifecycle (a server shutting down answers NOT_SERVING whatever was set). A service the
+   * server does not serve stays SERVICE_UNKNOWN.
+   *
+   * @throws IllegalArgumentException for SERVICE_UNKNOWN, which only the server's services decide
    */
   public void setStatus(String service, ServingStatus status) {
     Objects.requireNonNull(service, "service");
-    if (status == ServingStatus.SERVING) {
-      set.remove(service);
-    } else {
-      set.put(service, status);
+    Objects.requireNonNull(status, "status");
+    switch (status) {
+      case SERVING -> set.remove(service);
+      case NOT_SERVING -> set.put(service, status);
+      case SERVICE_UNKNOWN -> throw new IllegalArgumentException("SERVICE_UNKNOWN is what check answers for a"
+          + " service the server does not serve; set NOT_SERVING to take a service out");
     }
   }
 
   /** What {@code check} answers for {@code service} now. */
   public ServingStatus status(String service) {
-    boolean known = service.isEmpty() || served.containsKey(service);
-    if (!known && serving) {
+    State s = state;
+    if (s.server() == null) {
+      return ServingStatus.NOT_SERVING; // not serving yet
+    }
+    if (!service.isEmpty() && !s.served().contains(service)) {
       return ServingStatus.SERVICE_UNKNOWN;
     }
-    if (!serving || draining) {
+    if (s.draining()) {
       return ServingStatus.NOT_SERVING;
     }
-    ServingStatus s = set.get(service);
-    return s != null ? s : ServingStatus.SERVING;
+    ServingStatus mine = set.get(service);
+    return mine != null ? mine : ServingStatus.SERVING;
   }
 
   @Override
   public void onServing(RpcServer server) {
-    Map<String, Boolean> names = new ConcurrentHashMap<>();
-    server.services().forEach(d -> names.put(d.name(), Boolean.TRUE));
-    served = names;
-    serving = true;
+    synchronized (this) {
+      RpcServer bound = state.server();
+      if (bound != null && bound != server) {
+        log.error("a HealthService follows one server: it follows {} already and ignores {} (make one per"
+            + " server)", bound, server);
+        return;
+      }
+      java.util.Set<String> names = new java.util.HashSet<>();
+      server.services().forEach(d -> names.add(d.name()));
+      state = new State(server, java.util.Set.copyOf(names), false);
+    }
   }
 
   @Override
   public void onDraining(RpcServer server) {
-    draining = true;
+    synchronized (this) {
+      State s = state;
+      if (s.server() == server) {
+        state = new State(server, s.served(), true);
+      }
+    }
   }
 
   /**
@@ -152,11 +184,19 @@ public final class HealthService implements ServerLifecycleListener {
     }
   }
 
+  /** Exit code of the probe: the server could not be asked (see {@link #probe}). */
+  static final int CANNOT_ASK = 3;
+  private static final long MAX_TIMEOUT_MILLIS = java.util.concurrent.TimeUnit.HOURS.toMillis(1);
+
   /**
    * A probe: {@code HealthService TARGET [SERVICE] [TIMEOUT_MS]} asks the server at TARGET ({@code host:port}, or
    * any target {@link RpcClientBuilder#target} takes) for SERVICE's status ("" by default: the server), within
-   * TIMEOUT_MS (default 2000), prints it, and exits 0 for SERVING, 1 for anything else (the reason printed), 2 for
-   * bad arguments. Needs a transport on the class path (rpc-transport-netty).
+   * TIMEOUT_MS (default 2000, at most an hour), prints it, and exits 0 for SERVING, 1 for NOT_SERVING or
+   * SERVICE_UNKNOWN, 2 for bad arguments, 3 when the server could not be asked (the status printed, e.g.
+   * "UNAVAILABLE: cannot connect ..." or "UNIMPLEMENTED: ..." for a server without this service). Needs a
+   * transport on the class path (rpc-transport-netty); plaintext, no metadata. The client it makes logs as any
+   * client does (an INFO line naming the endpoint): point the JVM at a logging configuration that keeps
+   * {@code io.petrel} at WARN for a quiet probe.
    */
   public static void main(String[] args) {
     System.exit(probe(args, System.out));
@@ -165,23 +205,26 @@ public final class HealthService implements ServerLifecycleListener {
   /** {@link #main}'s work, for a caller that does not want the JVM to exit: prints one line, returns the code. */
   public static int probe(String[] args, java.io.PrintStream out) {
     if (args.length < 1 || args.length > 3) {
-      out.println("usage: HealthService TARGET [SERVICE] [TIMEOUT_MS]   (exit 0: SERVING, 1: not, 2: usage)");
+      out.println("usage: HealthService TARGET [SERVICE] [TIMEOUT_MS]   (exit 0: SERVING, 1: not, 2: usage,"
+          + " 3: could not ask)");
       return 2;
     }
     String service = args.length > 1 ? args[1] : "";
     Duration timeout;
     try {
-      timeout = Duration.ofMillis(args.length > 2 ? Long.parseLong(args[2]) : 2000);
-      if (timeout.isNegative() || timeout.isZero()) {
-        throw new NumberFormatException("not > 0");
+      long ms = args.length > 2 ? Long.parseLong(args[2]) : 2000;
+      if (ms <= 0 || ms > MAX_TIMEOUT_MILLIS) {
+        throw new NumberFormatException("not in 1.." + MAX_TIMEOUT_MILLIS);
       }
+      timeout = Duration.ofMillis(ms);
     } catch (NumberFormatException e) {
-      out.println("TIMEOUT_MS must be a number of milliseconds > 0: " + args[2]);
+      out.println("TIMEOUT_MS must be a number of milliseconds, 1.." + MAX_TIMEOUT_MILLIS + ": " + args[2]);
       return 2;
     }
     RpcClient client;
     try {
       RpcClientBuilder b = RpcClient.builder();
+      // "inprocess:NAME": a server in this JVM (for tests and embedded use).
       client = (args[0].startsWith("inprocess:") ? b.inProcess(args[0].substring("inprocess:".length()))
           : b.target(args[0])).name("health-probe").build();
     } catch (RuntimeException e) {
@@ -193,8 +236,11 @@ public final class HealthService implements ServerLifecycleListener {
       out.println(s);
       return s == ServingStatus.SERVING ? 0 : 1;
     } catch (StatusException e) {
-      out.println("NOT_SERVING (" + e.getMessage() + ")");
-      return 1;
+      out.println(e.getMessage());
+      return CANNOT_ASK;
+    } catch (RuntimeException e) {
+      out.println("could not ask: " + e);
+      return CANNOT_ASK;
     } finally {
       client.shutdownNow();
     }

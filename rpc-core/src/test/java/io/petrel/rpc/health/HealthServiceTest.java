@@ -72,8 +72,40 @@ class HealthServiceTest {
     } finally {
       server.shutdownNow();
     }
-    // Nothing there: not serving, saying why.
-    assertThat(probe("inprocess:health-nobody", "", "500")).startsWith("1 NOT_SERVING (UNAVAILABLE");
+    // Nothing there: it could not ask, and says why.
+    assertThat(probe("inprocess:health-nobody", "", "500")).startsWith("3 UNAVAILABLE: ");
+    // A server without the health service: could not ask either (not "not serving").
+    RpcServer bare = RpcServer.builder().inProcess("health-bare")
+        .addService(ServiceDefinition.builder("shop.Orders").unary(WORK, b -> b).build()).build().start();
+    try {
+      assertThat(probe("inprocess:health-bare")).startsWith("3 UNIMPLEMENTED: ");
+    } finally {
+      bare.shutdownNow();
+    }
+    assertThat(probe("inprocess:health-nobody", "", "9223372036854775807")).startsWith("2 TIMEOUT_MS must be");
+  }
+
+  /** A HealthService follows the first server it hears: a second one's start and shutdown change nothing. */
+  @Test
+  void oneServiceFollowsOneServerAndRefusesToSayUnknown() throws Exception {
+    HealthService health = HealthService.create();
+    RpcServer a = RpcServer.builder().inProcess("health-a")
+        .addService(ServiceDefinition.builder("shop.Orders").unary(WORK, b -> b).build())
+        .addService(health.definition()).addLifecycleListener(health).build().start();
+    RpcServer b = RpcServer.builder().inProcess("health-b").addLifecycleListener(health).build().start();
+    try {
+      assertThat(health.status("shop.Orders")).isEqualTo(ServingStatus.SERVING); // b did not replace a's services
+      b.shutdownNow();
+      assertThat(health.status("")).isEqualTo(ServingStatus.SERVING); // b's shutdown is not a's
+      org.assertj.core.api.Assertions.assertThatThrownBy(
+          () -> health.setStatus("shop.Orders", ServingStatus.SERVICE_UNKNOWN))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("set NOT_SERVING");
+      a.shutdownNow();
+      assertThat(health.status("")).isEqualTo(ServingStatus.NOT_SERVING);
+    } finally {
+      a.shutdownNow();
+      b.shutdownNow();
+    }
   }
 
   private static String probe(String... args) {

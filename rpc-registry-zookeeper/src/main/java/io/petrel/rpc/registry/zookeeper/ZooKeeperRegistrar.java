@@ -56,7 +56,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
   /** Set when one of the nodes was first created: until then the server is not registered. */
   private final AtomicBoolean createdOnce = new AtomicBoolean();
   private @Nullable Endpoint registered;
-  private List<String> registeredServices = List.of();
+  private volatile List<String> registeredServices = List.of();
 
   private ZooKeeperRegistrar(Builder b) {
     this.registry = b.registry;
@@ -125,7 +125,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     }
     registered = e;
     registeredServices = List.copyOf(toRegister);
-    ConnectionStateListener lines = new ConnectionLines(e, registeredServices);
+    ConnectionStateListener lines = new ConnectionLines(e);
     registry.curator().getConnectionStateListenable().addListener(lines);
     connectionLines = lines;
     long deadline = System.nanoTime() + registry.connectionTimeout().toNanos();
@@ -144,6 +144,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     if (!late.isEmpty()) {
       // Refused under an ephemeral parent: Curator would send the create again at once, for as long as that node
       // lives (thousands of requests a second to ZooKeeper). Stop those; the others wait for ZooKeeper.
+      List<String> kept = new ArrayList<>(toRegister); // the service of each node left, in step with nodes
       long checks = System.nanoTime() + CHECK_NANOS;
       for (int k = late.size() - 1; k >= 0; k--) {
         int i = late.get(k);
@@ -153,6 +154,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
         }
         PersistentNode stuck = nodes.remove(i);
         String path = paths.remove(i);
+        kept.remove(i);
         late.remove(k);
         try {
           stuck.close();
@@ -164,18 +166,23 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
             + " Delete that node, then restart this server: its registrar creates the node, and the missing"
             + " parents as container nodes", e.authority(), registry.target(toRegister.get(i)), path, refused);
       }
+      registeredServices = List.copyOf(kept);
       if (nodes.isEmpty()) {
         registry.curator().getConnectionStateListenable().removeListener(lines);
         connectionLines = null; // nothing registered or waiting: no line about its nodes
-      } else if (!late.isEmpty()) {
+        registered = null;
+        return;
+      }
+      if (!late.isEmpty()) {
         log.warn("{} is not registered in ZooKeeper ({}) yet after {} ms; it will be once ZooKeeper answers",
             e.authority(), late.stream().map(i -> registry.target(toRegister.get(i))).toList(),
             registry.connectionTimeout().toMillis());
+        return;
       }
-      return;
+      // The others are registered: on to what a registration says.
     }
     createdOnce.set(true); // also when the node was there already (a previous session's): no nodeCreated then
-    log.info("registered {} in ZooKeeper for {}", e, toRegister);
+    log.info("registered {} in ZooKeeper for {}", e, registeredServices);
     long checks = System.nanoTime() + CHECK_NANOS; // one second for all of them: the start waits on these
     for (String path : paths) {
       String owner = previousOwner(path, checks);
@@ -286,16 +293,15 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
    */
   private final class ConnectionLines implements ConnectionStateListener {
     private final Endpoint endpoint;
-    private final List<String> services;
     private boolean suspended;
 
-    ConnectionLines(Endpoint endpoint, List<String> services) {
+    ConnectionLines(Endpoint endpoint) {
       this.endpoint = endpoint;
-      this.services = services;
     }
 
     @Override
     public void stateChanged(org.apache.curator.framework.CuratorFramework client, ConnectionState state) {
+      List<String> services = registeredServices; // those whose nodes it keeps (not the refused ones)
       switch (state) {
         case SUSPENDED -> {
           if (!createdOnce.get()) {

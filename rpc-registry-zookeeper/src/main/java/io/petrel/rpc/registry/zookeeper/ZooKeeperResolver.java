@@ -194,14 +194,17 @@ final class ZooKeeperResolver implements NameResolver {
       if (stopped) {
         return;
       }
+      boolean underService = e instanceof org.apache.zookeeper.KeeperException k && k.getPath() != null
+          && k.getPath().startsWith(servicePath + "/");
       if (e instanceof org.apache.zookeeper.KeeperException ke
-          && (ke.code() == org.apache.zookeeper.KeeperException.Code.NOAUTH
-              || (ke.getPath() != null && ke.getPath().startsWith(servicePath + "/") && !isOutage(ke.code())))) {
+          && ((ke.code() == org.apache.zookeeper.KeeperException.Code.NOAUTH && (ke.getPath() == null || underService))
+              || (underService && !isOutage(ke.code())))) {
         // A node ZooKeeper will not let this client read (an ACL without READ): that node's problem, counted with
         // the other bad nodes (rate-limited), not one WARN per node and resync. (Curator's cache passes the code
         // without the node's path.)
-        badNode(ke.getPath() != null ? ke.getPath() : "(a node under " + servicePath + ")", "ZooKeeper refuses to"
-            + " read it: " + ke.code() + " (an ACL that denies this client READ?)");
+        badNode(ke.getPath() != null ? ke.getPath() : "(a node under " + servicePath + ", or that node itself: Curator"
+            + " does not say which)", "ZooKeeper refuses to read it: " + ke.code() + " (an ACL that denies this"
+            + " client READ?)");
         return;
       }
       Map<String, Endpoint> p = published;

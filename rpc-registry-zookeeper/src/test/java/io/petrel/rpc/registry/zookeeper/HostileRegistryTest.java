@@ -117,6 +117,57 @@ class HostileRegistryTest {
   }
 
   /**
+   * Two services, one of them refused (its service node is ephemeral): that one is closed and named in an ERROR,
+   * the other is registered as usual and said so (before, the refusal ended the registration's handling: no
+   * "registered" line, and its lines named the refused service too).
+   */
+  @Test
+  void oneRefusedServiceDoesNotStopTheOthersRegistration() throws Exception {
+    String base = newBase();
+    io.petrel.rpc.MethodDescriptor<byte[], byte[]> otherWho =
+        io.petrel.rpc.MethodDescriptor.<byte[], byte[]>newBuilder().serviceName("demo.Other").methodName("who")
+            .requestMarshaller(io.petrel.rpc.marshal.Marshallers.bytes())
+            .responseMarshaller(io.petrel.rpc.marshal.Marshallers.bytes()).build();
+    List<String> registrarLines = new CopyOnWriteArrayList<>();
+    AppenderBase<ILoggingEvent> lines = new AppenderBase<>() {
+      @Override
+      protected void append(ILoggingEvent event) {
+        registrarLines.add(event.getLevel() + " " + event.getFormattedMessage());
+      }
+    };
+    lines.start();
+    ch.qos.logback.classic.Logger registrarLog =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(ZooKeeperRegistrar.class);
+    registrarLog.addAppender(lines);
+    try (ZooKeeperRegistry clientSide = registry(base);
+        ZooKeeperRegistry regA = ZooKeeperRegistry.builder().connectString(zk.getConnectString()).basePath(base)
+            .connectionTimeout(Duration.ofSeconds(1)).build()) {
+      clientSide.curator().create().creatingParentsIfNeeded().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL)
+          .forPath(clientSide.servicePath("demo.Other"));
+      ZooKeeperRegistrar registrar = regA.registrar(SERVICE, "demo.Other").build();
+      io.petrel.rpc.RpcServer server = io.petrel.rpc.RpcServer.builder().bindAddress("127.0.0.1", 0)
+          .addService(io.petrel.rpc.ServiceDefinition.builder(SERVICE).unary(WHO, b -> utf8("a")).build())
+          .addService(io.petrel.rpc.ServiceDefinition.builder("demo.Other").unary(otherWho, b -> b).build())
+          .addLifecycleListener(registrar).build().start(); // onServing has run when start() returns
+      try {
+        String authority = "127.0.0.1:" + server.port();
+        assertThat(registrarLines).filteredOn(l -> l.startsWith("ERROR"))
+            .singleElement().asString().contains("refuses its node " + clientSide.servicePath("demo.Other"));
+        assertThat(registrarLines).contains("INFO registered " + authority + " in ZooKeeper for [" + SERVICE + "]");
+        assertThat(registrar.registered()).isNotNull();
+        Recording resolver = new Recording(clientSide.resolver(SERVICE));
+        try (RpcClient client = RpcClient.builder().nameResolver(clientSide.target(SERVICE), resolver).build()) {
+          assertThat(call(client)).isEqualTo("a");
+        }
+      } finally {
+        server.shutdownNow();
+      }
+    } finally {
+      registrarLog.detachAppender(lines);
+    }
+  }
+
+  /**
    * A node this client may not read (an ACL giving READ to its creator only): a bad node, in the rate-limited
    * WARN, and the client goes on with the good ones (it was one WARN per node per resync, and said the nodes are
    * read again, which an ACL never allows).

@@ -20,14 +20,15 @@ class HealthProbeTest extends TransportFixture {
   void theProbeSeesServingThenDrainingThenNothing() throws Exception {
     HealthService health = HealthService.create();
     RpcServer server = startServer(b -> b.addService(health.definition())
-        .addLifecycleListener(health).drainDelay(Duration.ofSeconds(1)));
+        .addLifecycleListener(health).drainDelay(Duration.ofSeconds(30)));
     String target = "127.0.0.1:" + server.port();
     assertThat(probe(target)).isEqualTo("0 SERVING");
     assertThat(probe(target, "test.Echo")).isEqualTo("0 SERVING");
-    server.shutdown(); // drains for 1 s before GOAWAY: a readiness probe sees it first
+    server.shutdown(); // drains for 30 s before GOAWAY: a readiness probe sees it first
     assertThat(probe(target)).isEqualTo("1 NOT_SERVING");
+    server.shutdownNow();
     assertThat(server.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
-    assertThat(probe(target, "", "1000")).startsWith("1 NOT_SERVING (UNAVAILABLE: ");
+    assertThat(probe(target, "", "1000")).startsWith("3 UNAVAILABLE: ");
   }
 
   private static String probe(String... args) {
