@@ -129,17 +129,8 @@ class HostileRegistryTest {
             .requestMarshaller(io.petrel.rpc.marshal.Marshallers.bytes())
             .responseMarshaller(io.petrel.rpc.marshal.Marshallers.bytes()).build();
     List<String> registrarLines = new CopyOnWriteArrayList<>();
-    AppenderBase<ILoggingEvent> lines = new AppenderBase<>() {
-      @Override
-      protected void append(ILoggingEvent event) {
-        registrarLines.add(event.getLevel() + " " + event.getFormattedMessage());
-      }
-    };
-    lines.start();
-    ch.qos.logback.classic.Logger registrarLog =
-        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(ZooKeeperRegistrar.class);
-    registrarLog.addAppender(lines);
-    try (ZooKeeperRegistry clientSide = registry(base);
+    try (AutoCloseable watch = onRegistrarLines(e -> registrarLines.add(e.getLevel() + " " + e.getFormattedMessage()));
+        ZooKeeperRegistry clientSide = registry(base);
         ZooKeeperRegistry regA = ZooKeeperRegistry.builder().connectString(zk.getConnectString()).basePath(base)
             .connectionTimeout(Duration.ofSeconds(1)).build()) {
       clientSide.curator().create().creatingParentsIfNeeded().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL)
@@ -162,8 +153,6 @@ class HostileRegistryTest {
       } finally {
         server.shutdownNow();
       }
-    } finally {
-      registrarLog.detachAppender(lines);
     }
   }
 
@@ -200,6 +189,21 @@ class HostileRegistryTest {
             .containsExactly(a.server.port());
       }
     }
+  }
+
+  /** Hands each line the registrar logs to {@code each} until closed. */
+  private static AutoCloseable onRegistrarLines(java.util.function.Consumer<ILoggingEvent> each) {
+    AppenderBase<ILoggingEvent> appender = new AppenderBase<>() {
+      @Override
+      protected void append(ILoggingEvent event) {
+        each.accept(event);
+      }
+    };
+    appender.start();
+    ch.qos.logback.classic.Logger log =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(ZooKeeperRegistrar.class);
+    log.addAppender(appender);
+    return () -> log.detachAppender(appender);
   }
 
   /** A JSON node of about {@code size} bytes: valid, but with one huge metadata value. */
@@ -349,19 +353,12 @@ class HostileRegistryTest {
   void aServiceNodeThatCannotHaveChildrenIsNamed() throws Exception {
     String base = newBase();
     CompletableFuture<String> refused = new CompletableFuture<>();
-    AppenderBase<ILoggingEvent> registrarLines = new AppenderBase<>() {
-      @Override
-      protected void append(ILoggingEvent event) {
-        if (event.getLevel() == Level.ERROR && event.getFormattedMessage().contains("is an ephemeral node")) {
-          refused.complete(event.getFormattedMessage());
-        }
-      }
-    };
-    registrarLines.start();
-    ch.qos.logback.classic.Logger registrarLog =
-        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(ZooKeeperRegistrar.class);
-    registrarLog.addAppender(registrarLines);
-    try (ZooKeeperRegistry clientSide = registry(base);
+    try (AutoCloseable watch = onRegistrarLines(event -> {
+          if (event.getLevel() == Level.ERROR && event.getFormattedMessage().contains("is an ephemeral node")) {
+            refused.complete(event.getFormattedMessage());
+          }
+        });
+        ZooKeeperRegistry clientSide = registry(base);
         ZooKeeperRegistry regA = ZooKeeperRegistry.builder().connectString(zk.getConnectString()).basePath(base)
             .connectionTimeout(Duration.ofSeconds(1)).build()) {
       String service = clientSide.servicePath(SERVICE);
@@ -384,8 +381,6 @@ class HostileRegistryTest {
           }
         }
       }
-    } finally {
-      registrarLog.detachAppender(registrarLines);
     }
   }
 
