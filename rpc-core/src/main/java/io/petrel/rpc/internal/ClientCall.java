@@ -17,6 +17,7 @@ import io.petrel.rpc.spi.ClientTransport;
 import io.petrel.rpc.spi.Connection;
 import io.petrel.rpc.spi.FrameSizes;
 import io.petrel.rpc.LoadBalancer;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -100,6 +101,8 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   private @Nullable Status unsent;
   /** The endpoint the core picked for the current (or last) attempt; null before the first pick. */
   private @Nullable ClientSubchannel picked;
+  /** The endpoints this call's attempts could not be sent to (made at the first such attempt); else null. */
+  private @Nullable List<ClientSubchannel> unsentOn;
 
   /**
    * How many times a call whose request no handler saw is sent again, without the caller seeing it: bounds the
@@ -107,6 +110,16 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
    * when there is one).
    */
   public static final int MAX_RESENDS = 3;
+
+  /**
+   * How many times in all a call whose request was never sent (NOT_SENT: its endpoint could not be reached) may be
+   * sent again while an endpoint it has not been refused by may still take it
+   * ({@link ClientRuntime#anotherEndpointMayTakeIt}): past {@link #MAX_RESENDS}, each failed endpoint backs off and
+   * the balancers skip it, so the call walks the endpoints not yet known to be down, each once, until one takes it
+   * or its deadline passes. A client given ten dead addresses and one live, never started, failed its first calls
+   * after three refused connects.
+   */
+  public static final int MAX_UNSENT_RESENDS = 64;
 
   /**
    * @param runtime the client's runtime
@@ -495,6 +508,25 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     return false;
   }
 
+  /** How many endpoints this call's attempts could not be sent to (NOT_SENT there). */
+  public int unsentEndpoints() {
+    List<ClientSubchannel> l = unsentOn;
+    return l == null ? 0 : l.size();
+  }
+
+  /** The endpoints this call's attempts could not be sent to, {@code failed} (the last one's) added. */
+  private List<ClientSubchannel> unsentOn(@Nullable ClientSubchannel failed) {
+    List<ClientSubchannel> l = unsentOn;
+    if (l == null) {
+      l = new java.util.ArrayList<>(4);
+      unsentOn = l;
+    }
+    if (failed != null && !l.contains(failed)) {
+      l.add(failed);
+    }
+    return l;
+  }
+
   /** Starts another attempt if the rules allow one (see {@link #onClose}); false if the call is to fail. */
   private boolean anotherAttempt(Status status, AttemptProgress progress) {
     // Not request == null: a method without parameters sends a null request, and its calls are sent again too.
@@ -512,8 +544,11 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     if (full && (picked == null || !runtime.mayRetry())) {
       return false;
     }
-    if (progress != AttemptProgress.PROCESSED && resends < MAX_RESENDS
-        && !(progress == AttemptProgress.NOT_SENT && options.isFailFast())) {
+    List<ClientSubchannel> tried = progress == AttemptProgress.NOT_SENT ? unsentOn(picked) : List.of();
+    boolean unsentFailFast = progress == AttemptProgress.NOT_SENT && options.isFailFast();
+    if (progress != AttemptProgress.PROCESSED && !unsentFailFast && (resends < MAX_RESENDS
+        || (progress == AttemptProgress.NOT_SENT && resends < MAX_UNSENT_RESENDS && options.hashKey() == null
+            && runtime.anotherEndpointMayTakeIt(tried)))) {
       resends++;
     } else if (!full && !isOneway() && retries < maxRetries() && runtime.mayRetry()) {
       retries++;

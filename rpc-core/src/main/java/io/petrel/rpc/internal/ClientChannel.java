@@ -109,6 +109,7 @@ public final class ClientChannel extends RpcClient {
           new RateLimitedLog(LoggerFactory.getLogger(ClientEndpoints.class)));
       this.endpoints = e;
       runtime.endpointGauges(e::subchannels);
+      runtime.subchannels(e::subchannels);
       e.start(); // a static resolver answers at once, on this thread
     } else {
       this.endpoints = null;
@@ -532,6 +533,9 @@ public final class ClientChannel extends RpcClient {
       return;
     }
     InternalSubchannel previous = (InternalSubchannel) call.picked();
+    if (call.unsentEndpoints() == 2) {
+      connectIdleWhileNoneIsReady(e);
+    }
     InternalSubchannel sub = e.pick(call, previous);
     if (sub == null) {
       call.fail(e.noPick(call, "; " + call.method().fullName() + " not sent"));
@@ -539,6 +543,28 @@ public final class ClientChannel extends RpcClient {
     }
     call.picked(sub);
     sub.send(call);
+  }
+
+  /**
+   * A call could not be sent to two endpoints in a row and none is connected (a client not {@code start()}ed, given
+   * many addresses where nothing listens): every endpoint not tried yet connects now, as {@code start()} would
+   * have them, so that a live one is found in one round trip instead of by calls trying one address after
+   * another (each call gives up after {@link ClientCall#MAX_UNSENT_RESENDS}). Each endpoint connects once this
+   * way: after that it is connected, or backs off and retries by itself. Calls moved on after that prefer a
+   * connected endpoint ({@link ClientEndpoints#pick}).
+   */
+  private static void connectIdleWhileNoneIsReady(ClientEndpoints<InternalSubchannel> e) {
+    List<InternalSubchannel> all = e.subchannels();
+    for (InternalSubchannel s : all) {
+      if (s.state() == io.petrel.rpc.ConnectivityState.READY) {
+        return;
+      }
+    }
+    for (InternalSubchannel s : all) {
+      if (s.state() == io.petrel.rpc.ConnectivityState.IDLE) {
+        s.connectNow(); // its failure is the endpoint's state and its log line; nothing waits on the futures
+      }
+    }
   }
 
   /**

@@ -42,6 +42,8 @@ public final class ClientRuntime implements ClientTransportContext {
   private final Map<MethodDescriptor<?, ?>, CallMetrics> byMethod = new ConcurrentHashMap<>();
   /** Closes the transport's connections and calls back with a Runnable when all is released. */
   private @Nullable Consumer<Runnable> terminator;
+  private volatile java.util.function.Supplier<? extends java.util.List<? extends ClientSubchannel>> subchannels =
+      java.util.List::of;
   /** The meters bound to this client's objects, removed when it terminates ({@link #ended}); null: no registry. */
   private final @Nullable OwnedMeters owned;
   private final int maxRetries;
@@ -109,6 +111,31 @@ public final class ClientRuntime implements ClientTransportContext {
         return count;
       }).description("The client's endpoints in this state").tags(t).strongReference(true).register(r));
     }
+  }
+
+  /**
+   * Set once by a client of several endpoints: its endpoints now, for {@link #anotherEndpointMayTakeIt}. The gauges
+   * ({@link #endpointGauges}) read the same list.
+   */
+  public void subchannels(java.util.function.Supplier<? extends java.util.List<? extends ClientSubchannel>> now) {
+    this.subchannels = now;
+  }
+
+  /**
+   * Whether an endpoint outside {@code tried} may still take a call that could not be sent to those: one idle
+   * (never tried, or its connection closed), connecting or ready, rather than backing off after a failed connect or
+   * gone. A call whose request was never sent keeps moving on while there is one (see
+   * {@link ClientCall#MAX_UNSENT_RESENDS}), so that a list with many dead endpoints and one live fails no call.
+   */
+  public boolean anotherEndpointMayTakeIt(java.util.List<ClientSubchannel> tried) {
+    for (ClientSubchannel s : subchannels.get()) {
+      io.petrel.rpc.ConnectivityState state = s.state();
+      if (!tried.contains(s) && (state == io.petrel.rpc.ConnectivityState.IDLE
+          || state == io.petrel.rpc.ConnectivityState.CONNECTING || state == io.petrel.rpc.ConnectivityState.READY)) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /** Set once by the client: how to close its transport when the client terminates. */

@@ -209,6 +209,15 @@ class LoadBalancerTest {
     assertThatThrownBy(() -> Targets.resolver("h1:70000")).hasMessageContaining("1..65535");
     assertThatThrownBy(() -> Targets.resolver("static://")).hasMessageContaining("names no endpoint");
     assertThatThrownBy(() -> Targets.resolver("static://a:1,a:1")).hasMessageContaining("appears twice");
+    // A long target is quoted by its start and length: 10,000 addresses with one listed twice made a 170 KB message.
+    StringBuilder many = new StringBuilder("static://");
+    for (int i = 1; i <= 10_000; i++) {
+      many.append("10.0.").append(i / 250).append('.').append(i % 250).append(":7000,");
+    }
+    many.append("10.0.0.1:7000");
+    assertThatThrownBy(() -> Targets.resolver(many.toString())).hasMessageContaining("10.0.0.1:7000 appears twice")
+        .hasMessageContaining("... (" + many.length() + " characters)")
+        .satisfies(e -> assertThat(e.getMessage().length()).isLessThan(400));
     assertThatThrownBy(() -> Targets.resolver("static://a:1;weight=0")).hasMessageContaining("weight must be");
     assertThatThrownBy(() -> Targets.resolver("static://a:1;zone")).hasMessageContaining("expected name=value");
     // A misspelt weight, zone or version would be kept as an attribute nothing reads: the split would change

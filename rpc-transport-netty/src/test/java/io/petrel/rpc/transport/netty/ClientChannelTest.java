@@ -358,6 +358,61 @@ class ClientChannelTest extends TransportFixture {
     return io.petrel.rpc.testing.CallFailures.failureOf(f);
   }
 
+
+  /**
+   * 300 listed endpoints refuse connections (nothing listens there) and one serves: stale or forged registry nodes.
+   * A client that was never {@code start()}ed has tried none of them: its first calls land on untried dead
+   * endpoints. Each call is moved on while its request was never sent, a connected endpoint first once two could
+   * not be reached, and then every untried endpoint connects at once, so the live one is found. No call fails, one
+   * caller or 64 at once. Before: with 10 dead endpoints a call failed after 3 re-sends (each to another untried
+   * dead one); with 1,000, 50 of 50 sequential calls failed. With every endpoint dead a call still fails at once.
+   */
+  @Test
+  void withManyDeadEndpointsAndOneLiveNoCallFails() throws Exception {
+    List<ServerSocket> holes = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      holes.add(new ServerSocket(0, 1, InetAddress.getLoopbackAddress()));
+    }
+    StringBuilder dead = new StringBuilder();
+    for (ServerSocket h : holes) {
+      dead.append(dead.length() == 0 ? "" : ",").append("127.0.0.1:").append(h.getLocalPort());
+      h.close(); // nothing listens there now: connects are refused
+    }
+    RpcServer sb = server(b);
+    String target = "static://" + dead + ",127.0.0.1:" + sb.port();
+    for (String policy : List.of("least_pending", "round_robin")) {
+      RpcClient sequential = client(target, x -> x.loadBalancer(policy));
+      List<String> failures = new ArrayList<>();
+      for (int i = 0; i < 50; i++) {
+        try {
+          echo(sequential, "s");
+        } catch (StatusException e) {
+          failures.add(e.getMessage());
+        }
+      }
+      assertThat(failures).as(policy + ", one caller, failed calls").isEmpty();
+      RpcClient concurrent = client(target, x -> x.loadBalancer(policy));
+      List<CompletableFuture<StringValue>> calls = new ArrayList<>();
+      for (int i = 0; i < 64; i++) {
+        calls.add(concurrent.unaryCallAsync(TestService.ECHO, StringValue.of("c"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(5))));
+      }
+      for (CompletableFuture<StringValue> f : calls) {
+        try {
+          f.get(10, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+          failures.add(String.valueOf(e.getCause()));
+        }
+      }
+      assertThat(failures).as(policy + ", 64 calls at once, failed calls").isEmpty();
+    }
+    RpcClient allDead = client("static://" + dead, x -> x);
+    long start = System.nanoTime();
+    assertFails(() -> allDead.unaryCall(TestService.ECHO, StringValue.of("d"),
+        CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(10))), Status.Code.UNAVAILABLE, "cannot connect to");
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("ms to fail, all dead").isLessThan(5_000);
+  }
+
   @Test
   void startNeedsOneReachableEndpointAndNamesEachFailureWhenNoneIs() throws Exception {
     int dead1;
