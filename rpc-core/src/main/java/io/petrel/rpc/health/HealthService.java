@@ -176,7 +176,10 @@ public final class HealthService implements ServerLifecycleListener {
    *     UNIMPLEMENTED: that server has no HealthService; DEADLINE_EXCEEDED)
    */
   public static ServingStatus check(RpcClient client, String service, Duration timeout) throws StatusException {
-    String answer = client.unaryCall(CHECK, service, CallOptions.DEFAULT.withTimeout(timeout));
+    return parse(client.unaryCall(CHECK, service, CallOptions.DEFAULT.withTimeout(timeout)));
+  }
+
+  private static ServingStatus parse(String answer) {
     try {
       return ServingStatus.valueOf(answer);
     } catch (IllegalArgumentException e) {
@@ -189,14 +192,25 @@ public final class HealthService implements ServerLifecycleListener {
   private static final long MAX_TIMEOUT_MILLIS = java.util.concurrent.TimeUnit.HOURS.toMillis(1);
 
   /**
-   * A probe: {@code HealthService TARGET [SERVICE] [TIMEOUT_MS]} asks the server at TARGET ({@code host:port}, or
-   * any target {@link RpcClientBuilder#target} takes) for SERVICE's status ("" by default: the server), within
-   * TIMEOUT_MS (default 2000, at most an hour), prints it, and exits 0 for SERVING, 1 for NOT_SERVING or
-   * SERVICE_UNKNOWN, 2 for bad arguments, 3 when the server could not be asked (the status printed, e.g.
-   * "UNAVAILABLE: cannot connect ..." or "UNIMPLEMENTED: ..." for a server without this service). Needs a
-   * transport on the class path (rpc-transport-netty); plaintext, no metadata. The client it makes logs as any
-   * client does (an INFO line naming the endpoint): point the JVM at a logging configuration that keeps
-   * {@code io.petrel} at WARN for a quiet probe.
+   * A probe: {@code HealthService [OPTIONS] TARGET [SERVICE] [TIMEOUT_MS]} asks the server at TARGET
+   * ({@code host:port}, or any target {@link RpcClientBuilder#target} takes) for SERVICE's status ("" by default:
+   * the server), within TIMEOUT_MS (default 2000, at most an hour), prints it, and exits 0 for SERVING, 1 for
+   * NOT_SERVING or SERVICE_UNKNOWN, 2 for bad arguments, 3 when the server could not be asked (the status printed,
+   * e.g. "UNAVAILABLE: cannot connect ..." or "UNIMPLEMENTED: ..." for a server without this service). Options
+   * (as grpc_health_probe's), each {@code --name=value} or {@code --name value}:
+   * <ul>
+   *   <li>{@code --tls}: connect over TLS, trusting the JVM's default trust store;
+   *   <li>{@code --tls-ca-cert FILE}: TLS, trusting the CA certificates in that PEM file;
+   *   <li>{@code --tls-client-cert FILE} and {@code --tls-client-key FILE} (together): TLS with this client
+   *       certificate chain and PKCS#8 key, for a server that requires one;
+   *   <li>{@code --tls-no-verify-hostname}: TLS without checking that the certificate names the host (the
+   *       certificate must still be trusted);
+   *   <li>{@code --header "NAME: VALUE"} (repeatable): metadata sent with the check (an authorization token for a
+   *       server whose interceptor asks for one).
+   * </ul>
+   * Needs a transport on the class path (rpc-transport-netty). The client it makes logs as any client does (an
+   * INFO line naming the endpoint): point the JVM at a logging configuration that keeps {@code io.petrel} at WARN
+   * for a quiet probe.
    */
   public static void main(String[] args) {
     System.exit(probe(args, System.out));
@@ -204,35 +218,33 @@ public final class HealthService implements ServerLifecycleListener {
 
   /** {@link #main}'s work, for a caller that does not want the JVM to exit: prints one line, returns the code. */
   public static int probe(String[] args, java.io.PrintStream out) {
-    if (args.length < 1 || args.length > 3) {
-      out.println("usage: HealthService TARGET [SERVICE] [TIMEOUT_MS]   (exit 0: SERVING, 1: not, 2: usage,"
-          + " 3: could not ask)");
-      return 2;
-    }
-    String service = args.length > 1 ? args[1] : "";
-    Duration timeout;
+    ProbeArgs a;
     try {
-      long ms = args.length > 2 ? Long.parseLong(args[2]) : 2000;
-      if (ms <= 0 || ms > MAX_TIMEOUT_MILLIS) {
-        throw new NumberFormatException("not in 1.." + MAX_TIMEOUT_MILLIS);
-      }
-      timeout = Duration.ofMillis(ms);
-    } catch (NumberFormatException e) {
-      out.println("TIMEOUT_MS must be a number of milliseconds, 1.." + MAX_TIMEOUT_MILLIS + ": " + args[2]);
+      a = ProbeArgs.parse(args);
+    } catch (IllegalArgumentException e) {
+      out.println(e.getMessage());
+      out.println(USAGE);
       return 2;
     }
     RpcClient client;
     try {
       RpcClientBuilder b = RpcClient.builder();
       // "inprocess:NAME": a server in this JVM (for tests and embedded use).
-      client = (args[0].startsWith("inprocess:") ? b.inProcess(args[0].substring("inprocess:".length()))
-          : b.target(args[0])).name("health-probe").build();
+      b = a.target.startsWith("inprocess:") ? b.inProcess(a.target.substring("inprocess:".length()))
+          : b.target(a.target);
+      io.petrel.rpc.TlsConfig tls = a.tls();
+      if (tls != null) {
+        b.tls(tls);
+      }
+      client = b.name("health-probe").build();
     } catch (RuntimeException e) {
-      out.println("cannot make a client for " + args[0] + ": " + e.getMessage());
+      out.println("cannot make a client for " + a.target + ": " + e.getMessage());
       return 2;
     }
     try {
-      ServingStatus s = check(client, service, timeout);
+      String answer = client.unaryCall(CHECK, a.service,
+          CallOptions.DEFAULT.withTimeout(a.timeout).withMetadata(a.headers));
+      ServingStatus s = parse(answer);
       out.println(s);
       return s == ServingStatus.SERVING ? 0 : 1;
     } catch (StatusException e) {
@@ -243,6 +255,137 @@ public final class HealthService implements ServerLifecycleListener {
       return CANNOT_ASK;
     } finally {
       client.shutdownNow();
+    }
+  }
+
+  private static final String USAGE = "usage: HealthService [--tls] [--tls-ca-cert FILE] [--tls-client-cert FILE"
+      + " --tls-client-key FILE] [--tls-no-verify-hostname] [--header 'NAME: VALUE']... TARGET [SERVICE]"
+      + " [TIMEOUT_MS]   (exit 0: SERVING, 1: not, 2: usage, 3: could not ask)";
+
+  /** The probe's command line, parsed; {@link #parse} throws IllegalArgumentException saying what is wrong. */
+  private static final class ProbeArgs {
+    String target = "";
+    String service = "";
+    Duration timeout = Duration.ofSeconds(2);
+    boolean tls;
+    boolean noVerifyHostname;
+    java.nio.file.@Nullable Path caCert;
+    java.nio.file.@Nullable Path clientCert;
+    java.nio.file.@Nullable Path clientKey;
+    io.petrel.rpc.Metadata headers = io.petrel.rpc.Metadata.EMPTY;
+
+    static ProbeArgs parse(String[] args) {
+      ProbeArgs a = new ProbeArgs();
+      java.util.List<String> positional = new java.util.ArrayList<>();
+      for (int i = 0; i < args.length; i++) {
+        String arg = args[i];
+        if (!arg.startsWith("--")) {
+          positional.add(arg);
+          continue;
+        }
+        int eq = arg.indexOf('=');
+        String name = eq < 0 ? arg : arg.substring(0, eq);
+        switch (name) {
+          case "--tls" -> a.tls = flag(arg, eq);
+          case "--tls-no-verify-hostname" -> a.noVerifyHostname = a.tls = flag(arg, eq);
+          case "--tls-ca-cert" -> {
+            a.caCert = file(name, eq >= 0 ? arg.substring(eq + 1) : value(args, ++i, name));
+            a.tls = true;
+          }
+          case "--tls-client-cert" -> {
+            a.clientCert = file(name, eq >= 0 ? arg.substring(eq + 1) : value(args, ++i, name));
+            a.tls = true;
+          }
+          case "--tls-client-key" -> {
+            a.clientKey = file(name, eq >= 0 ? arg.substring(eq + 1) : value(args, ++i, name));
+            a.tls = true;
+          }
+          case "--header" -> a.headers = header(a.headers, eq >= 0 ? arg.substring(eq + 1) : value(args, ++i, name));
+          default -> throw new IllegalArgumentException("unknown option " + name);
+        }
+      }
+      if (positional.isEmpty() || positional.size() > 3) {
+        throw new IllegalArgumentException(positional.isEmpty() ? "no TARGET given"
+            : "too many arguments: " + positional);
+      }
+      if ((a.clientCert == null) != (a.clientKey == null)) {
+        throw new IllegalArgumentException("--tls-client-cert and --tls-client-key go together: give both");
+      }
+      a.target = positional.get(0);
+      if (positional.size() > 1) {
+        a.service = positional.get(1);
+      }
+      if (positional.size() > 2) {
+        String t = positional.get(2);
+        long ms;
+        try {
+          ms = Long.parseLong(t);
+        } catch (NumberFormatException e) {
+          ms = -1;
+        }
+        if (ms <= 0 || ms > MAX_TIMEOUT_MILLIS) {
+          throw new IllegalArgumentException("TIMEOUT_MS must be a number of milliseconds, 1.."
+              + MAX_TIMEOUT_MILLIS + ": " + t);
+        }
+        a.timeout = Duration.ofMillis(ms);
+      }
+      return a;
+    }
+
+    private static boolean flag(String arg, int eq) {
+      if (eq >= 0) {
+        throw new IllegalArgumentException(arg.substring(0, eq) + " takes no value: " + arg);
+      }
+      return true;
+    }
+
+    private static String value(String[] args, int i, String name) {
+      if (i >= args.length) {
+        throw new IllegalArgumentException(name + " needs a value");
+      }
+      return args[i];
+    }
+
+    private static java.nio.file.Path file(String name, String path) {
+      java.nio.file.Path p = java.nio.file.Path.of(path);
+      if (!java.nio.file.Files.isReadable(p)) {
+        throw new IllegalArgumentException(name + ": cannot read " + p.toAbsolutePath());
+      }
+      return p;
+    }
+
+    private static io.petrel.rpc.Metadata header(io.petrel.rpc.Metadata headers, String nameValue) {
+      int colon = nameValue.indexOf(':');
+      if (colon <= 0) {
+        throw new IllegalArgumentException("--header takes 'NAME: VALUE': " + nameValue);
+      }
+      String key = nameValue.substring(0, colon).trim();
+      try {
+        io.petrel.rpc.Metadata.checkKey(key);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("--header " + nameValue + ": " + e.getMessage(), e);
+      }
+      return headers.with(key, nameValue.substring(colon + 1).trim());
+    }
+
+    io.petrel.rpc.@Nullable TlsConfig tls() {
+      if (!tls) {
+        return null;
+      }
+      io.petrel.rpc.TlsConfig.Builder b = io.petrel.rpc.TlsConfig.builder();
+      java.nio.file.Path ca = caCert;
+      if (ca != null) {
+        b.trustCertificates(ca);
+      }
+      java.nio.file.Path cert = clientCert;
+      java.nio.file.Path key = clientKey;
+      if (cert != null && key != null) {
+        b.keyPair(cert, key);
+      }
+      if (noVerifyHostname) {
+        b.insecureSkipHostnameVerification();
+      }
+      return b.build();
     }
   }
 }

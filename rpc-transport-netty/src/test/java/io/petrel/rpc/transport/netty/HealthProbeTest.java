@@ -3,13 +3,20 @@ package io.petrel.rpc.transport.netty;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.ServerContext;
+import io.petrel.rpc.ServerInterceptor;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.TlsConfig;
 import io.petrel.rpc.health.HealthService;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The health probe over TCP, as a container's exec check runs it: SERVING while the server serves, NOT_SERVING
@@ -29,6 +36,57 @@ class HealthProbeTest extends TransportFixture {
     server.shutdownNow();
     assertThat(server.awaitTermination(20, TimeUnit.SECONDS)).isTrue();
     assertThat(probe(target, "", "1000")).startsWith("3 UNAVAILABLE: ");
+  }
+
+  /**
+   * A server that requires a client certificate and a bearer token: the probe reaches it with the TLS options and
+   * a header (as grpc_health_probe's -tls-ca-cert, -tls-client-cert, -tls-client-key and -rpc-header), and
+   * without them says why it could not ask (exit 3).
+   */
+  @Test
+  void theProbeSpeaksMutualTlsAndSendsHeaders(@TempDir Path dir) throws Exception {
+    TestCertificates.Authority ca = TestCertificates.Authority.create("Probe Test CA");
+    Path caPem = ca.write(dir.resolve("ca.pem"));
+    TestCertificates.PemFiles server = ca.issue("server", "localhost", "127.0.0.1").written(dir, "server");
+    TestCertificates.PemFiles client = ca.issue("probe").written(dir, "probe");
+    HealthService health = HealthService.create();
+    ServerInterceptor token = new ServerInterceptor() {
+      @Override
+      public <Req, Resp> CompletionStage<Resp> intercept(Chain<Req, Resp> chain) throws Exception {
+        if (!"Bearer s3cret".equals(ServerContext.current().metadata().get("authorization"))) {
+          throw Status.UNAUTHENTICATED.withDescription("no valid token").asException();
+        }
+        return chain.proceed();
+      }
+    };
+    RpcServer srv = startServer(b -> b.addService(health.definition()).addLifecycleListener(health)
+        .intercept(token).tls(TlsConfig.builder().keyPair(server.certificate(), server.key())
+            .trustCertificates(caPem).clientAuth(TlsConfig.ClientAuth.REQUIRE).build()));
+    String target = "127.0.0.1:" + srv.port();
+    String[] tls = {"--tls-ca-cert", caPem.toString(), "--tls-client-cert=" + client.certificate(),
+        "--tls-client-key", client.key().toString()};
+    String header = "authorization: Bearer s3cret";
+    assertThat(probe(join(tls, "--header", header, target))).isEqualTo("0 SERVING");
+    assertThat(probe(join(tls, "--header=" + header, target, "test.Echo", "3000"))).isEqualTo("0 SERVING");
+    assertThat(probe(join(tls, target, "", "3000"))).isEqualTo("3 UNAUTHENTICATED: no valid token");
+    assertThat(probe("--header", header, target, "", "3000")).startsWith("3 UNAVAILABLE: ");
+    assertThat(probe("--tls-ca-cert", caPem.toString(), "--header", header, target, "", "3000"))
+        .startsWith("3 UNAVAILABLE: ");
+    // Usage errors: exit 2 saying what is wrong.
+    assertThat(probe("--tls-client-cert", client.certificate().toString(), target))
+        .startsWith("2 --tls-client-cert and --tls-client-key go together");
+    assertThat(probe("--tls-ca-cert", dir.resolve("missing.pem").toString(), target))
+        .startsWith("2 --tls-ca-cert: cannot read ");
+    assertThat(probe("--header", "no-colon", target)).startsWith("2 --header takes 'NAME: VALUE'");
+    assertThat(probe("--tsl", target)).startsWith("2 unknown option --tsl");
+    assertThat(probe("--tls-ca-cert")).startsWith("2 --tls-ca-cert needs a value");
+    assertThat(probe("--tls=yes", target)).startsWith("2 --tls takes no value");
+  }
+
+  private static String[] join(String[] first, String... rest) {
+    String[] all = java.util.Arrays.copyOf(first, first.length + rest.length);
+    System.arraycopy(rest, 0, all, first.length, rest.length);
+    return all;
   }
 
   private static String probe(String... args) {
