@@ -54,8 +54,21 @@ public final class LeastPending implements LoadBalancer {
     int top = Math.max(rx, ry);
     if (top < USABLE) {
       // Neither drawn is usable: any better one beats them (with two of three endpoints down, one pick in three drew
-      // both, and each such call waited for or failed on a connect attempt while a server was up).
-      Subchannel other = best(subs, r.nextInt(n), top);
+      // both, and each such call waited for or failed on a connect attempt while a server was up). Drawn again, by
+      // weight as the first two, so that the calls spread over the endpoints left as the others do (the first
+      // usable one after a random start gave the one listed after a run of dead ones most of them); two usable
+      // ones drawn are compared as above. A scan finds one when the draws do not (few usable among many).
+      Subchannel u = null;
+      for (int i = 0; i < REDRAWS; i++) {
+        Subchannel c = subs[s.uniform() ? r.nextInt(n) : draw(s.cumulative(), r)];
+        if (c != u && rank(c) == USABLE) {
+          if (u != null) {
+            return lessLoaded(u, c);
+          }
+          u = c;
+        }
+      }
+      Subchannel other = u != null ? u : best(s, r, top);
       if (other != null) {
         return other;
       }
@@ -66,14 +79,18 @@ public final class LeastPending implements LoadBalancer {
     if (top < USABLE) {
       return x; // none better: the call fails, waits, or is refused, with x's reason
     }
-    // Fewer pending per unit of weight wins: x.pending / x.weight <= y.pending / y.weight, without division.
+    return lessLoaded(x, y);
+  }
+
+  /** Fewer pending per unit of weight wins: x.pending / x.weight <= y.pending / y.weight, without division. */
+  private static Subchannel lessLoaded(Subchannel x, Subchannel y) {
     long lx = (long) x.pendingCalls() * y.endpoint().weight();
     long ly = (long) y.pendingCalls() * x.endpoint().weight();
-    if (lx != ly) {
-      return lx < ly ? x : y;
-    }
-    return x;
+    return ly < lx ? y : x;
   }
+
+  /** Draws more when the first two are not usable, before a scan. */
+  private static final int REDRAWS = 16;
 
   /** Available and not refusing. */
   private static final int USABLE = 2;
@@ -85,22 +102,33 @@ public final class LeastPending implements LoadBalancer {
   }
 
   /**
-   * From {@code start} on (wrapping), the first usable subchannel, else the first of a rank above {@code than}; null
-   * if none ranks above it.
+   * One usable subchannel drawn by weight among all usable ones (reservoir sampling), else one of the best rank above
+   * {@code than} drawn the same way; null if none ranks above it. One pass over the list.
    */
-  private static @Nullable Subchannel best(Subchannel[] subs, int start, int than) {
-    Subchannel better = null;
+  private static @Nullable Subchannel best(State s, ThreadLocalRandom r, int than) {
+    Subchannel[] subs = s.subchannels();
+    int[] cumulative = s.cumulative();
+    Subchannel chosen = null;
+    int chosenRank = than;
+    long weights = 0;
     for (int i = 0; i < subs.length; i++) {
-      Subchannel c = subs[(start + i) % subs.length];
+      Subchannel c = subs[i];
       int rank = rank(c);
-      if (rank == USABLE) {
-        return c;
+      if (rank < chosenRank || rank <= than) {
+        continue;
       }
-      if (rank > than && better == null) {
-        better = c;
+      if (rank > chosenRank) {
+        chosen = null; // a better rank: start over with it
+        chosenRank = rank;
+        weights = 0;
+      }
+      int w = cumulative[i] - (i == 0 ? 0 : cumulative[i - 1]);
+      weights += w;
+      if (r.nextLong(weights) < w) {
+        chosen = c;
       }
     }
-    return better;
+    return chosen;
   }
 
   private static int draw(int[] cumulative, ThreadLocalRandom r) {

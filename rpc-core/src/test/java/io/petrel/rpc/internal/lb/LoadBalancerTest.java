@@ -162,6 +162,42 @@ class LoadBalancerTest {
     assertThat(d.pending).isBetween(990, 1010);
   }
 
+  /**
+   * Eight of ten endpoints down, listed side by side before the two that are up (a zone lost): the calls whose two
+   * draws are both down (62% of them) are spread over the two up by weight, as the others are. Before, such a call
+   * took the first available endpoint after a random start, so the one listed right after the run of dead ones got
+   * 90% of them, and 75% of all calls (14,942 of 20,000).
+   */
+  @Test
+  void leastPendingSpreadsCallsOverTheEndpointsLeftWhenMostAreDown() {
+    LeastPending lp = new LeastPending();
+    List<Fake> all = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      Fake down = new Fake("down" + i, 1);
+      down.available = false;
+      all.add(down);
+    }
+    Fake up1 = new Fake("up1", 1);
+    Fake up2 = new Fake("up2", 1);
+    all.add(up1);
+    all.add(up2);
+    lp.update(all);
+    Map<String, Integer> n = count(lp, 20_000, false);
+    assertThat(n).containsOnlyKeys("up1", "up2");
+    // 10,000 each expected (binomial, sd 71): 9,500-10,500 fails by chance about once in 10^12 runs.
+    assertThat(n.get("up1")).isBetween(9_500, 10_500);
+    // Weights: up2 of weight 3 takes three calls for each of up1's (15,000 of 20,000 expected, sd 61).
+    lp.update(List.of(all.get(0), all.get(1), all.get(2), up1, all.get(3), new Fake("up3", 3)));
+    Map<String, Integer> w = count(lp, 20_000, false);
+    assertThat(w).containsOnlyKeys("up1", "up3");
+    assertThat(w.get("up3")).isBetween(14_500, 15_500);
+    // Round robin goes on after the endpoint it skipped to: the two left take turns.
+    RoundRobin rr = new RoundRobin();
+    rr.update(all);
+    assertThat(count(rr, 20_000, false)).containsOnlyKeys("up1", "up2")
+        .allSatisfy((host, calls) -> assertThat(calls).as(host).isBetween(9_500, 10_500));
+  }
+
   @Test
   void leastPendingAvoidsAnEndpointThatBacksOff() {
     LeastPending lp = new LeastPending();
