@@ -113,11 +113,12 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
 
   /**
    * How many times in all a call whose request was never sent (NOT_SENT: its endpoint could not be reached) may be
-   * sent again while an endpoint it has not been refused by may still take it
-   * ({@link ClientRuntime#anotherEndpointMayTakeIt}): past {@link #MAX_RESENDS}, each failed endpoint backs off and
-   * the balancers skip it, so the call walks the endpoints not yet known to be down, each once, until one takes it
-   * or its deadline passes. A client given ten dead addresses and one live, never started, failed its first calls
-   * after three refused connects.
+   * sent again, past {@link #MAX_RESENDS}, while an endpoint it has not been refused by may still take it
+   * ({@link ClientRuntime#anotherEndpointMayTakeIt}: connected, or not known to fail). Each failed endpoint backs
+   * off and the balancers skip it, so the call moves over the endpoints not yet known to be down until one takes
+   * it or its deadline passes (the balancer may offer one it tried before; that costs an attempt, not a loop).
+   * Not for calls with a hash key (they stay with their balancer's endpoint) nor fail-fast ones. A client given
+   * ten dead addresses and one live, never started, failed its first calls after three refused connects.
    */
   public static final int MAX_UNSENT_RESENDS = 64;
 
@@ -438,9 +439,20 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
           : st.peer()) + ": " + s.description());
     }
     if (s.code() == Status.Code.UNAVAILABLE) {
-      runtime.attemptFailed();
+      if (progress != AttemptProgress.NOT_SENT) {
+        // An attempt that was never sent takes no token of the retry budget: it put no load on a server, and
+        // connect attempts are bounded by each endpoint's backoff. Counted, 64 calls moving on over dead addresses
+        // (205 attempts) took the bucket from 100 tokens to 0.7, stopping every retry and hedge of the client.
+        runtime.attemptFailed();
+      }
       if (anotherAttempt(s, progress)) {
         return;
+      }
+      int walked = unsentEndpoints();
+      if (progress == AttemptProgress.NOT_SENT && walked > 1) {
+        String d = s.description();
+        s = s.withDescription((d == null ? "" : d + " ") + "(the call could not reach any of the " + walked
+            + " endpoints it tried)");
       }
     } else if (progress == AttemptProgress.REFUSED) {
       // Refused by a limit, unread: another endpoint may have room. It takes a retry token like a failure, so

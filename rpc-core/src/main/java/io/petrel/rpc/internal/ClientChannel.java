@@ -533,8 +533,8 @@ public final class ClientChannel extends RpcClient {
       return;
     }
     InternalSubchannel previous = (InternalSubchannel) call.picked();
-    if (call.unsentEndpoints() == 2) {
-      connectIdleWhileNoneIsReady(e);
+    if (call.unsentEndpoints() == 2 && call.hashKey() == null) {
+      connectUntriedWhileNoneIsReady(e);
     }
     InternalSubchannel sub = e.pick(call, previous);
     if (sub == null) {
@@ -547,25 +547,49 @@ public final class ClientChannel extends RpcClient {
 
   /**
    * A call could not be sent to two endpoints in a row and none is connected (a client not {@code start()}ed, given
-   * many addresses where nothing listens): every endpoint not tried yet connects now, as {@code start()} would
-   * have them, so that a live one is found in one round trip instead of by calls trying one address after
-   * another (each call gives up after {@link ClientCall#MAX_UNSENT_RESENDS}). Each endpoint connects once this
-   * way: after that it is connected, or backs off and retries by itself. Calls moved on after that prefer a
-   * connected endpoint ({@link ClientEndpoints#pick}).
+   * many addresses where nothing listens): up to {@link #CONNECT_AHEAD} idle endpoints that no connect attempt has
+   * failed for connect now, as {@code start()} would have them, so that a live one is found in about one round
+   * trip instead of by calls trying one address after another (each call gives up after
+   * {@link ClientCall#MAX_UNSENT_RESENDS}). At most once a second per client, as a task on the transport's
+   * scheduler (not inline, in the failed attempt's completion), from a random place in the list. Calls moved on
+   * after that ask their balancer for a connected endpoint ({@link ClientEndpoints#pick}).
    */
-  private static void connectIdleWhileNoneIsReady(ClientEndpoints<InternalSubchannel> e) {
-    List<InternalSubchannel> all = e.subchannels();
-    for (InternalSubchannel s : all) {
-      if (s.state() == io.petrel.rpc.ConnectivityState.READY) {
-        return;
-      }
+  private void connectUntriedWhileNoneIsReady(ClientEndpoints<InternalSubchannel> e) {
+    long now = System.nanoTime();
+    long last = lastConnectAhead.get();
+    if (now - last < CONNECT_AHEAD_INTERVAL_NANOS || !lastConnectAhead.compareAndSet(last, now)) {
+      return;
     }
-    for (InternalSubchannel s : all) {
-      if (s.state() == io.petrel.rpc.ConnectivityState.IDLE) {
-        s.connectNow(); // its failure is the endpoint's state and its log line; nothing waits on the futures
-      }
+    try {
+      transport.scheduler().execute(() -> {
+        List<InternalSubchannel> all = e.subchannels();
+        for (InternalSubchannel s : all) {
+          if (s.state() == io.petrel.rpc.ConnectivityState.READY) {
+            return;
+          }
+        }
+        int n = all.size();
+        int start = n == 0 ? 0 : java.util.concurrent.ThreadLocalRandom.current().nextInt(n);
+        int started = 0;
+        for (int i = 0; i < n && started < CONNECT_AHEAD; i++) {
+          InternalSubchannel s = all.get((start + i) % n);
+          if (s.state() == io.petrel.rpc.ConnectivityState.IDLE && !s.isFailing()) {
+            s.connectNow(); // its failure is the endpoint's state and its log line; nothing waits on the futures
+            started++;
+          }
+        }
+      });
+    } catch (java.util.concurrent.RejectedExecutionException shuttingDown) {
+      // the client is closing: nothing to connect
     }
   }
+
+  /** Most endpoints {@link #connectUntriedWhileNoneIsReady} connects at a time. */
+  static final int CONNECT_AHEAD = 256;
+  private static final long CONNECT_AHEAD_INTERVAL_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+  /** When {@link #connectUntriedWhileNoneIsReady} last ran ({@link System#nanoTime()}); far in the past at first. */
+  private final java.util.concurrent.atomic.AtomicLong lastConnectAhead =
+      new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - CONNECT_AHEAD_INTERVAL_NANOS);
 
   /**
    * A hedge of a call ({@link HedgedCall}): as {@link #startAttempt}, but the endpoint is picked away from

@@ -197,6 +197,9 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
         + (subchannels.isEmpty() ? "" : "; keeping the endpoints it had"));
   }
 
+  /** How many more times a call moved on from two unreachable endpoints asks its balancer for a connected one. */
+  private static final int READY_ASKS = 4;
+
   /** The current subchannels (an immutable snapshot). */
   public List<S> subchannels() {
     return subchannels;
@@ -227,13 +230,17 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     }
     if (s != null && single == null && call.unsentEndpoints() >= 2 && call.hashKey() == null
         && s.state() != io.petrel.rpc.ConnectivityState.READY) {
-      // Two endpoints could not be reached for it: a connected endpoint takes it, when there is one, rather than
-      // another the client has not tried yet (with many dead addresses listed and one live, the untried ones are
-      // mostly dead). Before that the balancer's pick stands, so that the endpoints not tried yet get tried and
-      // calls moved away from one endpoint spread over the others.
-      S ready = readyOtherThan(previous);
-      if (ready != null) {
-        s = ready;
+      // Two endpoints could not be reached for it: the balancer is asked again (up to READY_ASKS times) for a
+      // connected endpoint, rather than another the client has not tried yet (with many dead addresses listed and
+      // one live, the untried ones are mostly dead). Only the balancer's own picks: a policy that excludes
+      // endpoints (a version, an ejection) keeps them excluded. Before that the first pick stands, so that the
+      // endpoints not tried yet get tried and calls moved away from one endpoint spread over the others.
+      for (int i = 0; i < READY_ASKS; i++) {
+        S again = pickAny(call);
+        if (again != null && again != previous && again.state() == io.petrel.rpc.ConnectivityState.READY) {
+          s = again;
+          break;
+        }
       }
     }
     if (s == null || (s == previous && call.unsentCause() != null)) {
@@ -322,20 +329,6 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
       }
     }
     return usable != null ? usable : available != null ? available : fallback;
-  }
-
-  /** An endpoint other than {@code previous} with a connection ready and not refusing calls, drawn at random. */
-  private @Nullable S readyOtherThan(@Nullable S previous) {
-    java.util.concurrent.ThreadLocalRandom r = java.util.concurrent.ThreadLocalRandom.current();
-    S ready = null;
-    int n = 0;
-    for (S c : subchannels) {
-      if (c != previous && c.state() == io.petrel.rpc.ConnectivityState.READY && !c.isRefusing()
-          && r.nextInt(++n) == 0) {
-        ready = c;
-      }
-    }
-    return ready;
   }
 
   /**

@@ -122,16 +122,19 @@ public final class ClientRuntime implements ClientTransportContext {
   }
 
   /**
-   * Whether an endpoint outside {@code tried} may still take a call that could not be sent to those: one idle
-   * (never tried, or its connection closed), connecting or ready, rather than backing off after a failed connect or
-   * gone. A call whose request was never sent keeps moving on while there is one (see
-   * {@link ClientCall#MAX_UNSENT_RESENDS}), so that a list with many dead endpoints and one live fails no call.
+   * Whether an endpoint outside {@code tried} may still take a call that could not be sent to those: one connected,
+   * or one idle or connecting that no connect attempt has failed for since it was last connected (one not tried
+   * yet, say). Endpoints that failed (backing off, or idle or connecting again after a backoff) do not count: in an
+   * outage, where every endpoint has failed, a call is not walked through them. A call whose request was never
+   * sent keeps moving on while there is one (see {@link ClientCall#MAX_UNSENT_RESENDS}), so that a list with many
+   * dead addresses and one live fails no call.
    */
   public boolean anotherEndpointMayTakeIt(java.util.List<ClientSubchannel> tried) {
     for (ClientSubchannel s : subchannels.get()) {
       io.petrel.rpc.ConnectivityState state = s.state();
-      if (!tried.contains(s) && (state == io.petrel.rpc.ConnectivityState.IDLE
-          || state == io.petrel.rpc.ConnectivityState.CONNECTING || state == io.petrel.rpc.ConnectivityState.READY)) {
+      if ((state == io.petrel.rpc.ConnectivityState.READY || (!s.isFailing()
+          && (state == io.petrel.rpc.ConnectivityState.IDLE || state == io.petrel.rpc.ConnectivityState.CONNECTING)))
+          && !tried.contains(s)) {
         return true;
       }
     }

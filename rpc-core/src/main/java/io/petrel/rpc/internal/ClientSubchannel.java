@@ -24,6 +24,8 @@ public abstract class ClientSubchannel implements Subchannel {
   private final AtomicInteger pending = new AtomicInteger();
   private volatile ConnectivityState state = ConnectivityState.IDLE;
   private volatile @Nullable Status stateCause;
+  /** Whether a connect attempt failed here since it was last READY: see {@link #isFailing}. */
+  private volatile boolean failing;
   /** The core's side that keeps this subchannel, told of its state and calls; set once it is adopted. */
   private volatile @Nullable Owner owner;
   /**
@@ -135,6 +137,14 @@ public abstract class ClientSubchannel implements Subchannel {
     owner = channel;
   }
 
+  /**
+   * True once a connect attempt to the endpoint failed, until a connection is ready again: it stays so while it
+   * backs off and when it is idle or connecting again after that (see {@link ClientRuntime#anotherEndpointMayTakeIt}).
+   */
+  public final boolean isFailing() {
+    return failing;
+  }
+
   @Override
   public final ConnectivityState state() {
     return state;
@@ -162,6 +172,11 @@ public abstract class ClientSubchannel implements Subchannel {
       }
       stateCause = next == ConnectivityState.BACKING_OFF ? cause : null;
       state = next;
+      if (next == ConnectivityState.BACKING_OFF) {
+        failing = true;
+      } else if (next == ConnectivityState.READY) {
+        failing = false;
+      }
       Owner o = owner;
       if (o != null) {
         o.stateChanged(this, next, stateCause); // under this lock: the balancer hears changes in order

@@ -44,7 +44,11 @@ public final class Targets {
    * target of 10,000 addresses made a message of 170 KB).
    */
   static String shown(String target) {
-    return target.length() <= 200 ? target : target.substring(0, 200) + "... (" + target.length() + " characters)";
+    if (target.length() <= 200) {
+      return target;
+    }
+    int end = Character.isHighSurrogate(target.charAt(199)) ? 199 : 200; // never half a character
+    return target.substring(0, end) + "... (" + target.length() + " characters)";
   }
 
   /** "h1:7000,h2:7000;weight=2;zone=eu-1;version=2.1;rack=r7" */
@@ -66,7 +70,7 @@ public final class Targets {
           String a = attr.trim();
           int eq = a.indexOf('=');
           if (eq <= 0) {
-            throw new IllegalArgumentException("bad endpoint attribute '" + a + "' in target '" + shown(target)
+            throw new IllegalArgumentException("bad endpoint attribute '" + shown(a) + "' in target '" + shown(target)
                 + "'; expected name=value (weight=N, zone=z, version=v, or any other name)");
           }
           String name = a.substring(0, eq).trim();
@@ -173,7 +177,7 @@ public final class Targets {
     if (s.startsWith("[")) {
       int close = s.indexOf(']');
       if (close < 0 || close + 1 >= s.length() || s.charAt(close + 1) != ':') {
-        throw new IllegalArgumentException("bad endpoint '" + s + "' in target '" + shown(target) + "'; expected"
+        throw new IllegalArgumentException("bad endpoint '" + shown(s) + "' in target '" + shown(target) + "'; expected"
             + " [ipv6]:port");
       }
       host = s.substring(1, close);
@@ -181,7 +185,7 @@ public final class Targets {
     } else {
       int colon = s.lastIndexOf(':');
       if (colon <= 0 || s.indexOf(':') != colon) {
-        throw new IllegalArgumentException("bad endpoint '" + s + "' in target '" + shown(target) + "'; expected"
+        throw new IllegalArgumentException("bad endpoint '" + shown(s) + "' in target '" + shown(target) + "'; expected"
             + " host:port");
       }
       host = s.substring(0, colon);
