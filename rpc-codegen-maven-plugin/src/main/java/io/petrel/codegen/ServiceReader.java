@@ -57,8 +57,8 @@ final class ServiceReader {
 
   /** Names the generated stub inherits from AbstractStub and Object: a remote method cannot use them. */
   private static final Set<String> RESERVED_METHOD_NAMES = Set.of(
-      "build", "withDeadline", "withMetadata", "withInterceptors", "withOptions", "callOptions", "client",
-      "equals", "hashCode", "toString", "getClass", "notify", "notifyAll", "wait", "clone", "finalize");
+      "build", "withDeadline", "withMetadata", "withInterceptors", "withOptions", "withHashKey", "callOptions",
+      "client", "equals", "hashCode", "toString", "getClass", "notify", "notifyAll", "wait", "clone", "finalize");
 
   private static final Map<String, String> BOXES = Map.of(
       "java.lang.Integer", "INT32", "java.lang.Long", "INT64", "java.lang.Boolean", "BOOL",

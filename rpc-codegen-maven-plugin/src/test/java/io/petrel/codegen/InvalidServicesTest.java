@@ -172,6 +172,7 @@ class InvalidServicesTest {
         public interface Svc {
           String NAME = "bad.Svc";
           String client();
+          String withHashKey(String key);
           @RpcMethod(deadlineMillis = -5)
           void slow();
         }
@@ -179,6 +180,7 @@ class InvalidServicesTest {
     assertThat(problems).extracting(Problem::message).satisfiesExactly(
         m -> assertThat(m).contains("must be a string literal"),
         m -> assertThat(m).contains("method name client is reserved"),
+        m -> assertThat(m).contains("method name withHashKey is reserved"),
         m -> assertThat(m).contains("deadlineMillis = -5", "non-negative integer literal"));
   }
 

@@ -43,6 +43,7 @@ public abstract class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuild
   protected int retryBudgetTokens = Defaults.RETRY_BUDGET_TOKENS;
   protected double retryBudgetRatio = Defaults.RETRY_BUDGET_RATIO;
   protected HedgingPolicy hedging = Defaults.HEDGING;
+  protected java.util.function.@Nullable Predicate<? super Endpoint> endpointFilter;
   protected Duration reconnectInitial = DEFAULT_RECONNECT_INITIAL;
   protected Duration reconnectMax = DEFAULT_RECONNECT_MAX;
   protected @Nullable Executor callbackExecutor;
@@ -144,6 +145,21 @@ public abstract class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuild
   /** A load-balancing policy of the caller's own. */
   public RpcClientBuilder loadBalancer(LoadBalancer.Factory factory) {
     this.loadBalancer = Objects.requireNonNull(factory, "loadBalancer");
+    return this;
+  }
+
+  /**
+   * Which of the endpoints the resolver lists the client uses (default: all): by version, zone or any attribute,
+   * as Dubbo's consumer-side version or group, e.g. {@code endpointFilter(e -> "2.1".equals(e.version()))}. The
+   * filter runs on each list the resolver gives, before the load balancer sees it; endpoints it leaves out get no
+   * calls. When it leaves none, calls fail with UNAVAILABLE saying how many endpoints the resolver lists and that
+   * the filter left out all of them (not that the name has none). A filter that throws for an endpoint leaves that
+   * endpoint out (a WARN says why, at most once per 10 s). Its {@code toString()} appears in that message and in
+   * the client's description: a lambda's is opaque, a named class or record reads better. Not used by an
+   * in-process client.
+   */
+  public RpcClientBuilder endpointFilter(java.util.function.Predicate<? super Endpoint> filter) {
+    this.endpointFilter = Objects.requireNonNull(filter, "endpointFilter");
     return this;
   }
 

@@ -46,6 +46,10 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
   private volatile @Nullable Status resolverError;
   /** The resolver's last list was empty: the name has no endpoint now (not an error). */
   private volatile boolean listedNone;
+  /** Which endpoints the client uses ({@code RpcClientBuilder.endpointFilter}); null: all. */
+  private final java.util.function.@Nullable Predicate<? super Endpoint> filter;
+  /** How many endpoints of the resolver's last list the filter left out. */
+  private volatile int filteredOut;
   /** Subchannels of endpoints no longer listed, until their calls in flight have ended (under this lock). */
   private final List<S> draining = new ArrayList<>();
   private boolean shutdown;
@@ -66,6 +70,7 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     this.balancer = (lb != null ? lb : io.petrel.rpc.internal.lb.LoadBalancers.LEAST_PENDING_FACTORY).newLoadBalancer();
     this.factory = factory;
     this.limitLog = limitLog;
+    this.filter = config.endpointFilter();
   }
 
   /** Starts the resolver; a static one answers at once, on this thread. */
@@ -78,11 +83,13 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
    * empty list drains them all: calls fail until endpoints are listed again.
    */
   @Override
-  public synchronized void onEndpoints(List<Endpoint> endpoints) {
+  public synchronized void onEndpoints(List<Endpoint> fromResolver) {
     if (shutdown) {
       return;
     }
     resolverError = null;
+    List<Endpoint> endpoints = filtered(fromResolver);
+    filteredOut = fromResolver.size() - endpoints.size();
     listedNone = endpoints.isEmpty();
     List<S> old = subchannels;
     Set<Endpoint> before = new HashSet<>();
@@ -127,9 +134,34 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     }
     if ((!old.isEmpty() || now.size() > 1) && !before.equals(new HashSet<>(unique))) {
       // Only a change: a resolver may tell the same list again (a refresh, a ZooKeeper reconnection).
-      log.info("client '{}' for {}: endpoints {}", name, target, unique.isEmpty() ? "none (the resolver lists"
-          + " no endpoint)" : describe(unique));
+      int out = filteredOut;
+      log.info("client '{}' for {}: endpoints {}{}", name, target, unique.isEmpty() ? (out == 0 ? "none (the"
+          + " resolver lists no endpoint)" : "none") : describe(unique), out == 0 ? "" : " (" + out + " more listed,"
+          + " left out by the endpointFilter " + filter + ")");
     }
+  }
+
+  /** The endpoints the filter keeps (all without one); one it throws for is left out, with a WARN. */
+  private List<Endpoint> filtered(List<Endpoint> listed) {
+    java.util.function.Predicate<? super Endpoint> f = filter;
+    if (f == null) {
+      return listed;
+    }
+    List<Endpoint> kept = new ArrayList<>(listed.size());
+    for (Endpoint e : listed) {
+      boolean keep;
+      try {
+        keep = f.test(e);
+      } catch (RuntimeException ex) {
+        limitLog.warn("endpoint filter failed: " + target, "client '" + name + "' for " + target + ": its"
+            + " endpointFilter " + f + " threw for " + e + ", which is left out: " + ex);
+        keep = false;
+      }
+      if (keep) {
+        kept.add(e);
+      }
+    }
+    return kept;
   }
 
   /**
@@ -369,6 +401,12 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
 
   /** The status of a call made while no endpoint is known. */
   public Status noEndpoint(String notSent) {
+    int out = filteredOut;
+    if (listedNone && resolverError == null && out > 0) {
+      return Status.UNAVAILABLE.withDescription("no endpoint for " + target + ": its resolver lists " + out
+          + " endpoint" + (out == 1 ? "" : "s") + " and the client's endpointFilter " + filter + " leaves out every"
+          + " one (RpcClient.builder().endpointFilter)" + notSent);
+    }
     if (listedNone && resolverError == null) {
       return Status.UNAVAILABLE.withDescription("no endpoint for " + target + ": its resolver lists no endpoint"
           + notSent);

@@ -96,6 +96,7 @@ public final class CoreProvider extends RpcProvider {
           .maxPendingCalls(maxPendingCalls).reconnectInitialBackoffNanos(reconnectInitial.toNanos())
           .reconnectMaxBackoffNanos(reconnectMax.toNanos()).callbackExecutor(callbackExecutor)
           .maxRetries(maxRetries).retryBudget(retryBudgetTokens, retryBudgetRatio).hedging(hedging)
+          .endpointFilter(endpointFilter)
           .meterRegistry(meterRegistry).percentileHistograms(percentileHistograms).name(name).tls(tls)
           .options(options()).build();
     }

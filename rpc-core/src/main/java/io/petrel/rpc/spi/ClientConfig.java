@@ -35,6 +35,7 @@ public final class ClientConfig extends TransportConfig {
   private final int retryBudgetTokens;
   private final double retryBudgetRatio;
   private final HedgingPolicy hedging;
+  private final java.util.function.@Nullable Predicate<? super io.petrel.rpc.Endpoint> endpointFilter;
 
   /** Default deadline of a call: 30 s ({@code RpcClient.builder().defaultDeadline}). */
   public static final Duration DEFAULT_DEADLINE = Defaults.DEADLINE;
@@ -75,6 +76,7 @@ public final class ClientConfig extends TransportConfig {
     this.retryBudgetTokens = b.retryBudgetTokens;
     this.retryBudgetRatio = b.retryBudgetRatio;
     this.hedging = b.hedging;
+    this.endpointFilter = b.endpointFilter;
   }
 
   /** A builder with every option at its default; the user-facing builder fills it. */
@@ -175,6 +177,11 @@ public final class ClientConfig extends TransportConfig {
     return hedging;
   }
 
+  /** Which of the resolver's endpoints the client uses ({@code RpcClientBuilder.endpointFilter}); null: all. */
+  public java.util.function.@Nullable Predicate<? super io.petrel.rpc.Endpoint> endpointFilter() {
+    return endpointFilter;
+  }
+
   @Override
   public String toString() {
     return "ClientConfig{"
@@ -193,6 +200,7 @@ public final class ClientConfig extends TransportConfig {
         + "maxRetries=" + maxRetries + ", "
         + "retryBudget=" + retryBudgetTokens + "/" + retryBudgetRatio + ", "
         + "hedging=" + hedging + ", "
+        + (endpointFilter == null ? "" : "endpointFilter=" + endpointFilter + ", ")
         + commonToString() + "}";
   }
 
@@ -214,6 +222,7 @@ public final class ClientConfig extends TransportConfig {
     private int retryBudgetTokens = DEFAULT_RETRY_BUDGET_TOKENS;
     private double retryBudgetRatio = DEFAULT_RETRY_BUDGET_RATIO;
     private HedgingPolicy hedging = Defaults.HEDGING;
+    private java.util.function.@Nullable Predicate<? super io.petrel.rpc.Endpoint> endpointFilter;
 
     private Builder() {
       super("petrel-client");
@@ -292,6 +301,11 @@ public final class ClientConfig extends TransportConfig {
 
     public Builder hedging(HedgingPolicy hedging) {
       this.hedging = hedging;
+      return this;
+    }
+
+    public Builder endpointFilter(java.util.function.@Nullable Predicate<? super io.petrel.rpc.Endpoint> filter) {
+      this.endpointFilter = filter;
       return this;
     }
 

@@ -47,6 +47,14 @@ public abstract class AbstractStub<S extends AbstractStub<S>> {
   }
 
   /**
+   * Calls through the returned stub carry {@code key} to the load balancer: with {@code consistent_hash}, calls with
+   * one key go to one server (see {@link CallOptions#withHashKey}); the other built-in balancers ignore it.
+   */
+  public final S withHashKey(String key) {
+    return build(client, options.withHashKey(key));
+  }
+
+  /**
    * Calls through the returned stub use {@code options} in place of all of this stub's (its deadline, metadata,
    * interceptors and listeners are not kept). To add an option to those, start from them:
    * {@code stub.withOptions(stub.callOptions().withResponseMetadataListener(listener))}.

@@ -486,6 +486,49 @@ class ClientChannelTest extends TransportFixture {
     }
   }
 
+  /** A filter named for messages (a lambda's toString is opaque). */
+  private record Version(String wanted) implements java.util.function.Predicate<Endpoint> {
+    @Override
+    public boolean test(Endpoint e) {
+      return wanted.equals(e.version());
+    }
+  }
+
+  /**
+   * Version routing, as Dubbo's consumer version: of the endpoints the resolver lists, the client uses those its
+   * endpointFilter keeps. One that leaves none fails calls saying so (not "lists no endpoint"); one that throws
+   * leaves that endpoint out with a WARN.
+   */
+  @Test
+  void theEndpointFilterChoosesWhichListedEndpointsGetCalls() throws Exception {
+    RpcServer v1 = server(a);
+    RpcServer v2 = server(b);
+    String target = "static://127.0.0.1:" + v1.port() + ";version=1.0,127.0.0.1:" + v2.port() + ";version=2.0";
+    RpcClient two = client(target, x -> x.endpointFilter(new Version("2.0")));
+    for (int i = 0; i < 50; i++) {
+      assertThat(echo(two, "v")).isEqualTo("v");
+    }
+    assertThat(a.calls.get()).as("calls to version 1.0").isZero();
+    assertThat(b.calls.get()).isEqualTo(50);
+    RpcClient three = client(target, x -> x.endpointFilter(new Version("3.0")));
+    assertFails(() -> echo(three, "v"), Status.Code.UNAVAILABLE, "its resolver lists 2 endpoints and the client's"
+        + " endpointFilter Version[wanted=3.0] leaves out every one (RpcClient.builder().endpointFilter)");
+    try (LogCapture log = new LogCapture(io.petrel.rpc.internal.ClientEndpoints.class)) {
+      RpcClient picky = client(target, x -> x.endpointFilter(e -> {
+        if ("1.0".equals(e.version())) {
+          throw new IllegalStateException("no opinion on 1.0");
+        }
+        return true;
+      }));
+      for (int i = 0; i < 20; i++) {
+        assertThat(echo(picky, "p")).isEqualTo("p");
+      }
+      assertThat(a.calls.get()).as("calls to the endpoint the filter threw for").isZero();
+      assertThat(log.await(ch.qos.logback.classic.Level.WARN, Duration.ofSeconds(5), "threw for 127.0.0.1:"
+          + v1.port(), "which is left out", "no opinion on 1.0")).isNotNull();
+    }
+  }
+
   @Test
   void startNeedsOneReachableEndpointAndNamesEachFailureWhenNoneIs() throws Exception {
     int dead1;
