@@ -441,7 +441,11 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     return registered;
   }
 
-  /** The bound address, unless it is the wildcard address: then this host's address. */
+  /**
+   * The bound address, unless it is the wildcard address: then this host's address, with a WARN if that is a
+   * loopback one. A server bound to a loopback address gets no WARN: only its own machine can connect to it,
+   * whatever it advertised, and such a bind is a deliberate local setup (docs/cluster.md).
+   */
   private static String advertisedHost(InetSocketAddress bound) {
     InetAddress a = bound.getAddress();
     if (a != null && !a.isAnyLocalAddress()) {
