@@ -19,7 +19,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.curator.framework.recipes.nodes.PersistentNode;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.recipes.nodes.PersistentNodeListener;
@@ -115,13 +114,17 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
           RegistryNode.MAX_BYTES);
       return;
     }
+    List<Recreations> creations = new ArrayList<>(); // in step with nodes
+    long started = System.nanoTime();
     for (String service : toRegister) {
       String path = registry.servicePath(service) + "/" + RegistryNode.name(e);
       PersistentNode node = new PersistentNode(registry.curator(), CreateMode.EPHEMERAL, false, path, data);
-      node.getListenable().addListener(new Recreations(service, e, createdOnce));
+      Recreations creation = new Recreations(service, e, createdOnce, started);
+      node.getListenable().addListener(creation);
       node.start();
       nodes.add(node);
       paths.add(path);
+      creations.add(creation);
     }
     registered = e;
     registeredServices = List.copyOf(toRegister);
@@ -155,6 +158,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
         PersistentNode stuck = nodes.remove(i);
         String path = paths.remove(i);
         kept.remove(i);
+        creations.remove(i);
         late.remove(k);
         try {
           stuck.close();
@@ -181,17 +185,27 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
       }
       // The others are registered: on to what a registration says.
     }
-    createdOnce.set(true); // also when the node was there already (a previous session's): no nodeCreated then
-    log.info("registered {} in ZooKeeper for {}", e, registeredServices);
+    // Curator's PersistentNode takes a node it finds already there (NodeExists: it sets its data) as created,
+    // without nodeCreated. One still of another session (a server at this address before a crash) is not this
+    // server's registration: it is only once that session ends and the node is created in this one, which its
+    // Recreations says then. Checked after the waits, so that the read comes after this session's create.
+    List<String> mine = new ArrayList<>();
     long checks = System.nanoTime() + CHECK_NANOS; // one second for all of them: the start waits on these
-    for (String path : paths) {
-      String owner = previousOwner(path, checks);
-      if (owner != null) {
+    for (int i = 0; i < paths.size(); i++) {
+      String owner = previousOwner(paths.get(i), checks);
+      if (owner != null && creations.get(i).awaitTakeover(owner)) {
         log.info("ZooKeeper node {} is still the one of session {}, not this server's: a server at this address"
-            + " (this one before a restart?) registered it and its session has not ended yet. Clients list the"
-            + " address meanwhile; when that session ends (within its session timeout) the node goes and is"
-            + " created again in this server's session", path, owner);
+            + " (this one before a restart?) registered it and its session has not ended yet, so {} is not"
+            + " registered for {} yet. Clients list the address meanwhile; when that session ends (within its"
+            + " session timeout) the node goes and is created again in this server's session (an INFO"
+            + " \"registered ... took over\" says so)", paths.get(i), owner, e.authority(), registeredServices.get(i));
+      } else {
+        mine.add(registeredServices.get(i));
       }
+    }
+    if (!mine.isEmpty()) {
+      createdOnce.set(true); // also when the node was there already (this session's): no nodeCreated then
+      log.info("registered {} in ZooKeeper for {}", e, mine);
     }
   }
 
@@ -238,24 +252,49 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
   /**
    * Logs each creation of a node after its first: the session that held it ended (expired, or closed by
    * ZooKeeper) and Curator created it again in a new one. Between the two, clients' resolvers kept this server
-   * for their removal delay (docs/cluster.md).
+   * for their removal delay (docs/cluster.md). Also logs the first creation when the server started while the node
+   * was still another session's ({@link #awaitTakeover}): that is when the server is registered.
    */
   private static final class Recreations implements PersistentNodeListener {
     private final String service;
     private final Endpoint endpoint;
-    private final AtomicInteger created = new AtomicInteger();
     private final AtomicBoolean createdOnce;
+    /** When the registrar started creating the node (a nanoTime). */
+    private final long started;
+    private int created;
+    /** The session (0x...) whose node this one waits to take over, or null. */
+    private @Nullable String previousOwner;
 
-    Recreations(String service, Endpoint endpoint, AtomicBoolean createdOnce) {
+    Recreations(String service, Endpoint endpoint, AtomicBoolean createdOnce, long started) {
       this.service = service;
       this.endpoint = endpoint;
       this.createdOnce = createdOnce;
+      this.started = started;
+    }
+
+    /**
+     * The node was found to be session {@code owner}'s: its creation in this server's session, when that one has
+     * ended, is the registration, logged then. False if this session created it already (the read was older).
+     */
+    synchronized boolean awaitTakeover(String owner) {
+      if (created > 0) {
+        return false;
+      }
+      previousOwner = owner;
+      return true;
     }
 
     @Override
-    public void nodeCreated(String path) {
+    public synchronized void nodeCreated(String path) {
       createdOnce.set(true);
-      if (created.incrementAndGet() > 1) {
+      created++;
+      String owner = previousOwner;
+      if (owner != null) {
+        previousOwner = null;
+        log.info("registered {} in ZooKeeper for {} (node {}): took over the address after the node of session {}"
+            + " (a server here before) went with that session, {} ms after this server started registering",
+            endpoint, service, path, owner, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+      } else if (created > 1) {
         log.info("registered {} in ZooKeeper again for {} (node {}): the ZooKeeper session that held its node"
             + " ended, and the node was created in a new session", endpoint, service, path);
       }
@@ -402,7 +441,11 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     return registered;
   }
 
-  /** The bound address, unless it is the wildcard address: then this host's address. */
+  /**
+   * The bound address, unless it is the wildcard address: then this host's address, with a WARN if that is a
+   * loopback one. A server bound to a loopback address gets no WARN: only its own machine can connect to it,
+   * whatever it advertised, and such a bind is a deliberate local setup (docs/cluster.md).
+   */
   private static String advertisedHost(InetSocketAddress bound) {
     InetAddress a = bound.getAddress();
     if (a != null && !a.isAnyLocalAddress()) {
