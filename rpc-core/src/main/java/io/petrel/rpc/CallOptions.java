@@ -112,7 +112,8 @@ public final class CallOptions {
 
   /**
    * A copy whose calls carry {@code key} to the load balancer (for example a user id, so that a hashing balancer
-   * sends one user's calls to the same server). Not sent to the server; the built-in balancers ignore it.
+   * sends one user's calls to the same server). Not sent to the server. Of the built-in balancers only
+   * {@code consistent_hash} reads it; {@code round_robin} and {@code least_pending} ignore it.
    */
   public CallOptions withHashKey(String key) {
     return new CallOptions(deadline, timeoutNanos, metadata, interceptors, responseMetadataListener, executor,
