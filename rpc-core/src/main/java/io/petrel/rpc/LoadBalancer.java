@@ -31,6 +31,17 @@ public interface LoadBalancer {
   @Nullable Subchannel pick(PickArgs call);
 
   /**
+   * Whether this balancer sends calls by their {@link PickArgs#hashKey() hash key}: then the core keeps a call
+   * with a key on the endpoint picked for it while that endpoint connects or cannot be reached, as the balancer
+   * would (a key's calls stay together), instead of moving it to another endpoint. The default is true, for a
+   * balancer of your own that may read the key; the built-in {@code least_pending} and {@code round_robin} say
+   * false, so a key set for another reason changes nothing under them.
+   */
+  default boolean readsHashKey() {
+    return true;
+  }
+
+  /**
    * The subchannels are now these; empty when the resolver lists no endpoint (then {@link #pick} is not called
    * until they come back). Not called concurrently with itself.
    */

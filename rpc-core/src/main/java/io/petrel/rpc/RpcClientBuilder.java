@@ -154,9 +154,12 @@ public abstract class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuild
    * filter runs on each list the resolver gives, before the load balancer sees it; endpoints it leaves out get no
    * calls. When it leaves none, calls fail with UNAVAILABLE saying how many endpoints the resolver lists and that
    * the filter left out all of them (not that the name has none). A filter that throws for an endpoint leaves that
-   * endpoint out (a WARN says why, at most once per 10 s). Its {@code toString()} appears in that message and in
-   * the client's description: a lambda's is opaque, a named class or record reads better. Not used by an
-   * in-process client.
+   * endpoint out (a WARN says why, at most once per 10 s). Its {@code toString()} appears in those messages and in
+   * the client's INFO line of endpoints: a lambda's is opaque, a named class or record reads better. Make it a
+   * fast, pure function of the endpoint: it runs on the resolver's thread for each list, and is not asked again
+   * until the resolver gives a new list (a filter that reads changing state takes effect only then; a static
+   * target never gives another). Endpoints it leaves out later finish their calls in flight, as removed ones do.
+   * An in-process client refuses it ({@code build()} throws IllegalStateException).
    */
   public RpcClientBuilder endpointFilter(java.util.function.Predicate<? super Endpoint> filter) {
     this.endpointFilter = Objects.requireNonNull(filter, "endpointFilter");

@@ -206,6 +206,15 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     return options.hashKey();
   }
 
+  /**
+   * Whether the call's hash key holds it to the endpoint picked for it: it has one, and the client's balancer
+   * sends calls by their key ({@link io.petrel.rpc.LoadBalancer#readsHashKey()}; not least_pending nor
+   * round_robin, under which a key changes nothing).
+   */
+  public boolean heldToKey() {
+    return options.hashKey() != null && runtime.balancerReadsHashKey();
+  }
+
   /** When the call must end, or null for none. */
   public @Nullable Deadline deadline() {
     return deadline;
@@ -512,7 +521,7 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   boolean mayMoveElsewhere() {
     Deadline d = deadline;
     return started && !runtime.isTerminating() && resends < MAX_RESENDS && !options.isFailFast()
-        && (d == null || !d.isExpired()) && !isFinished() && options.hashKey() == null && !isHedgeAttempt();
+        && (d == null || !d.isExpired()) && !isFinished() && !heldToKey() && !isHedgeAttempt();
   }
 
   /** True for an attempt of a {@link HedgedCall}. */
@@ -559,7 +568,7 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     List<ClientSubchannel> tried = progress == AttemptProgress.NOT_SENT ? unsentOn(picked) : List.of();
     boolean unsentFailFast = progress == AttemptProgress.NOT_SENT && options.isFailFast();
     if (progress != AttemptProgress.PROCESSED && !unsentFailFast && (resends < MAX_RESENDS
-        || (progress == AttemptProgress.NOT_SENT && resends < MAX_UNSENT_RESENDS && options.hashKey() == null
+        || (progress == AttemptProgress.NOT_SENT && resends < MAX_UNSENT_RESENDS && !heldToKey()
             && runtime.anotherEndpointMayTakeIt(tried)))) {
       resends++;
     } else if (!full && !isOneway() && retries < maxRetries() && runtime.mayRetry()) {

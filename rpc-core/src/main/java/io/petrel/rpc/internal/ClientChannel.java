@@ -110,6 +110,7 @@ public final class ClientChannel extends RpcClient {
       this.endpoints = e;
       runtime.endpointGauges(e::subchannels);
       runtime.subchannels(e::subchannels);
+      runtime.balancerReadsHashKey(e.balancerReadsHashKey());
       e.start(); // a static resolver answers at once, on this thread
     } else {
       this.endpoints = null;
@@ -533,7 +534,7 @@ public final class ClientChannel extends RpcClient {
       return;
     }
     InternalSubchannel previous = (InternalSubchannel) call.picked();
-    if (call.unsentEndpoints() == 2 && call.hashKey() == null) {
+    if (call.unsentEndpoints() == 2 && !call.heldToKey()) {
       connectUntriedWhileNoneIsReady(e);
     }
     InternalSubchannel sub = e.pick(call, previous);

@@ -44,12 +44,15 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
   /** The only subchannel when there is exactly one: calls skip the balancer and its counting. */
   private volatile @Nullable S single;
   private volatile @Nullable Status resolverError;
-  /** The resolver's last list was empty: the name has no endpoint now (not an error). */
-  private volatile boolean listedNone;
+  /**
+   * The resolver's last list, as messages need it (one field, so that a reader sees both halves of one list):
+   * whether the client uses none of it, and how many of its endpoints the filter left out.
+   */
+  private volatile Listing listing = new Listing(false, 0);
   /** Which endpoints the client uses ({@code RpcClientBuilder.endpointFilter}); null: all. */
   private final java.util.function.@Nullable Predicate<? super Endpoint> filter;
-  /** How many endpoints of the resolver's last list the filter left out. */
-  private volatile int filteredOut;
+
+  private record Listing(boolean none, int filteredOut) {}
   /** Subchannels of endpoints no longer listed, until their calls in flight have ended (under this lock). */
   private final List<S> draining = new ArrayList<>();
   private boolean shutdown;
@@ -73,6 +76,11 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     this.filter = config.endpointFilter();
   }
 
+  /** Whether the balancer sends calls by their hash key ({@link LoadBalancer#readsHashKey()}). */
+  public boolean balancerReadsHashKey() {
+    return balancer.readsHashKey();
+  }
+
   /** Starts the resolver; a static one answers at once, on this thread. */
   public void start() {
     resolver.start(this);
@@ -83,14 +91,25 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
    * empty list drains them all: calls fail until endpoints are listed again.
    */
   @Override
-  public synchronized void onEndpoints(List<Endpoint> fromResolver) {
+  public void onEndpoints(List<Endpoint> fromResolver) {
+    // Filtered before the lock: a slow filter holds up only this resolver's thread, not drained connections.
+    List<Endpoint> endpoints = filtered(fromResolver);
+    update(fromResolver, endpoints);
+  }
+
+  private synchronized void update(List<Endpoint> fromResolver, List<Endpoint> endpoints) {
     if (shutdown) {
       return;
     }
     resolverError = null;
-    List<Endpoint> endpoints = filtered(fromResolver);
-    filteredOut = fromResolver.size() - endpoints.size();
-    listedNone = endpoints.isEmpty();
+    Set<Address> stillListed = new HashSet<>();
+    if (filter != null) {
+      for (Endpoint e : fromResolver) {
+        stillListed.add(new Address(e));
+      }
+    }
+    int filteredOut = fromResolver.size() - endpoints.size();
+    listing = new Listing(endpoints.isEmpty(), filteredOut);
     List<S> old = subchannels;
     Set<Endpoint> before = new HashSet<>();
     // By address (host and port, as Endpoint.sameAddress): a list of thousands is matched in one pass, not one
@@ -129,15 +148,23 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
         log.debug("endpoint {} of {} is gone; its connections close once their calls in flight have ended",
             s.endpoint(), target);
         draining.add(s);
-        s.drain().whenComplete((v, t) -> drained(s));
+        String why = stillListed.contains(new Address(s.endpoint())) ? s.endpoint().authority() + " of " + target
+            + " is left out by the client's endpointFilter " + filter : s.endpoint().authority() + " was removed"
+            + " from " + target + " by its resolver";
+        s.drain(why).whenComplete((v, t) -> drained(s));
       }
     }
-    if ((!old.isEmpty() || now.size() > 1) && !before.equals(new HashSet<>(unique))) {
-      // Only a change: a resolver may tell the same list again (a refresh, a ZooKeeper reconnection).
-      int out = filteredOut;
-      log.info("client '{}' for {}: endpoints {}{}", name, target, unique.isEmpty() ? (out == 0 ? "none (the"
-          + " resolver lists no endpoint)" : "none") : describe(unique), out == 0 ? "" : " (" + out + " more listed,"
-          + " left out by the endpointFilter " + filter + ")");
+    if ((!old.isEmpty() || now.size() > 1 || filteredOut > 0) && !before.equals(new HashSet<>(unique))) {
+      // Only a change: a resolver may tell the same list again (a refresh, a ZooKeeper reconnection). With a
+      // filter, the first list too, so that a filter that keeps none or one is seen at once.
+      String line = unique.isEmpty() ? (filteredOut == 0 ? "none (the resolver lists no endpoint)"
+          : "none: the resolver lists " + filteredOut + " and the endpointFilter " + filter + " leaves out all")
+          : describe(unique) + (filteredOut == 0 ? "" : " (" + filteredOut + " more listed, left out by the"
+              + " endpointFilter " + filter + ")");
+      log.info("client '{}' for {}: endpoints {}", name, target, line);
+    } else if (old.isEmpty() && unique.isEmpty() && filteredOut > 0) {
+      log.info("client '{}' for {}: endpoints none: the resolver lists {} and the endpointFilter {} leaves out all",
+          name, target, filteredOut, filter);
     }
   }
 
@@ -152,7 +179,7 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
       boolean keep;
       try {
         keep = f.test(e);
-      } catch (RuntimeException ex) {
+      } catch (RuntimeException | LinkageError | AssertionError ex) { // a bug of the filter: not the resolver's
         limitLog.warn("endpoint filter failed: " + target, "client '" + name + "' for " + target + ": its"
             + " endpointFilter " + f + " threw for " + e + ", which is left out: " + ex);
         keep = false;
@@ -252,7 +279,7 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
         if (other != null) {
           s = other;
         }
-        if (s == previous && call.unsentCause() != null && call.hashKey() == null) {
+        if (s == previous && call.unsentCause() != null && !call.heldToKey()) {
           // It could not be sent there, and a balancer that draws at random can offer the same endpoint twice
           // (least-pending's two choices, with most endpoints down): take another, a reachable one first. A call
           // with a hash key follows its balancer, which may hold it to that endpoint (then it fails with why).
@@ -260,7 +287,7 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
         }
       }
     }
-    if (s != null && single == null && call.unsentEndpoints() >= 2 && call.hashKey() == null
+    if (s != null && single == null && call.unsentEndpoints() >= 2 && !call.heldToKey()
         && s.state() != io.petrel.rpc.ConnectivityState.READY) {
       // Two endpoints could not be reached for it: the balancer is asked again (up to READY_ASKS times) for a
       // connected endpoint, rather than another the client has not tried yet (with many dead addresses listed and
@@ -297,7 +324,7 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
       for (int i = 0; i < 2 && s != null && busy.contains(s); i++) {
         s = pickAny(call);
       }
-      if (s != null && busy.contains(s) && call.hashKey() == null) {
+      if (s != null && busy.contains(s) && !call.heldToKey()) {
         S free = notIn(busy);
         if (free != null) {
           s = free;
@@ -401,7 +428,9 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
 
   /** The status of a call made while no endpoint is known. */
   public Status noEndpoint(String notSent) {
-    int out = filteredOut;
+    Listing now = listing;
+    int out = now.filteredOut();
+    boolean listedNone = now.none();
     if (listedNone && resolverError == null && out > 0) {
       return Status.UNAVAILABLE.withDescription("no endpoint for " + target + ": its resolver lists " + out
           + " endpoint" + (out == 1 ? "" : "s") + " and the client's endpointFilter " + filter + " leaves out every"

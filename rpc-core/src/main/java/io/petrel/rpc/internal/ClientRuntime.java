@@ -42,6 +42,7 @@ public final class ClientRuntime implements ClientTransportContext {
   private final Map<MethodDescriptor<?, ?>, CallMetrics> byMethod = new ConcurrentHashMap<>();
   /** Closes the transport's connections and calls back with a Runnable when all is released. */
   private @Nullable Consumer<Runnable> terminator;
+  private volatile boolean balancerReadsHashKey = true;
   private volatile java.util.function.Supplier<? extends java.util.List<? extends ClientSubchannel>> subchannels =
       java.util.List::of;
   /** The meters bound to this client's objects, removed when it terminates ({@link #ended}); null: no registry. */
@@ -111,6 +112,16 @@ public final class ClientRuntime implements ClientTransportContext {
         return count;
       }).description("The client's endpoints in this state").tags(t).strongReference(true).register(r));
     }
+  }
+
+  /** Set once by a client of endpoints: whether its balancer sends calls by their hash key. */
+  public void balancerReadsHashKey(boolean reads) {
+    this.balancerReadsHashKey = reads;
+  }
+
+  /** Whether a call's hash key holds it to its endpoint: see {@link ClientCall#heldToKey()}. */
+  public boolean balancerReadsHashKey() {
+    return balancerReadsHashKey;
   }
 
   /**

@@ -204,4 +204,9 @@ public abstract class ClientSubchannel implements Subchannel {
   public CompletionStage<Void> drain() {
     return close();
   }
+
+  /** As {@link #drain()}, {@code why} saying why the client no longer uses the endpoint (for its calls' errors). */
+  public CompletionStage<Void> drain(String why) {
+    return drain();
+  }
 }

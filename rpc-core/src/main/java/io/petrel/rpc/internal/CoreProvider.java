@@ -67,6 +67,10 @@ public final class CoreProvider extends RpcProvider {
           throw new IllegalStateException("tls(...) does not apply to an in-process client (inProcess(\""
               + inProcessName + "\")): its calls never leave the JVM; remove one of them");
         }
+        if (endpointFilter != null) {
+          throw new IllegalStateException("endpointFilter(...) does not apply to an in-process client (inProcess(\""
+              + inProcessName + "\")): it has one server and no endpoints to choose from; remove one of them");
+        }
         if (transport != null) {
           throw new IllegalStateException("transport(\"" + transport + "\") and inProcess(\"" + inProcessName
               + "\") both choose the transport; remove one of them");

@@ -153,7 +153,11 @@ public final class InternalSubchannel extends ClientSubchannel {
   /** The endpoint is gone: each connection closes once its calls have ended (see ConnectionSlot#drain). */
   @Override
   public CompletableFuture<Void> drain() {
-    String why = authority + " was removed from " + target + " by its resolver";
+    return drain(authority + " was removed from " + target + " by its resolver");
+  }
+
+  @Override
+  public CompletableFuture<Void> drain(String why) {
     CompletableFuture<?>[] each = new CompletableFuture<?>[slots.length];
     for (int i = 0; i < slots.length; i++) {
       each[i] = slots[i].drain(why);

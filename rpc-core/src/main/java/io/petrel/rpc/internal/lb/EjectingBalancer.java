@@ -87,6 +87,11 @@ public final class EjectingBalancer implements LoadBalancer {
   }
 
   @Override
+  public boolean readsHashKey() {
+    return delegate.readsHashKey();
+  }
+
+  @Override
   public synchronized void update(List<? extends Subchannel> subchannels) {
     Map<Subchannel, Stats> old = stats;
     Map<Subchannel, Stats> next = new IdentityHashMap<>();

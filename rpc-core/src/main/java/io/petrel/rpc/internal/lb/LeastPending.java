@@ -147,6 +147,12 @@ public final class LeastPending implements LoadBalancer {
     return lo;
   }
 
+  /** Keys do not steer it: a call with one is moved like any other. */
+  @Override
+  public boolean readsHashKey() {
+    return false;
+  }
+
   @Override
   public void update(List<? extends Subchannel> subchannels) {
     if (subchannels.isEmpty()) {

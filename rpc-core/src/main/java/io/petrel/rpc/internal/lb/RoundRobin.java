@@ -56,6 +56,12 @@ public final class RoundRobin implements LoadBalancer {
     return subs[schedule[Math.floorMod(start, schedule.length)]]; // none available: fail with its reason
   }
 
+  /** Keys do not steer it: a call with one is moved like any other. */
+  @Override
+  public boolean readsHashKey() {
+    return false;
+  }
+
   @Override
   public void update(List<? extends Subchannel> subchannels) {
     if (subchannels.isEmpty()) {
