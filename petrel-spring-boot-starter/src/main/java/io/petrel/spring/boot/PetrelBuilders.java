@@ -133,6 +133,54 @@ final class PetrelBuilders {
           s.named("reconnect-backoff-initial", p.getReconnectBackoffInitial()),
           s.named("reconnect-backoff-max", p.getReconnectBackoffMax()));
     }
+    PropertiesEndpointFilter filter = endpointFilter(prefix + ".endpoint-filter", p.getEndpointFilter());
+    if (filter != null) {
+      b.endpointFilter(filter); // a PetrelClientCustomizer's endpointFilter, set after this, replaces it
+    }
+  }
+
+  /**
+   * The filter the {@code endpoint-filter.*} properties under {@code prefix} make, or null when none is set (every
+   * endpoint is called). A blank value, or one with spaces around it, fails naming its property: it would leave out
+   * every endpoint. So does an attribute named version or zone, which are endpoints' own fields, never attributes.
+   */
+  static @Nullable PropertiesEndpointFilter endpointFilter(String prefix, PetrelProperties.EndpointFilter p) {
+    String version = p.getVersion();
+    String zone = p.getZone();
+    if (version != null) {
+      checkValue(prefix + ".version", version, "the version to call, e.g. 2.3.0", "every version");
+    }
+    if (zone != null) {
+      checkValue(prefix + ".zone", zone, "the zone to call, e.g. eu-west-1a", "every zone");
+    }
+    p.getAttributes().forEach((name, value) -> {
+      String property = prefix + ".attributes." + name;
+      if (name.equals("version") || name.equals("zone")) {
+        throw new IllegalStateException(property + "=" + value + " names no attribute: an endpoint's " + name
+            + " is a field of its own (static://h:7000;" + name + "=" + value + ", a registrar's " + name + "(...)),"
+            + " never among its attributes, so it would leave out every endpoint; set " + prefix + "." + name + "="
+            + value + " instead");
+      }
+      checkValue(property, value, "the value the endpoints' attribute " + name + " must have, e.g. blue",
+          "any value of " + name);
+    });
+    if (version == null && zone == null && p.getAttributes().isEmpty()) {
+      return null;
+    }
+    return new PropertiesEndpointFilter(prefix, version, zone, p.getAttributes());
+  }
+
+  /** A filter's value that no endpoint would have by mistake: blank, or with spaces around it. */
+  private static void checkValue(String property, String value, String expected, String otherwise) {
+    if (value.isBlank()) {
+      throw new IllegalStateException(property + " is blank, which no endpoint matches: set it to " + expected
+          + ", or remove it to call " + otherwise);
+    }
+    if (!value.strip().equals(value)) {
+      throw new IllegalStateException(property + "='" + value + "' has spaces around it, and would call only"
+          + " endpoints whose value has the same spaces: set " + property + "=" + value.strip() + ", or remove it to"
+          + " call " + otherwise);
+    }
   }
 
   /** The options both builders have (TLS aside: each builder declares its own {@code tls(TlsConfig)}). */

@@ -5,7 +5,8 @@ import io.petrel.rpc.RpcClientBuilder;
 /**
  * Changes the builder of the client {@code petrel.clients.<name>} after the properties are applied (a
  * {@code callbackExecutor}, a {@code NameResolver}, transport options). Beans of this type run in their
- * {@code @Order}, for every client.
+ * {@code @Order}, for every client. An option a customizer sets replaces the property's: its {@code endpointFilter}
+ * replaces the one of {@code petrel.clients.<name>.endpoint-filter.*}.
  */
 @FunctionalInterface
 public interface PetrelClientCustomizer {

@@ -290,6 +290,7 @@ public class PetrelProperties {
     private @Nullable Duration reconnectBackoffInitial;
     /** Longest wait between connect attempts (default 10s). */
     private @Nullable Duration reconnectBackoffMax;
+    private final EndpointFilter endpointFilter = new EndpointFilter();
 
     public @Nullable String getTarget() {
       return target;
@@ -353,6 +354,44 @@ public class PetrelProperties {
 
     public void setReconnectBackoffMax(@Nullable Duration reconnectBackoffMax) {
       this.reconnectBackoffMax = reconnectBackoffMax;
+    }
+
+    public EndpointFilter getEndpointFilter() {
+      return endpointFilter;
+    }
+  }
+
+  /**
+   * Which of the endpoints the target lists the client calls ({@code petrel.clients.<name>.endpoint-filter.*}):
+   * those whose version, zone and attributes equal every one set here (none set: every endpoint), as
+   * {@code RpcClientBuilder.endpointFilter}.
+   */
+  public static class EndpointFilter {
+    /** Call only endpoints of this version (a registrar's version(...), static://h:7000;version=2.3.0). */
+    private @Nullable String version;
+    /** Call only endpoints in this zone (a registrar's zone(...), static://h:7000;zone=eu-west-1a). */
+    private @Nullable String zone;
+    /** Call only endpoints with each of these attributes (a registrar's metadata(name, value)), e.g. group=blue. */
+    private final Map<String, String> attributes = new LinkedHashMap<>();
+
+    public @Nullable String getVersion() {
+      return version;
+    }
+
+    public void setVersion(@Nullable String version) {
+      this.version = version;
+    }
+
+    public @Nullable String getZone() {
+      return zone;
+    }
+
+    public void setZone(@Nullable String zone) {
+      this.zone = zone;
+    }
+
+    public Map<String, String> getAttributes() {
+      return attributes;
     }
   }
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
@@ -12,6 +13,7 @@ import org.springframework.boot.test.context.assertj.AssertableApplicationContex
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.env.MapPropertySource;
 
 /**
  * A {@code petrel.*} value the builder refuses fails the application's start naming the property and the value as
@@ -82,6 +84,31 @@ class PetrelPropertyErrorsTest {
         .withBean(PetrelAutoConfigurationTest.Caller.class)
         .run(context -> saysPropertyFirst(context, "petrel.clients.orders.reconnect-backoff-initial=5s,"
             + " petrel.clients.orders.reconnect-backoff-max=1s are refused: ", "reconnectBackoff needs"));
+  }
+
+  /** An endpoint-filter value that would leave out every endpoint by mistake fails the start naming it. */
+  @Test
+  void anEndpointFilterValueNoEndpointCouldMatchNamesItsProperty() {
+    ApplicationContextRunner client = runner.withPropertyValues("petrel.clients.orders.target=127.0.0.1:1")
+        .withBean(PetrelAutoConfigurationTest.Caller.class);
+    client.withPropertyValues("petrel.clients.orders.endpoint-filter.version=").run(context -> assertThat(context)
+        .hasFailed().getFailure().rootCause().hasMessage("petrel.clients.orders.endpoint-filter.version is blank,"
+            + " which no endpoint matches: set it to the version to call, e.g. 2.3.0, or remove it to call every"
+            + " version"));
+    client.withPropertyValues("petrel.clients.orders.endpoint-filter.attributes.group= ").run(context ->
+        assertThat(context).hasFailed().getFailure().rootCause().hasMessageStartingWith(
+            "petrel.clients.orders.endpoint-filter.attributes.group is blank"));
+    // A quoted YAML value, an environment variable or --petrel...="eu-west-1a " keeps its spaces (test property
+    // values are trimmed, so it is set as a property source of its own).
+    client.withInitializer(c -> c.getEnvironment().getPropertySources().addFirst(new MapPropertySource("spaced",
+        Map.of("petrel.clients.orders.endpoint-filter.zone", "eu-west-1a ")))).run(context ->
+        assertThat(context).hasFailed().getFailure().rootCause().hasMessageStartingWith(
+            "petrel.clients.orders.endpoint-filter.zone='eu-west-1a ' has spaces around it")
+            .hasMessageContaining("set petrel.clients.orders.endpoint-filter.zone=eu-west-1a,"));
+    client.withPropertyValues("petrel.clients.orders.endpoint-filter.attributes.version=2.3.0").run(context ->
+        assertThat(context).hasFailed().getFailure().rootCause().hasMessageStartingWith(
+            "petrel.clients.orders.endpoint-filter.attributes.version=2.3.0 names no attribute")
+            .hasMessageEndingWith("set petrel.clients.orders.endpoint-filter.version=2.3.0 instead"));
   }
 
   @Test
