@@ -261,7 +261,9 @@ final class ConnectionSlot {
       return ConnectivityState.SHUTDOWN;
     }
     if (current() != null) {
-      return ConnectivityState.READY;
+      Link l = connectionLink;
+      // Connected but not yet answered (the server's first frame): still connecting, as far as anyone can tell.
+      return l == null || l.answered ? ConnectivityState.READY : ConnectivityState.CONNECTING;
     }
     if (connecting != null) {
       return ConnectivityState.CONNECTING;
@@ -488,9 +490,16 @@ final class ConnectionSlot {
     return null;
   }
 
-  /** The connection of {@code a} received its first frame: the server is really there, so backoff starts over. */
-  private synchronized void answered(Link a) {
-    backoffNanos = config.reconnectInitialBackoffNanos();
+  /**
+   * The connection of {@code a} received its first frame: the server is really there, so backoff starts over, and
+   * the endpoint is READY (not before: a frozen server's kernel still accepts connections).
+   */
+  private void answered(Link a) {
+    synchronized (this) {
+      backoffNanos = config.reconnectInitialBackoffNanos();
+      a.answered = true;
+    }
+    owner.slotChanged();
   }
 
   /** The server of {@code a}'s connection takes no new call there: new calls go to a new connection. */
@@ -622,6 +631,8 @@ final class ConnectionSlot {
     @Nullable CompletableFuture<Connection> future;
     @Nullable Connection connection;
     @Nullable String closeReason;
+    /** The connection's first frame arrived ({@link #answered()}). */
+    boolean answered;
 
     @Override
     public void answered() {

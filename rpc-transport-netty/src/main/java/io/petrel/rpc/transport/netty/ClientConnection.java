@@ -753,6 +753,30 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       client.metrics().bytesSent.increment(HEADER_SIZE);
     }
     ctx.writeAndFlush(FrameEncoder.encodeControl(channel.alloc(), TYPE_PING, 0), ctx.voidPromise());
+    long timeout = client.firstFrameTimeoutNanos();
+    if (timeout > 0) {
+      ctx.executor().schedule(() -> firstFrameDue(ctx, timeout), timeout, TimeUnit.NANOSECONDS);
+    }
+  }
+
+  /**
+   * Event loop: the server has had the connect timeout to send its first frame (the answer to the client's PING)
+   * since the connection opened. A server that accepts and then says nothing (a frozen process, whose kernel still
+   * accepts connections; an overloaded one; something that is not a Petrel server) would hold the calls sent
+   * there until their deadlines, and the endpoint would look connected: the connection closes instead, as a failed
+   * connect attempt (its calls were not written: they go to another endpoint or wait for the next attempt), and the
+   * endpoint backs off.
+   */
+  private void firstFrameDue(ChannelHandlerContext ctx, long timeoutNanos) {
+    if (answered || closed) {
+      return;
+    }
+    if (closeReason == null) {
+      closeReason = "connected, but the server sent nothing within the connect timeout of "
+          + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms (no answer to the client's first PING): is the"
+          + " server frozen or overloaded, or not a Petrel server? (RpcClient.builder().connectTimeout)";
+    }
+    ctx.close();
   }
 
   /** Event loop: whether a frame has been received on this connection. */

@@ -718,6 +718,39 @@ class ClientChannelTest extends TransportFixture {
     assertThat(echo(c, sa.port())).as("the other endpoint is untouched").isEqualTo("fine");
   }
 
+  /**
+   * A server that accepts and never answers (a frozen process) is not READY to the balancer while its connection
+   * waits for the first frame, and after the connect timeout it is BACKING_OFF with why; a trial saw a frozen
+   * pod's endpoint counted ready (rpc.client.endpoints) and its calls held to their deadlines.
+   */
+  @Test
+  void anEndpointThatAcceptsAndNeverAnswersIsNeverReady() throws Exception {
+    RpcServer sa = server(a);
+    try (ServerSocket silent = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<java.net.Socket> accepted = CompletableFuture.supplyAsync(() -> {
+        try {
+          return silent.accept(); // and says nothing
+        } catch (java.io.IOException e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      ByPort lb = new ByPort();
+      ManualResolver resolver = new ManualResolver();
+      RpcClient c = client(1, x -> x.nameResolver("manual://orders", resolver).loadBalancer(lb)
+          .connectTimeout(Duration.ofMillis(400)));
+      resolver.listener.onEndpoints(List.of(Endpoint.of("127.0.0.1", sa.port()),
+          Endpoint.of("127.0.0.1", silent.getLocalPort())));
+      String key = String.valueOf(silent.getLocalPort());
+      assertFails(() -> c.unaryCall(TestService.ECHO, StringValue.of("x"),
+          CallOptions.DEFAULT.withHashKey(key).withTimeout(Duration.ofSeconds(5))), Status.Code.UNAVAILABLE,
+          "the server sent nothing within the connect timeout of 400 ms");
+      assertThat(lb.nextState(silent.getLocalPort())).as("the state after CONNECTING, never READY")
+          .startsWith("BACKING_OFF: cannot connect to 127.0.0.1:" + key + ": connected, but the server sent nothing");
+      assertThat(echo(c, sa.port())).isEqualTo("fine");
+      accepted.get(10, TimeUnit.SECONDS).close();
+    }
+  }
+
   private static double endpointsIn(io.micrometer.core.instrument.MeterRegistry meters, String state) {
     return meters.get("rpc.client.endpoints").tag("state", state).gauge().value();
   }

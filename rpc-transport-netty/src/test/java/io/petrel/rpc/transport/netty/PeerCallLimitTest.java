@@ -552,6 +552,38 @@ class PeerCallLimitTest extends TransportFixture {
     }
   }
 
+  /**
+   * A server that accepts and then says nothing (a frozen process: its kernel still accepts connections) has the
+   * connect timeout to send its first frame: then the connection closes as a failed connect attempt, the calls
+   * waiting on it fail with UNAVAILABLE saying so (before their deadline), and the endpoint is not READY meanwhile
+   * (a trial saw a frozen server's endpoint counted ready, its calls held to their deadlines). Beside a live server,
+   * calls go there.
+   */
+  @Test
+  void aServerSilentForTheConnectTimeoutIsAFailedConnect() throws Exception {
+    try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<List<Integer>> fake = CompletableFuture.supplyAsync(() -> {
+        try (RawPeer peer = new RawPeer(ss.accept())) {
+          return peer.readUntilClosed();
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      });
+      RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO)
+          .connectTimeout(Duration.ofMillis(300)));
+      long start = System.nanoTime();
+      StatusException e = statusOf(client.unaryCallAsync(TestService.ECHO, StringValue.of("silent"),
+          CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(5))));
+      assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
+      assertThat(e.status().description()).contains("the server sent nothing within the connect timeout of 300 ms",
+          "(RpcClient.builder().connectTimeout)");
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("ms to fail").isLessThan(3_000);
+      assertThat(fake.get(WAIT_SECONDS, TimeUnit.SECONDS)).as("the frames the server received")
+          .containsOnly((int) TYPE_PING);
+      client.close();
+    }
+  }
+
   @Test
   void aSettingsFrameWhoseBodyIsNotWholeEntriesClosesTheConnection() throws Exception {
     try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress());
