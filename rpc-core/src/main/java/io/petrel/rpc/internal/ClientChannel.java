@@ -464,10 +464,10 @@ public final class ClientChannel extends RpcClient {
       Deadline d = own != null ? own : deadlineOf(method, options);
       if (!executor.awaitCompletion(f, d.nanoTime() + SELF_DEADLINE_MARGIN_NANOS)) {
         f.completeExceptionally(Status.DEADLINE_EXCEEDED.withDescription("deadline passed while waiting for "
-            + method.fullName() + " from " + runtime.target() + ", and the transport had not ended the call "
-            + TimeUnit.NANOSECONDS.toMillis(SELF_DEADLINE_MARGIN_NANOS) + " ms later (a machine too busy to run"
-            + " the transport's timer on time, or an event loop of this client blocked by a callback)")
-            .asException());
+            + method.fullName() + " from " + runtime.target() + endpointNow(f) + ", and the transport had not"
+            + " ended the call " + TimeUnit.NANOSECONDS.toMillis(SELF_DEADLINE_MARGIN_NANOS) + " ms later (a"
+            + " machine too busy to run the transport's timer on time, such as a JVM just started, or an event loop"
+            + " of this client blocked by a callback)").asException());
       }
       return f.get();
     } catch (InterruptedException e) {
@@ -482,6 +482,26 @@ public final class ClientChannel extends RpcClient {
       }
       throw Status.fromThrowable(cause != null ? cause : e).asException();
     }
+  }
+
+  /**
+   * For the caller's own deadline check: where the call went and what that endpoint was doing, so that the message
+   * keeps the cause the transport would have given (a TLS failure, a server that never answered); "" when unknown.
+   */
+  private static String endpointNow(CompletableFuture<?> f) {
+    ClientSubchannel s = f instanceof ClientCall<?> call ? call.picked() : null;
+    if (s == null) {
+      return "";
+    }
+    Status cause = s.stateCause();
+    String doing = switch (s.state()) {
+      case READY -> "connected";
+      case CONNECTING -> "still connecting to it (TCP, the TLS handshake, or waiting for the server's first frame)";
+      case BACKING_OFF -> "its last connect attempt failed: " + (cause == null ? "" : cause.description());
+      case IDLE -> "not connected";
+      case SHUTDOWN -> "closed";
+    };
+    return " (sent to " + s.endpoint().authority() + ": " + doing + ")";
   }
 
   @Override
