@@ -27,8 +27,11 @@ import org.slf4j.LoggerFactory;
  * </ul>
  * Requests run on one daemon thread of its own, never on the server's business pool or event loops. Only GET and
  * HEAD (405 otherwise), no request body (413), no other path (404) or query parameter (400); every answer closes
- * its connection. It does not speak TLS: probes come from the kubelet over the pod network; a policy that wants
- * TLS everywhere uses the exec probe ({@link HealthService#main}). See docs/observability.md.
+ * its connection. What it cannot bound: a client that sends half a request and waits holds the one thread (the
+ * JDK 17 server has no request timeout unless the JVM runs with {@code -Dsun.net.httpserver.maxReqTime=SECONDS},
+ * which applies to every HttpServer in it), so keep the port to the kubelet (a NetworkPolicy). It does not speak
+ * TLS: probes come from the kubelet over the pod network; a policy that wants TLS everywhere uses the exec probe
+ * ({@link HealthService#main}). See docs/observability.md.
  */
 public final class HealthHttpEndpoint implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(HealthHttpEndpoint.class);
