@@ -45,7 +45,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>One HealthService per server: it follows the first server whose start it hears, and ignores another's
  * (an ERROR says so). Its checks run as any call does, through the server's interceptors and its business pool
- * (a full pool answers RESOURCE_EXHAUSTED): use it for readiness, not for liveness.
+ * (a full pool answers RESOURCE_EXHAUSTED): use it for readiness, not for liveness. {@link #serveHttp} answers
+ * the same statuses over HTTP on a thread of its own, with {@code /livez} for liveness (Kubernetes' httpGet
+ * probes: the recommended way).
  *
  * <p>{@link #check(RpcClient, String, Duration)} asks from Java; {@link #main} is a probe for a container's exec
  * check: {@code java -cp app.jar io.petrel.rpc.health.HealthService 127.0.0.1:7000} exits 0 when SERVING.
@@ -128,6 +130,19 @@ public final class HealthService implements ServerLifecycleListener {
     }
   }
 
+  /**
+   * Serves this service's answers over plain HTTP on {@code address} (port 0: any free port, which
+   * {@link HealthHttpEndpoint#address()} gives), for Kubernetes' {@code httpGet} probes: {@code /livez} (200 while
+   * the JVM answers, even with the business pool full), {@code /readyz} and {@code /readyz?service=NAME} (200 for
+   * SERVING, 503 for NOT_SERVING, 404 for SERVICE_UNKNOWN). It runs on one daemon thread of its own, never the
+   * server's; close it to stop it (after the server's shutdown, or leave it to the JVM's exit).
+   *
+   * @throws java.io.IOException if it cannot listen there (the port is taken, say)
+   */
+  public HealthHttpEndpoint serveHttp(java.net.InetSocketAddress address) throws java.io.IOException {
+    return new HealthHttpEndpoint(this, Objects.requireNonNull(address, "address"));
+  }
+
   /** What {@code check} answers for {@code service} now. */
   public ServingStatus status(String service) {
     State s = state;
@@ -197,7 +212,8 @@ public final class HealthService implements ServerLifecycleListener {
    * the server), within TIMEOUT_MS (default 2000, at most an hour), prints it, and exits 0 for SERVING, 1 for
    * NOT_SERVING or SERVICE_UNKNOWN, 2 for bad arguments, 3 when the server could not be asked (the status printed,
    * e.g. "UNAVAILABLE: cannot connect ..." or "UNIMPLEMENTED: ..." for a server without this service). Options
-   * (as grpc_health_probe's), each {@code --name=value} or {@code --name value}:
+   * (named after grpc_health_probe's, but not its syntax: {@code -tls -addr=...} is not taken, and its exit codes
+   * differ), each {@code --name=value} or {@code --name value}:
    * <ul>
    *   <li>{@code --tls}: connect over TLS, trusting the JVM's default trust store;
    *   <li>{@code --tls-ca-cert FILE}: TLS, trusting the CA certificates in that PEM file;
@@ -206,8 +222,12 @@ public final class HealthService implements ServerLifecycleListener {
    *   <li>{@code --tls-no-verify-hostname}: TLS without checking that the certificate names the host (the
    *       certificate must still be trusted);
    *   <li>{@code --header "NAME: VALUE"} (repeatable): metadata sent with the check (an authorization token for a
-   *       server whose interceptor asks for one).
+   *       server whose interceptor asks for one); the name is lower-cased, as HTTP header names are
+   *       case-insensitive and Petrel's metadata keys are lower-case.
    * </ul>
+   * There is no {@code --tls-server-name}: the client checks the certificate against, and sends as SNI, the host
+   * it connects to, and has no option to name another; use {@code --tls-no-verify-hostname} to probe
+   * 127.0.0.1 with a certificate issued for the service's name.
    * Needs a transport on the class path (rpc-transport-netty). The client it makes logs as any client does (an
    * INFO line naming the endpoint): point the JVM at a logging configuration that keeps {@code io.petrel} at WARN
    * for a quiet probe.
@@ -359,7 +379,8 @@ public final class HealthService implements ServerLifecycleListener {
       if (colon <= 0) {
         throw new IllegalArgumentException("--header takes 'NAME: VALUE': " + nameValue);
       }
-      String key = nameValue.substring(0, colon).trim();
+      // HTTP header names are case-insensitive; Petrel's metadata keys are lower-case ("Authorization" works).
+      String key = nameValue.substring(0, colon).trim().toLowerCase(java.util.Locale.ROOT);
       try {
         io.petrel.rpc.Metadata.checkKey(key);
       } catch (IllegalArgumentException e) {
