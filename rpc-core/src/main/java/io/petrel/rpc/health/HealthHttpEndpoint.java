@@ -9,7 +9,7 @@ import java.net.InetSocketAddress;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -25,18 +25,26 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code GET /readyz?service=NAME}: that service's status, 200 for SERVING, 503 for NOT_SERVING, 404 for
  *       SERVICE_UNKNOWN (a failure to the kubelet as 503 is, and to a person it says the name is wrong).
  * </ul>
- * Requests run on one daemon thread of its own, never on the server's business pool or event loops. Only GET and
+ * Requests run on four daemon threads of its own, never on the server's business pool or event loops. Only GET and
  * HEAD (405 otherwise), no request body (413), no other path (404) or query parameter (400); every answer closes
- * its connection. What it cannot bound: a client that sends half a request and waits holds the one thread (the
- * JDK 17 server has no request timeout unless the JVM runs with {@code -Dsun.net.httpserver.maxReqTime=SECONDS},
- * which applies to every HttpServer in it), so keep the port to the kubelet (a NetworkPolicy). It does not speak
+ * its connection. What it cannot bound: a client that sends half a request and waits holds a thread until it goes
+ * away (the JDK 17 server has no request timeout unless the JVM runs with
+ * {@code -Dsun.net.httpserver.maxReqTime=SECONDS}, which applies to every HttpServer in it), so four such clients
+ * stop the probes: keep the port to the kubelet (a NetworkPolicy). It does not speak
  * TLS: probes come from the kubelet over the pod network; a policy that wants TLS everywhere uses the exec probe
  * ({@link HealthService#main}). See docs/observability.md.
  */
 public final class HealthHttpEndpoint implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(HealthHttpEndpoint.class);
-  /** Connections the listening socket queues while the thread answers another. */
+  /** Connections the listening socket queues while the threads answer others. */
   private static final int BACKLOG = 16;
+  /**
+   * Threads answering probes: a client that sends half a request holds one until it goes away (see the class
+   * comment), so one such client cannot stop the kubelet's probes.
+   */
+  static final int THREADS = 4;
+  /** Requests waiting for a thread; beyond them a connection is dropped (the prober retries at its period). */
+  private static final int QUEUE = 64;
 
   private final HttpServer server;
   private final ExecutorService thread;
@@ -44,11 +52,13 @@ public final class HealthHttpEndpoint implements AutoCloseable {
 
   HealthHttpEndpoint(HealthService health, InetSocketAddress bindTo) throws IOException {
     HttpServer s = HttpServer.create(bindTo, BACKLOG);
-    ExecutorService t = Executors.newSingleThreadExecutor(r -> {
-      Thread th = new Thread(r, "petrel-health-http");
-      th.setDaemon(true);
-      return th;
-    });
+    java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+    ExecutorService t = new java.util.concurrent.ThreadPoolExecutor(THREADS, THREADS, 0, TimeUnit.MILLISECONDS,
+        new java.util.concurrent.ArrayBlockingQueue<>(QUEUE), r -> {
+          Thread th = new Thread(r, "petrel-health-http-" + n.incrementAndGet());
+          th.setDaemon(true);
+          return th;
+        }, new java.util.concurrent.ThreadPoolExecutor.DiscardPolicy());
     s.setExecutor(t);
     s.createContext("/", exchange -> answer(health, exchange));
     s.start();

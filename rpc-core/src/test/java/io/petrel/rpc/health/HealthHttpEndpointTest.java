@@ -17,6 +17,7 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.util.List;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -121,6 +122,35 @@ class HealthHttpEndpointTest {
     }
     try (HealthHttpEndpoint second = health.serveHttp(new InetSocketAddress("127.0.0.1", port))) {
       assertThat(get("http://127.0.0.1:" + port + "/livez")).isEqualTo("200 ok");
+    }
+  }
+
+  /**
+   * Clients that send half a request and wait (hostile, or broken) each hold a thread of the endpoint: three of
+   * them leave the kubelet's probes answered (with one thread, one such client stopped every probe: a liveness
+   * probe that times out restarts the pod).
+   */
+  @Test
+  void clientsThatSendHalfARequestDoNotStopTheProbes() throws Exception {
+    HealthService health = HealthService.create();
+    try (HealthHttpEndpoint endpoint = health.serveHttp(new InetSocketAddress("127.0.0.1", 0))) {
+      int port = endpoint.address().getPort();
+      List<java.net.Socket> halves = new java.util.ArrayList<>();
+      try {
+        for (int i = 0; i < HealthHttpEndpoint.THREADS - 1; i++) {
+          java.net.Socket half = new java.net.Socket("127.0.0.1", port);
+          half.getOutputStream().write("GET /livez HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
+          half.getOutputStream().flush();
+          halves.add(half);
+        }
+        for (int i = 0; i < 5; i++) {
+          assertThat(get("http://127.0.0.1:" + port + "/livez")).isEqualTo("200 ok");
+        }
+      } finally {
+        for (java.net.Socket h : halves) {
+          h.close();
+        }
+      }
     }
   }
 
