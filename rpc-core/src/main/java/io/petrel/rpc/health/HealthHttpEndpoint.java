@@ -43,7 +43,10 @@ public final class HealthHttpEndpoint implements AutoCloseable {
    * comment), so one such client cannot stop the kubelet's probes.
    */
   static final int THREADS = 4;
-  /** Requests waiting for a thread; beyond them a connection is dropped (the prober retries at its period). */
+  /**
+   * Requests waiting for a thread; beyond them a connection is closed at once (the executor refuses it and the JDK
+   * server closes it; a discarding policy left each such socket open until close()); the prober retries.
+   */
   private static final int QUEUE = 64;
 
   private final HttpServer server;
@@ -58,14 +61,44 @@ public final class HealthHttpEndpoint implements AutoCloseable {
           Thread th = new Thread(r, "petrel-health-http-" + n.incrementAndGet());
           th.setDaemon(true);
           return th;
-        }, new java.util.concurrent.ThreadPoolExecutor.DiscardPolicy());
+        }, new java.util.concurrent.ThreadPoolExecutor.AbortPolicy()); // the JDK server closes a refused one
     s.setExecutor(t);
     s.createContext("/", exchange -> answer(health, exchange));
-    s.start();
+    startAsDaemon(s);
     this.server = s;
     this.thread = t;
     this.address = s.getAddress();
     log.info("health over HTTP on http://{}:{}/livez and /readyz", address.getHostString(), address.getPort());
+  }
+
+  /**
+   * Starts the server from a daemon thread: the JDK's dispatcher thread takes the daemon status of the thread that
+   * starts it, and a non-daemon dispatcher kept the JVM alive after the RPC server had stopped.
+   */
+  private static void startAsDaemon(HttpServer s) throws IOException {
+    java.util.concurrent.atomic.AtomicReference<RuntimeException> failed =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    Thread starter = new Thread(() -> {
+      try {
+        s.start();
+      } catch (RuntimeException e) {
+        failed.set(e);
+      }
+    }, "petrel-health-http-start");
+    starter.setDaemon(true);
+    starter.start();
+    try {
+      starter.join();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      s.stop(0);
+      throw new IOException("interrupted while starting the health endpoint", e);
+    }
+    RuntimeException e = failed.get();
+    if (e != null) {
+      s.stop(0);
+      throw e;
+    }
   }
 
   /** The address it listens on, with the port it was given when asked for port 0. */
@@ -73,7 +106,7 @@ public final class HealthHttpEndpoint implements AutoCloseable {
     return address;
   }
 
-  /** Stops listening (the port is free when it returns) and ends its thread. Idempotent. */
+  /** Stops listening (the port is free when it returns) and ends its threads. Idempotent. */
   @Override
   public void close() {
     server.stop(0);

@@ -134,13 +134,22 @@ public final class HealthService implements ServerLifecycleListener {
    * Serves this service's answers over plain HTTP on {@code address} (port 0: any free port, which
    * {@link HealthHttpEndpoint#address()} gives), for Kubernetes' {@code httpGet} probes: {@code /livez} (200 while
    * the JVM answers, even with the business pool full), {@code /readyz} and {@code /readyz?service=NAME} (200 for
-   * SERVING, 503 for NOT_SERVING, 404 for SERVICE_UNKNOWN). It runs on one daemon thread of its own, never the
-   * server's; close it to stop it (after the server's shutdown, or leave it to the JVM's exit).
+   * SERVING, 503 for NOT_SERVING, 404 for SERVICE_UNKNOWN). It runs on daemon threads of its own (four, and the
+   * JDK server's dispatcher), never the server's; close it to stop it (after the server's shutdown, or leave it to
+   * the JVM's exit: none of its threads keeps the JVM alive). Needs the JDK module {@code jdk.httpserver} (in every
+   * full JDK; a jlink'ed runtime must include it).
    *
    * @throws java.io.IOException if it cannot listen there (the port is taken, say)
+   * @throws IllegalStateException if the runtime lacks {@code jdk.httpserver}
    */
   public HealthHttpEndpoint serveHttp(java.net.InetSocketAddress address) throws java.io.IOException {
-    return new HealthHttpEndpoint(this, Objects.requireNonNull(address, "address"));
+    Objects.requireNonNull(address, "address");
+    try {
+      return new HealthHttpEndpoint(this, address);
+    } catch (NoClassDefFoundError e) {
+      throw new IllegalStateException("health over HTTP needs the JDK module jdk.httpserver, which this runtime"
+          + " lacks (a jlink'ed image: add --add-modules jdk.httpserver); or use the exec probe", e);
+    }
   }
 
   /** What {@code check} answers for {@code service} now. */

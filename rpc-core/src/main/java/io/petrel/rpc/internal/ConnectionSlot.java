@@ -62,6 +62,11 @@ final class ConnectionSlot {
    * that drops connects holds an attempt for the whole connectTimeout); read lock-free by the balancer.
    */
   private volatile boolean attempting;
+  /**
+   * True while the connection is open but the server's first frame has not arrived (up to the connect timeout: a
+   * frozen server's kernel still accepts): the balancer sends calls elsewhere meanwhile, as during a connect.
+   */
+  private volatile boolean awaitingFirstFrame;
   /** Why the slot was closed, for calls that still reach it; null: the client was shut down. */
   private volatile @Nullable String closedWhy;
   // Guarded by this.
@@ -109,7 +114,7 @@ final class ConnectionSlot {
    * (calls here would wait or fail): the balancer sends calls elsewhere when it can.
    */
   boolean isAvailable() {
-    return !backingOff && !attempting;
+    return !backingOff && !attempting && !awaitingFirstFrame;
   }
 
   /**
@@ -368,6 +373,7 @@ final class ConnectionSlot {
           a.connection = c;
           connection = c;
           connectionLink = a;
+          awaitingFirstFrame = !a.answered;
           lastFailure = null;
           lastFailureCause = null;
           goawaySeen = false;
@@ -498,6 +504,9 @@ final class ConnectionSlot {
     synchronized (this) {
       backoffNanos = config.reconnectInitialBackoffNanos();
       a.answered = true;
+      if (connectionLink == a) {
+        awaitingFirstFrame = false;
+      }
     }
     owner.slotChanged();
   }
@@ -510,6 +519,7 @@ final class ConnectionSlot {
       if (a.connection != null && connectionLink == a) {
         connection = null;
         connectionLink = null;
+        awaitingFirstFrame = false;
         if (!closed) {
           start = connectForWaiters();
         }
@@ -531,6 +541,7 @@ final class ConnectionSlot {
       } else if (connectionLink == a) {
         connection = null;
         connectionLink = null;
+        awaitingFirstFrame = false;
         if (!closed) {
           if (!answered) {
             // Accepted, then closed before the server said anything: as good as a failed attempt.
@@ -569,6 +580,7 @@ final class ConnectionSlot {
       link = closed ? null : connectionLink;
       connection = null;
       connectionLink = null;
+      awaitingFirstFrame = false;
     }
     CompletableFuture<Void> closing = close(); // no reconnect, no attempt left; the connection is no longer ours
     if (c == null || link == null) {
@@ -594,6 +606,7 @@ final class ConnectionSlot {
       link = connectionLink;
       connection = null;
       connectionLink = null;
+      awaitingFirstFrame = false;
       attempt = connecting;
       connecting = null;
       waiting = takeWaiters();

@@ -230,7 +230,9 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
           for (int i = 0; i < started; i++) {
             ClientCall<Resp> a = attempts[i];
             ClientSubchannel s = a.picked();
-            if (s != null && !a.isFinished()) {
+            if (s != null && !busy.contains(s)) {
+              // In flight, or failed: a replacement for an attempt that failed avoids its endpoint too, even when
+              // the balancer prefers it (the others' connections still waiting for their first frame, say).
               busy.add(s);
             }
           }

@@ -36,7 +36,11 @@ public interface Connection {
    * Called on the transport's threads, holding none of its locks.
    */
   interface Listener {
-    /** The server's first frame arrived: it is really there (the core starts the endpoint's backoff over). */
+    /**
+     * The server's first frame arrived: it is really there. The core starts the endpoint's backoff over, and only
+     * from now on counts the endpoint READY and lets balancers pick it (a transport that never calls this leaves its
+     * endpoints CONNECTING). Close a connection whose first frame does not come within the connect timeout.
+     */
     void answered();
 
     /**

@@ -114,6 +114,11 @@ class HealthHttpEndpointTest {
     HealthHttpEndpoint endpoint = health.serveHttp(new InetSocketAddress("127.0.0.1", 0));
     int port = endpoint.address().getPort();
     assertThat(get("http://127.0.0.1:" + port + "/livez")).isEqualTo("200 ok");
+    // None of its threads keeps the JVM alive: the JDK's dispatcher took the non-daemon status of the test's
+    // thread before, and a main() that returned after the RPC server stopped did not exit.
+    assertThat(Thread.getAllStackTraces().keySet()).filteredOn(t -> t.getName().startsWith("HTTP-Dispatcher")
+        || t.getName().startsWith("petrel-health-http")).isNotEmpty().allSatisfy(t -> assertThat(t.isDaemon())
+            .as(t.getName() + " is a daemon").isTrue());
     endpoint.close();
     endpoint.close(); // idempotent
     try (ServerSocket again = new ServerSocket()) {
