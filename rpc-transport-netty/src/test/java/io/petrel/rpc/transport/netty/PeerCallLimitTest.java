@@ -525,16 +525,21 @@ class PeerCallLimitTest extends TransportFixture {
    * calls end at their deadline, not sent. (So a connection that closes before its first frame carried no call,
    * and its calls are sent again: ReconnectTest.aConnectionClosedBeforeTheServersFirstFrameCarriedNoCall.)
    */
+  /** A peer that accepts one connection on {@code ss} and never answers: the frame types it read, once closed. */
+  private static CompletableFuture<List<Integer>> silentPeer(ServerSocket ss) {
+    return CompletableFuture.supplyAsync(() -> {
+      try (RawPeer peer = new RawPeer(ss.accept())) {
+        return peer.readUntilClosed();
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+  }
+
   @Test
   void aServerThatNeverSendsItsFirstFrameGetsNoCall() throws Exception {
     try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
-      CompletableFuture<List<Integer>> fake = CompletableFuture.supplyAsync(() -> {
-        try (RawPeer peer = new RawPeer(ss.accept())) {
-          return peer.readUntilClosed();
-        } catch (Exception e) {
-          throw new IllegalStateException(e);
-        }
-      });
+      CompletableFuture<List<Integer>> fake = silentPeer(ss);
       RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO));
       List<CompletableFuture<StringValue>> calls = new ArrayList<>();
       for (int i = 0; i < 3; i++) {
@@ -562,13 +567,7 @@ class PeerCallLimitTest extends TransportFixture {
   @Test
   void aServerSilentForTheConnectTimeoutIsAFailedConnect() throws Exception {
     try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
-      CompletableFuture<List<Integer>> fake = CompletableFuture.supplyAsync(() -> {
-        try (RawPeer peer = new RawPeer(ss.accept())) {
-          return peer.readUntilClosed();
-        } catch (Exception e) {
-          throw new IllegalStateException(e);
-        }
-      });
+      CompletableFuture<List<Integer>> fake = silentPeer(ss);
       RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO)
           .connectTimeout(Duration.ofMillis(300)));
       long start = System.nanoTime();
