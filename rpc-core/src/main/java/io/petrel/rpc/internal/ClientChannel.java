@@ -108,8 +108,7 @@ public final class ClientChannel extends RpcClient {
           endpoint -> new InternalSubchannel(endpoint, t, scheduler, config, () -> stopped, this::subchannelsNow),
           new RateLimitedLog(LoggerFactory.getLogger(ClientEndpoints.class)));
       this.endpoints = e;
-      runtime.endpointGauges(e::subchannels);
-      runtime.subchannels(e::subchannels);
+      runtime.subchannels(e::subchannels); // for the re-send rules and the rpc.client.endpoints gauges
       runtime.balancerReadsHashKey(e.balancerReadsHashKey());
       e.start(); // a static resolver answers at once, on this thread
     } else {

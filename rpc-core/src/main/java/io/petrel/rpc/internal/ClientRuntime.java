@@ -93,7 +93,7 @@ public final class ClientRuntime implements ClientTransportContext {
    * state now (idle, connecting, ready, backing_off), so that an operator sees endpoints that cannot be reached.
    * Removed when the client terminates, with its other gauges.
    */
-  public void endpointGauges(java.util.function.Supplier<? extends java.util.List<? extends ClientSubchannel>> now) {
+  private void endpointGauges(java.util.function.Supplier<? extends java.util.List<? extends ClientSubchannel>> now) {
     MeterRegistry r = registry;
     OwnedMeters o = owned;
     if (r == null || o == null) {
@@ -125,11 +125,12 @@ public final class ClientRuntime implements ClientTransportContext {
   }
 
   /**
-   * Set once by a client of several endpoints: its endpoints now, for {@link #anotherEndpointMayTakeIt}. The gauges
-   * ({@link #endpointGauges}) read the same list.
+   * Set once by a client of endpoints: its endpoints now, for {@link #anotherEndpointMayTakeIt} and the
+   * {@code rpc.client.endpoints} gauges ({@link #endpointGauges}, registered here).
    */
   public void subchannels(java.util.function.Supplier<? extends java.util.List<? extends ClientSubchannel>> now) {
     this.subchannels = now;
+    endpointGauges(now);
   }
 
   /**
