@@ -394,6 +394,10 @@ public abstract class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuild
       throw new IllegalArgumentException("insecureSkipHostnameVerification() is a client option: a server does"
           + " not check the host names of its clients; remove it from the server's TlsConfig");
     }
+    if (tls.serverName() != null) {
+      throw new IllegalArgumentException("serverName(\"" + tls.serverName() + "\") is a client option: the name a"
+          + " client expects in the server's certificate; remove it from the server's TlsConfig");
+    }
     this.tls = tls;
     return this;
   }

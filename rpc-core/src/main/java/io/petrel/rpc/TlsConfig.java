@@ -46,6 +46,7 @@ public final class TlsConfig {
   private final char @Nullable [] trustStorePassword;
   private final ClientAuth clientAuth;
   private final boolean hostnameVerification;
+  private final @Nullable String serverName;
   private final Duration reloadInterval;
 
   private TlsConfig(Builder b) {
@@ -61,6 +62,7 @@ public final class TlsConfig {
     this.trustStorePassword = b.trustStorePassword;
     this.clientAuth = b.clientAuth;
     this.hostnameVerification = b.hostnameVerification;
+    this.serverName = b.serverName;
     this.reloadInterval = b.reloadInterval;
   }
 
@@ -139,6 +141,14 @@ public final class TlsConfig {
     return hostnameVerification;
   }
 
+  /**
+   * Client only: the name the server's certificate must carry and that is sent as SNI, in place of the host of each
+   * endpoint the client connects to; null (default): each endpoint's own host.
+   */
+  public @Nullable String serverName() {
+    return serverName;
+  }
+
   /** How often files are checked for changes; {@code Duration.ZERO} (default) = only on {@code reloadTls()}. */
   public Duration reloadInterval() {
     return reloadInterval;
@@ -180,6 +190,9 @@ public final class TlsConfig {
       sb.append("JDK default");
     }
     sb.append(", clientAuth=").append(clientAuth).append(", hostnameVerification=").append(hostnameVerification);
+    if (serverName != null) {
+      sb.append(", serverName=").append(serverName);
+    }
     if (!reloadInterval.isZero()) {
       sb.append(", reloadInterval=").append(reloadInterval);
     }
@@ -200,6 +213,7 @@ public final class TlsConfig {
     private char @Nullable [] trustStorePassword;
     private ClientAuth clientAuth = ClientAuth.NONE;
     private boolean hostnameVerification = true;
+    private @Nullable String serverName;
     private Duration reloadInterval = Duration.ZERO;
 
     private Builder() {}
@@ -286,6 +300,42 @@ public final class TlsConfig {
      */
     public Builder insecureSkipHostnameVerification() {
       this.hostnameVerification = false;
+      return this;
+    }
+
+    /**
+     * Client only: the name the server's certificate must carry (hostname verification) and that is sent as SNI,
+     * in place of the host of each endpoint. For servers reached by an address their certificate does not list:
+     * pods found by IP through a headless service or ZooKeeper, all with a certificate for the service's name
+     * ({@code greeter.default.svc}); a load balancer's address. Unlike {@link #insecureSkipHostnameVerification},
+     * the name is still checked. Default: none, each endpoint's own host. A DNS name or an IP address, without a
+     * port; refused on a server.
+     *
+     * @throws IllegalArgumentException if {@code name} is empty, has a port, a scheme, a path or whitespace
+     */
+    public Builder serverName(String name) {
+      Objects.requireNonNull(name, "serverName");
+      String n = name.trim();
+      if (n.isEmpty() || !n.equals(name)) {
+        throw new IllegalArgumentException("serverName must be a host name such as greeter.default.svc, without"
+            + " spaces: '" + name + "'");
+      }
+      boolean ipv6 = n.indexOf(':') != n.lastIndexOf(':');
+      if (n.contains("/") || (n.contains(":") && !ipv6) || n.startsWith("[")) {
+        throw new IllegalArgumentException("serverName is the name the server's certificate must carry, without"
+            + " a scheme, port or path (as in greeter.default.svc, or an IPv6 address without brackets): '"
+            + name + "'");
+      }
+      for (int i = 0; i < n.length(); i++) {
+        char c = n.charAt(i);
+        boolean ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-'
+            || c == '.' || c == '_' || c == ':';
+        if (!ok) {
+          throw new IllegalArgumentException("serverName may hold ASCII letters, digits, '-', '_', '.' and an IPv6"
+              + " address's ':' only (an internationalized name in its xn-- form): '" + name + "'");
+        }
+      }
+      this.serverName = n;
       return this;
     }
 

@@ -65,8 +65,26 @@ class TlsConfigTest {
         .build();
     assertThatThrownBy(() -> RpcServer.builder().tls(lax)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("client option");
+    TlsConfig named = TlsConfig.builder().keyPair(file("s.pem"), file("s.key")).serverName("greeter.example")
+        .build();
+    assertThatThrownBy(() -> RpcServer.builder().tls(named)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("serverName(\"greeter.example\") is a client option");
     TlsConfig mutual = TlsConfig.builder().clientAuth(TlsConfig.ClientAuth.REQUIRE).build();
     assertThatThrownBy(() -> RpcClient.builder().tls(mutual)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("server option");
+  }
+
+  @Test
+  void aServerNameIsAHostNameOrAnIpAddressWithoutPortOrScheme() {
+    assertThat(TlsConfig.builder().build().serverName()).isNull();
+    assertThat(TlsConfig.builder().serverName("greeter.default.svc").build().serverName())
+        .isEqualTo("greeter.default.svc");
+    assertThat(TlsConfig.builder().serverName("10.0.0.7").build().toString()).contains("serverName=10.0.0.7");
+    assertThat(TlsConfig.builder().serverName("fd00::7").build().serverName()).isEqualTo("fd00::7");
+    for (String bad : new String[] {"", " greeter", "greeter.svc:7000", "https://greeter.svc", "greeter/x",
+        "[fd00::7]", "grüßer.example", "a b"}) {
+      assertThatThrownBy(() -> TlsConfig.builder().serverName(bad)).as(bad)
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("serverName");
+    }
   }
 }

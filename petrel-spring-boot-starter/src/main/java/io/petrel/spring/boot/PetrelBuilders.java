@@ -66,6 +66,11 @@ final class PetrelBuilders {
             + " option: a server does not check the host names of its clients; remove it from the petrel.server.tls"
             + " properties (it belongs under petrel.clients.<name>.tls)");
       }
+      if (tls.getServerName() != null) {
+        throw new IllegalStateException("petrel.server.tls.server-name=" + tls.getServerName() + " is a client"
+            + " option: the name a client expects in the server's certificate; remove it from the petrel.server.tls"
+            + " properties (it belongs under petrel.clients.<name>.tls)");
+      }
       s.tls(tls("petrel.server.tls", tls), b::tls);
     }
     s.set("max-concurrent-calls-per-connection", p.getMaxConcurrentCallsPerConnection(),
@@ -220,6 +225,15 @@ final class PetrelBuilders {
     }
     if (p.isInsecureSkipHostnameVerification()) {
       t.insecureSkipHostnameVerification();
+    }
+    String serverName = p.getServerName();
+    if (serverName != null) {
+      try {
+        t.serverName(serverName);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(prefix + ".server-name=" + serverName + " is refused: " + e.getMessage()
+            + "; change " + prefix + ".server-name, or remove it to check each endpoint's own host", e);
+      }
     }
     if (p.getReloadInterval() != null) {
       Duration interval = p.getReloadInterval();

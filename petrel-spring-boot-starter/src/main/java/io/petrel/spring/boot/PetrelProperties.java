@@ -414,6 +414,11 @@ public class PetrelProperties {
     private TlsConfig.ClientAuth clientAuth = TlsConfig.ClientAuth.NONE;
     /** Client only: skip the check that the server's certificate names the target's host. */
     private boolean insecureSkipHostnameVerification;
+    /**
+     * Client only: the name every server's certificate must carry, sent as SNI, in place of the host dialled (pods
+     * reached by IP with a certificate for the service's name); unset: each endpoint's own host.
+     */
+    private @Nullable String serverName;
     /** How often to look for changed files and load them again (0 = never). */
     private @Nullable Duration reloadInterval;
 
@@ -471,6 +476,14 @@ public class PetrelProperties {
 
     public void setInsecureSkipHostnameVerification(boolean insecureSkipHostnameVerification) {
       this.insecureSkipHostnameVerification = insecureSkipHostnameVerification;
+    }
+
+    public @Nullable String getServerName() {
+      return serverName;
+    }
+
+    public void setServerName(@Nullable String serverName) {
+      this.serverName = serverName;
     }
 
     public @Nullable Duration getReloadInterval() {

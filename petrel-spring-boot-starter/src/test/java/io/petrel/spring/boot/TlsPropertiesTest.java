@@ -95,12 +95,26 @@ class TlsPropertiesTest {
                   "petrel.clients.secure.tls.enabled=true", "petrel.clients.secure.tls.trust-certificates=" + ca,
                   "petrel.clients.secure.tls.certificate-chain=" + clientCert,
                   "petrel.clients.secure.tls.private-key=" + clientKey,
+                  "petrel.clients.named.target=localhost:" + port, "petrel.clients.named.tls.enabled=true",
+                  "petrel.clients.named.tls.trust-certificates=" + ca,
+                  "petrel.clients.named.tls.certificate-chain=" + clientCert,
+                  "petrel.clients.named.tls.private-key=" + clientKey,
+                  "petrel.clients.named.tls.server-name=127.0.0.1",
+                  "petrel.clients.misnamed.target=127.0.0.1:" + port, "petrel.clients.misnamed.tls.enabled=true",
+                  "petrel.clients.misnamed.tls.trust-certificates=" + ca,
+                  "petrel.clients.misnamed.tls.server-name=greeter.example",
+                  "petrel.clients.misnamed.default-deadline=5s",
                   "petrel.clients.plain.target=127.0.0.1:" + port,
                   "petrel.clients.plain.default-deadline=5s")
               .run(client -> {
                 PetrelClients clients = client.getBean(PetrelClients.class);
                 assertThat(clients.client("secure").isSecure()).isTrue();
                 assertThat(clients.client("secure").unaryCall(EchoService.ECHO, "tls")).isEqualTo("tls");
+                // Dialled as localhost, which the certificate does not name: server-name says what to expect.
+                assertThat(clients.client("named").unaryCall(EchoService.ECHO, "named")).isEqualTo("named");
+                assertThatThrownBy(() -> clients.client("misnamed").unaryCall(EchoService.ECHO, "misnamed"))
+                    .isInstanceOfSatisfying(StatusException.class, e -> assertThat(e.getMessage())
+                        .contains("does not match the name 'greeter.example' the client expects"));
                 assertThatThrownBy(() -> clients.client("plain").unaryCall(EchoService.ECHO, "plain"))
                     .isInstanceOfSatisfying(StatusException.class,
                         e -> assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE));
@@ -127,5 +141,17 @@ class TlsPropertiesTest {
             "petrel.clients.x.tls.enabled=true", "petrel.clients.x.tls.client-auth=REQUIRE")
         .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining(
             "petrel.clients.x.tls.client-auth=REQUIRE is a server option"));
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+        .withUserConfiguration(PetrelAutoConfigurationTest.Echo.class)
+        .withPropertyValues("petrel.server.port=0", "petrel.server.address=127.0.0.1",
+            "petrel.server.tls.enabled=true", "petrel.server.tls.certificate-chain=" + cert,
+            "petrel.server.tls.private-key=" + key, "petrel.server.tls.server-name=greeter.example")
+        .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining(
+            "petrel.server.tls.server-name=greeter.example is a client option"));
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+        .withPropertyValues("petrel.server.enabled=false", "petrel.clients.x.target=127.0.0.1:1",
+            "petrel.clients.x.tls.enabled=true", "petrel.clients.x.tls.server-name=greeter.example:7000")
+        .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining(
+            "petrel.clients.x.tls.server-name=greeter.example:7000 is refused: serverName is the name"));
   }
 }

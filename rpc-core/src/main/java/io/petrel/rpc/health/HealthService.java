@@ -230,13 +230,13 @@ public final class HealthService implements ServerLifecycleListener {
    *       certificate chain and PKCS#8 key, for a server that requires one;
    *   <li>{@code --tls-no-verify-hostname}: TLS without checking that the certificate names the host (the
    *       certificate must still be trusted);
+   *   <li>{@code --tls-server-name NAME}: TLS, expecting NAME in the server's certificate and sending it as SNI in
+   *       place of the host dialled ({@code TlsConfig.Builder.serverName}): a pod probed at 127.0.0.1 with a
+   *       certificate for its service's name;
    *   <li>{@code --header "NAME: VALUE"} (repeatable): metadata sent with the check (an authorization token for a
    *       server whose interceptor asks for one); the name is lower-cased, as HTTP header names are
    *       case-insensitive and Petrel's metadata keys are lower-case.
    * </ul>
-   * There is no {@code --tls-server-name}: the client checks the certificate against, and sends as SNI, the host
-   * it connects to, and has no option to name another; use {@code --tls-no-verify-hostname} to probe
-   * 127.0.0.1 with a certificate issued for the service's name.
    * Needs a transport on the class path (rpc-transport-netty). The client it makes logs as any client does (an
    * INFO line naming the endpoint): point the JVM at a logging configuration that keeps {@code io.petrel} at WARN
    * for a quiet probe.
@@ -288,8 +288,8 @@ public final class HealthService implements ServerLifecycleListener {
   }
 
   private static final String USAGE = "usage: HealthService [--tls] [--tls-ca-cert FILE] [--tls-client-cert FILE"
-      + " --tls-client-key FILE] [--tls-no-verify-hostname] [--header 'NAME: VALUE']... TARGET [SERVICE]"
-      + " [TIMEOUT_MS]   (exit 0: SERVING, 1: not, 2: usage, 3: could not ask)";
+      + " --tls-client-key FILE] [--tls-no-verify-hostname] [--tls-server-name NAME] [--header 'NAME: VALUE']..."
+      + " TARGET [SERVICE] [TIMEOUT_MS]   (exit 0: SERVING, 1: not, 2: usage, 3: could not ask)";
 
   /** The probe's command line, parsed; {@link #parse} throws IllegalArgumentException saying what is wrong. */
   private static final class ProbeArgs {
@@ -298,6 +298,7 @@ public final class HealthService implements ServerLifecycleListener {
     Duration timeout = Duration.ofSeconds(2);
     boolean tls;
     boolean noVerifyHostname;
+    @Nullable String serverName;
     java.nio.file.@Nullable Path caCert;
     java.nio.file.@Nullable Path clientCert;
     java.nio.file.@Nullable Path clientKey;
@@ -317,6 +318,11 @@ public final class HealthService implements ServerLifecycleListener {
         switch (name) {
           case "--tls" -> a.tls = flag(arg, eq);
           case "--tls-no-verify-hostname" -> a.noVerifyHostname = a.tls = flag(arg, eq);
+          case "--tls-server-name" -> {
+            a.serverName = eq >= 0 ? arg.substring(eq + 1) : value(args, ++i, name);
+            io.petrel.rpc.TlsConfig.builder().serverName(a.serverName); // checks it: exit 2 with its message
+            a.tls = true;
+          }
           case "--tls-ca-cert" -> {
             a.caCert = file(name, eq >= 0 ? arg.substring(eq + 1) : value(args, ++i, name));
             a.tls = true;
@@ -414,6 +420,10 @@ public final class HealthService implements ServerLifecycleListener {
       }
       if (noVerifyHostname) {
         b.insecureSkipHostnameVerification();
+      }
+      String name = serverName;
+      if (name != null) {
+        b.serverName(name);
       }
       return b.build();
     }

@@ -47,6 +47,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   private final String authority;
   /** The host the client connects to, as its resolver gave it (TLS messages). */
   private final String host;
+  /** Whether {@link #host} is the TLS configuration's {@code serverName} rather than the endpoint's host. */
+  private final boolean namedServer;
   private final Channel channel;
   private final WriteQueue writeQueue;
   private final CallTable<PendingCall> inFlight = new CallTable<>();
@@ -134,12 +136,14 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   /** This client closed the connection (its own shutdown, an endpoint gone, a drained connection). */
   private volatile boolean closedHere;
 
-  ClientConnection(NettyRpcClient client, Listener listener, String authority, String host, Channel channel) {
+  ClientConnection(NettyRpcClient client, Listener listener, String authority, String host, boolean namedServer,
+      Channel channel) {
     this.abandonedPlaceTimeoutNanos = client.clientConfig().option(NettyOptions.ABANDONED_PLACE_TIMEOUT).toNanos();
     this.client = client;
     this.listener = listener;
     this.authority = authority;
     this.host = host;
+    this.namedServer = namedServer;
     this.channel = channel;
     this.writeQueue = new WriteQueue(channel, this);
     this.wakeChain = client.context().newWakeBatch();
@@ -980,7 +984,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     if (TlsErrors.isTls(cause)) {
       // E.g. TLS 1.3: the handshake is done for the client before the server has checked its certificate.
       if (closeReason == null) {
-        closeReason = "TLS: " + TlsErrors.describe(cause, true, host, client.hasOwnCertificate(),
+        closeReason = "TLS: " + TlsErrors.describe(cause, true, host, namedServer, client.hasOwnCertificate(),
             TlsErrors.sentCertificate(ctx.pipeline()));
       }
       log.debug("connection to {} failed: {}", authority, closeReason, cause);

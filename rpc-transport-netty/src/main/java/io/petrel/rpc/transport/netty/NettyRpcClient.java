@@ -162,6 +162,10 @@ final class NettyRpcClient implements ClientTransport {
       return result;
     }
     String authority = endpoint.authority();
+    TlsSource tlsNow = tls;
+    // The name the server's certificate must match, sent as SNI: the endpoint's host unless serverName is set.
+    String tlsHost = tlsNow != null ? tlsNow.serverName(endpoint.host()) : endpoint.host();
+    boolean namedServer = tlsNow != null && tlsNow.namesServer();
     ChannelFuture cf;
     try {
       cf = bootstrap.clone(loop).handler(new ChannelInitializer<Channel>() {
@@ -169,8 +173,7 @@ final class NettyRpcClient implements ClientTransport {
         protected void initChannel(Channel ch) {
           TlsSource t = tls;
           if (t != null) {
-            // The target host is the SNI name and the name the server's certificate must match.
-            SslHandler ssl = t.context().newHandler(ch.alloc(), endpoint.host(), endpoint.port());
+            SslHandler ssl = t.context().newHandler(ch.alloc(), tlsHost, endpoint.port());
             ssl.setHandshakeTimeout(config.connectTimeoutNanos(), TimeUnit.NANOSECONDS);
             ch.pipeline().addLast("petrel-tls", ssl);
             ch.attr(TLS_HANDLER).set(ssl);
@@ -186,7 +189,7 @@ final class NettyRpcClient implements ClientTransport {
           ch.pipeline().addLast("petrel-frame-decoder",
               new FrameDecoder(config.maxFrameSize(), config.maxMetadataSize()));
           ch.pipeline().addLast("petrel-client", new ClientConnection(NettyRpcClient.this, listener, authority,
-              endpoint.host(), ch));
+              tlsHost, namedServer, ch));
         }
       }).connect(InetSocketAddress.createUnresolved(endpoint.host(), endpoint.port())); // resolved at each connect
     } catch (RuntimeException e) {
@@ -222,8 +225,8 @@ final class NettyRpcClient implements ClientTransport {
         if (h.isSuccess()) {
           connected(result, ch);
         } else {
-          String why = "TLS handshake failed: " + TlsErrors.describe(h.cause(), true, endpoint.host(),
-              hasOwnCertificate(), TlsErrors.sentCertificate(ssl));
+          String why = "TLS handshake failed: " + TlsErrors.describe(h.cause(), true, tlsHost,
+              namedServer, hasOwnCertificate(), TlsErrors.sentCertificate(ssl));
           result.completeExceptionally(Status.UNAVAILABLE.withDescription(why).withCause(h.cause()).asException());
           ch.close();
         }

@@ -97,6 +97,15 @@ final class TlsErrors {
    */
   static String describe(Throwable t, boolean atClient, @Nullable String host, boolean ownCertificate,
       boolean sentCertificate) {
+    return describe(t, atClient, host, false, ownCertificate, sentCertificate);
+  }
+
+  /**
+   * As {@link #describe(Throwable, boolean, String, boolean, boolean)}, where {@code namedServer} says that
+   * {@code host} is the client's {@code TlsConfig} {@code serverName}, not the host it connected to.
+   */
+  static String describe(Throwable t, boolean atClient, @Nullable String host, boolean namedServer,
+      boolean ownCertificate, boolean sentCertificate) {
     Kind kind = classify(t);
     if (atClient && !sentCertificate && kind == Kind.CERTIFICATE_REFUSED) {
       kind = Kind.NO_CERTIFICATE;
@@ -110,8 +119,12 @@ final class TlsErrors {
       case UNTRUSTED -> peerCert + " is not trusted" + detail + ": it is not signed by a CA the "
           + (atClient ? "client" : "server") + " trusts; trust its CA with TlsConfig.builder().trustCertificates(...)"
           + " or trustStore(...)";
-      case HOSTNAME -> peerCert + " does not match the host name '" + host + "'" + detail + ": connect with a name"
-          + " the certificate lists, or give the server a certificate for '" + host + "'";
+      case HOSTNAME -> namedServer
+          ? peerCert + " does not match the name '" + host + "' the client expects (TlsConfig serverName)" + detail
+              + ": set serverName to a name the certificate lists, or give the server a certificate for '" + host
+              + "'"
+          : peerCert + " does not match the host name '" + host + "'" + detail + ": connect with a name"
+              + " the certificate lists, or give the server a certificate for '" + host + "'";
       case NO_CERTIFICATE -> !atClient
           ? "the client sent no certificate and the server requires one (TlsConfig clientAuth REQUIRE); a client"
               + " sends one only if it is issued by a CA the server trusts"

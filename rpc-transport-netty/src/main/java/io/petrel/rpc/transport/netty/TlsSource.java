@@ -49,6 +49,20 @@ final class TlsSource {
     this.nextCheck = System.nanoTime() + intervalNanos;
   }
 
+  /**
+   * The name a client expects in the server's certificate and sends as SNI for a connection to {@code host}:
+   * the configuration's {@code serverName}, else {@code host}.
+   */
+  String serverName(String host) {
+    String name = config.serverName();
+    return name != null ? name : host;
+  }
+
+  /** Whether the configuration names the server ({@code TlsConfig.Builder.serverName}) in place of the host. */
+  boolean namesServer() {
+    return config.serverName() != null;
+  }
+
   /** The context for a new connection; may first reload changed files (see the class comment). */
   SslContext context() {
     if (intervalNanos > 0 && System.nanoTime() - nextCheck >= 0 && checking.compareAndSet(false, true)) {
@@ -116,6 +130,9 @@ final class TlsSource {
       sb.append(", clientAuth ").append(config.clientAuth());
     } else if (!config.hostnameVerification()) {
       sb.append(", hostname verification OFF");
+    }
+    if (!server && config.serverName() != null) {
+      sb.append(", server name '").append(config.serverName()).append("' expected of every endpoint");
     }
     if (intervalNanos > 0) {
       sb.append(", files checked for changes every ").append(config.reloadInterval().toMillis()).append(" ms");

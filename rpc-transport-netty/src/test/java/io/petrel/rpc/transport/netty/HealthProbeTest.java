@@ -83,6 +83,29 @@ class HealthProbeTest extends TransportFixture {
     assertThat(probe("--tls=yes", target)).startsWith("2 --tls takes no value");
   }
 
+  /**
+   * A server reached at 127.0.0.1 whose certificate names only its service's name: {@code --tls-server-name}
+   * expects that name, where without it the probe could not ask.
+   */
+  @Test
+  void theProbeExpectsTheServerNameItIsGiven(@TempDir Path dir) throws Exception {
+    TestCertificates.Authority ca = TestCertificates.Authority.create("Probe Test CA");
+    Path caPem = ca.write(dir.resolve("ca.pem"));
+    TestCertificates.PemFiles server = ca.issue("greeter", "greeter.default.svc").written(dir, "server");
+    HealthService health = HealthService.create();
+    RpcServer srv = startServer(b -> b.addService(health.definition()).addLifecycleListener(health)
+        .tls(TlsConfig.builder().keyPair(server.certificate(), server.key()).build()));
+    String target = "127.0.0.1:" + srv.port();
+    assertThat(probe("--tls-ca-cert", caPem.toString(), "--tls-server-name", "greeter.default.svc", target))
+        .isEqualTo("0 SERVING");
+    assertThat(probe("--tls-ca-cert", caPem.toString(), target, "", "3000"))
+        .startsWith("3 UNAVAILABLE: ").contains("does not match the host name '127.0.0.1'");
+    assertThat(probe("--tls-ca-cert", caPem.toString(), "--tls-server-name=other.default.svc", target, "", "3000"))
+        .startsWith("3 UNAVAILABLE: ").contains("'other.default.svc' the client expects");
+    assertThat(probe("--tls-server-name", "greeter.default.svc:7000", target))
+        .startsWith("2 serverName is the name the server's certificate must carry");
+  }
+
   private static String[] join(String[] first, String... rest) {
     String[] all = java.util.Arrays.copyOf(first, first.length + rest.length);
     System.arraycopy(rest, 0, all, first.length, rest.length);

@@ -273,6 +273,29 @@ class TlsTest extends TransportFixture {
 
   @ParameterizedTest(name = "{0}")
   @ValueSource(strings = {"openssl", "jdk"})
+  void aServerNameIsCheckedInPlaceOfTheHostTheClientConnectsTo(String provider) throws Exception {
+    use(provider);
+    // A server reached at 127.0.0.1 whose certificate names only wrong.example.com (as a pod reached by its IP
+    // with a certificate for its service's name).
+    RpcServer srv = tlsServer(serverTls(wrongHost));
+    RpcClient named = tlsClient(srv.port(), TlsConfig.builder().trustCertificates(caPem)
+        .serverName("wrong.example.com").build());
+    assertThat(named.unaryCall(TestService.ECHO, StringValue.of("named")).getValue()).isEqualTo("named");
+    // The name is still checked: another one fails, naming the option.
+    StatusException e = callFails(tlsClient(srv.port(), TlsConfig.builder().trustCertificates(caPem)
+        .serverName("other.example.com").build()));
+    assertThat(e.status().code()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(e.status().description()).contains("TLS handshake failed",
+        "does not match the name 'other.example.com' the client expects (TlsConfig serverName)");
+    // And a server whose certificate names the host but not the expected name is refused too.
+    RpcServer right = tlsServer(serverTls(server));
+    StatusException e2 = callFails(tlsClient(right.port(), TlsConfig.builder().trustCertificates(caPem)
+        .serverName("wrong.example.com").build()));
+    assertThat(e2.status().description()).contains("does not match the name 'wrong.example.com'");
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"openssl", "jdk"})
   void skippingHostnameVerificationStillRequiresATrustedCertificate(String provider) throws Exception {
     use(provider);
     RpcServer srv = tlsServer(serverTls(untrusted));
