@@ -190,6 +190,18 @@ public abstract class ClientSubchannel implements Subchannel {
   }
 
   /**
+   * One of the endpoint's connections was lost or told to go away (GOAWAY) while the endpoint stays
+   * {@link ConnectivityState#READY} on others: asks the resolver to refresh, as {@link #stateChanged} does when
+   * the endpoint's state leaves READY (a server retiring connections by age, or draining, may have moved).
+   */
+  protected final void oneConnectionLost() {
+    Owner o = owner;
+    if (o != null && state() == ConnectivityState.READY) {
+      o.connectionLost();
+    }
+  }
+
+  /**
    * Closes every connection to the endpoint: calls still in flight there fail with UNAVAILABLE. Completes when
    * all are closed. Called once.
    */

@@ -514,6 +514,7 @@ final class ConnectionSlot {
   /** The server of {@code a}'s connection takes no new call there: new calls go to a new connection. */
   private void goaway(Link a) {
     Link start = null;
+    boolean lost = false;
     synchronized (this) {
       goawaySeen = true;
       if (a.connection != null && connectionLink == a) {
@@ -521,6 +522,7 @@ final class ConnectionSlot {
         connectionLink = null;
         awaitingFirstFrame = false;
         if (!closed) {
+          lost = true;
           start = connectForWaiters();
         }
       }
@@ -530,11 +532,15 @@ final class ConnectionSlot {
     } else {
       owner.slotChanged();
     }
+    if (lost) {
+      owner.slotLostConnection();
+    }
   }
 
   /** {@code a}'s connection (or connect attempt) closed. */
   private void closed(Link a, @Nullable String reason, boolean answered) {
     Link start = null;
+    boolean lost = false;
     synchronized (this) {
       if (a.connection == null) {
         a.closeReason = reason; // the attempt's own channel: connected() says why it failed
@@ -553,6 +559,7 @@ final class ConnectionSlot {
             backoffChanged();
           } else {
             log.debug("connection to {} lost; the next call reconnects", owner.authority());
+            lost = true;
             start = connectForWaiters();
           }
         }
@@ -563,6 +570,9 @@ final class ConnectionSlot {
       launch(start);
     } else {
       owner.slotChanged();
+    }
+    if (lost) {
+      owner.slotLostConnection();
     }
   }
 

@@ -130,6 +130,16 @@ public final class InternalSubchannel extends ClientSubchannel {
     }
   }
 
+  /**
+   * A slot's connection was lost or went away (GOAWAY). With one slot the endpoint's state change asks for the
+   * resolver's refresh; with several, the others may keep it READY, so ask here.
+   */
+  void slotLostConnection() {
+    if (slots.length > 1) {
+      oneConnectionLost();
+    }
+  }
+
   private static int rank(ConnectivityState s) {
     return switch (s) {
       case READY -> 4;

@@ -419,4 +419,33 @@ class ClientEndpointsTest {
     assertThat(a.state()).isEqualTo(ConnectivityState.SHUTDOWN);
     assertThat(resolver.refreshes).as("not for the shutdown").isEqualTo(2);
   }
+
+  /**
+   * With several connections per endpoint, one lost or sent away (GOAWAY: a server retiring it by age) leaves
+   * the endpoint READY on the others, and still asks the resolver to look again.
+   */
+  @Test
+  void oneOfSeveralConnectionsLostOrSentAwayAsksForARefresh() throws Exception {
+    Manual resolver = new Manual();
+    RecordingTransport.Client c = client(RpcClient.builder().nameResolver("manual://svc", resolver)
+        .connectionsPerEndpoint(3).transport("recording").build());
+    resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1)));
+    InternalSubchannel a = c.endpoints.subchannels().get(0);
+    for (int i = 0; i < 3; i++) {
+      c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT);
+      answer(c.started.take());
+    }
+    assertThat(c.connectionsTo(a)).hasSize(3);
+    assertThat(resolver.refreshes).isZero();
+    RecordingTransport.Conn first = c.connectionsTo(a).get(0);
+    first.usable = false;
+    first.listener.goaway();
+    assertThat(a.state()).isEqualTo(ConnectivityState.READY);
+    assertThat(resolver.refreshes).as("a GOAWAY on one connection").isEqualTo(1);
+    first.lose(true);
+    assertThat(resolver.refreshes).as("not again when that connection then closes").isEqualTo(1);
+    c.connectionsTo(a).get(0).lose(true);
+    assertThat(a.state()).isEqualTo(ConnectivityState.READY);
+    assertThat(resolver.refreshes).as("another connection lost").isEqualTo(2);
+  }
 }
