@@ -102,6 +102,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   private boolean answered;
   /** Event loop only: the first frame received kept to the protocol (the core was told the server answered). */
   private boolean validFirstFrame;
+  /** Event loop only: closes a connection whose server says nothing ({@link #firstFrameDue}); null once it spoke. */
+  private io.netty.util.concurrent.@Nullable ScheduledFuture<?> firstFrameTimer;
   private int nextRequestId = 1;
   private volatile boolean goaway;
   /** A keepalive PING is unanswered; event loop only. */
@@ -529,6 +531,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     boolean first = !answered;
     if (first) {
       answered = true;
+      if (firstFrameTimer != null) {
+        firstFrameTimer.cancel(false); // nor does the timer hold this connection until it is due
+        firstFrameTimer = null;
+      }
       // No limit unless the frame is the server's SETTINGS (an older server sends none: as before).
       peerMaxCalls = Integer.MAX_VALUE;
     }
@@ -759,7 +765,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     ctx.writeAndFlush(FrameEncoder.encodeControl(channel.alloc(), TYPE_PING, 0), ctx.voidPromise());
     long timeout = client.firstFrameTimeoutNanos();
     if (timeout > 0) {
-      ctx.executor().schedule(() -> firstFrameDue(ctx, timeout), timeout, TimeUnit.NANOSECONDS);
+      firstFrameTimer = ctx.executor().schedule(() -> firstFrameDue(ctx, timeout), timeout, TimeUnit.NANOSECONDS);
     }
   }
 
@@ -893,6 +899,10 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
     closed = true;
+    if (firstFrameTimer != null) {
+      firstFrameTimer.cancel(false);
+      firstFrameTimer = null;
+    }
     if (client.metrics() != null) {
       client.metrics().connectionsClosed.increment();
     }
