@@ -486,21 +486,42 @@ public final class ClientChannel extends RpcClient {
   /**
    * For the caller's own deadline check: where the call went and what that endpoint was doing, so that the message
    * keeps the cause the transport would have given (a TLS failure, a server that never answered); "" when unknown.
+   * A hedged call names each attempt's endpoint.
    */
-  private static String endpointNow(CompletableFuture<?> f) {
-    ClientSubchannel s = f instanceof ClientCall<?> call ? call.picked() : null;
-    if (s == null) {
-      return "";
+  static String endpointNow(CompletableFuture<?> f) {
+    if (f instanceof HedgedCall<?> hedged) {
+      java.util.List<@Nullable ClientSubchannel> picked = hedged.attemptEndpoints();
+      StringBuilder sb = new StringBuilder();
+      for (int i = 0; i < picked.size(); i++) {
+        ClientSubchannel s = picked.get(i);
+        if (s != null) {
+          sb.append(sb.length() == 0 ? " (" : "; ").append("attempt ").append(i + 1).append(": ")
+              .append(endpointDoing(s));
+        }
+      }
+      return sb.length() == 0 ? "" : sb.append(')').toString();
     }
+    ClientSubchannel s = f instanceof ClientCall<?> call ? call.picked() : null;
+    return s == null ? "" : " (" + endpointDoing(s) + ")";
+  }
+
+  /** "endpoint host:port, what it was doing" for {@link #endpointNow}. */
+  private static String endpointDoing(ClientSubchannel s) {
+    String authority = s.endpoint().authority();
     Status cause = s.stateCause();
+    String why = cause == null || cause.description() == null ? "" : cause.description();
+    String prefix = "cannot connect to " + authority + ": ";
+    if (why.startsWith(prefix)) {
+      why = why.substring(prefix.length()); // the address is named already
+    }
     String doing = switch (s.state()) {
-      case READY -> "connected";
+      case READY -> "connected (the call was sent, or about to be, and no answer came)";
       case CONNECTING -> "still connecting to it (TCP, the TLS handshake, or waiting for the server's first frame)";
-      case BACKING_OFF -> "its last connect attempt failed: " + (cause == null ? "" : cause.description());
+      case BACKING_OFF -> "its last connect attempt failed" + (why.isEmpty() ? "" : ": " + why);
       case IDLE -> "not connected";
       case SHUTDOWN -> "closed";
     };
-    return " (sent to " + s.endpoint().authority() + ": " + doing + ")";
+    return "endpoint " + authority + ": " + doing;
   }
 
   @Override

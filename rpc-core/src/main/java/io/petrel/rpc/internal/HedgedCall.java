@@ -97,6 +97,18 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
     return deadline;
   }
 
+  /** The endpoints the attempts started so far were given to, in order (null: not picked yet); for messages. */
+  java.util.List<@Nullable ClientSubchannel> attemptEndpoints() {
+    synchronized (attempts) {
+      java.util.List<@Nullable ClientSubchannel> picked = new java.util.ArrayList<>(started);
+      for (int i = 0; i < started; i++) {
+        ClientCall<Resp> a = attempts[i];
+        picked.add(a == null ? null : a.picked());
+      }
+      return picked;
+    }
+  }
+
   /** Attempts started so far, the first included (tests, messages). */
   public int attempts() {
     synchronized (attempts) {

@@ -16,6 +16,7 @@ import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import io.petrel.rpc.internal.InternalSubchannel;
 import io.petrel.rpc.marshal.Marshallers;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -447,5 +448,34 @@ class ClientEndpointsTest {
     c.connectionsTo(a).get(0).lose(true);
     assertThat(a.state()).isEqualTo(ConnectivityState.READY);
     assertThat(resolver.refreshes).as("another connection lost").isEqualTo(2);
+  }
+
+  /**
+   * A blocking caller whose transport never ends the call (this test's transport has no deadline timer, as a
+   * transport whose timer cannot run on time) ends it itself, naming the endpoint and what it was doing; a hedged
+   * call names each attempt's.
+   */
+  @Test
+  void aBlockingCallersOwnDeadlineNamesEachAttemptsEndpoint() throws Exception {
+    Manual resolver = new Manual();
+    RecordingTransport.Client c = client(RpcClient.builder().nameResolver("manual://svc", resolver)
+        .transport("recording").build());
+    resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1)));
+    StatusException e = org.junit.jupiter.api.Assertions.assertThrows(StatusException.class,
+        () -> c.rpc.unaryCall(ECHO, new byte[] {1}, CallOptions.DEFAULT.withTimeout(Duration.ofMillis(200))));
+    assertThat(e.status().code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+    assertThat(e.status().description()).contains("deadline passed while waiting for test.Svc/echo",
+        "(endpoint a:1: connected (the call was sent, or about to be, and no answer came))");
+
+    MethodDescriptor<byte[], byte[]> idempotent = MethodDescriptor.<byte[], byte[]>newBuilder()
+        .serviceName("test.Svc").methodName("echo").requestMarshaller(Marshallers.bytes())
+        .responseMarshaller(Marshallers.bytes()).idempotent(true).build();
+    RecordingTransport.Client h = client(RpcClient.builder().nameResolver("manual://svc", new Manual())
+        .hedging(2, Duration.ofMillis(20)).transport("recording").build());
+    h.endpoints.onEndpoints(List.of(Endpoint.of("a", 1), Endpoint.of("b", 2)));
+    StatusException he = org.junit.jupiter.api.Assertions.assertThrows(StatusException.class,
+        () -> h.rpc.unaryCall(idempotent, new byte[] {1}, CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300))));
+    assertThat(he.status().description()).containsPattern(
+        "\\(attempt 1: endpoint [ab]:[12]: connected [^;]*; attempt 2: endpoint [ab]:[12]: connected");
   }
 }
