@@ -252,10 +252,13 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
         // an onCancel listener does: nobody waits for an answer, and nothing failed on the server.
         boolean cancelledWithTheCall = t instanceof java.util.concurrent.CancellationException
             && context.isCancelled();
+        // The exceptionMapper's answer: an expected outcome the application chose a status for, not a fault.
+        Status mapped = cancelledWithTheCall ? null
+            : ErrorAnswers.mapped(t, def.method(), dispatcher.config().exceptionMapper());
         Status status = cancelledWithTheCall
             ? Status.CANCELLED.withDescription("the caller cancelled " + def.method().fullName()
                 + " (or its deadline passed), and the handler's future was cancelled with it")
-            : ErrorAnswers.statusOf(t, def.method(), dispatcher.config().exceptionMapper());
+            : mapped != null ? mapped : ErrorAnswers.statusOf(t, def.method(), null);
         Metadata metadata = context.responseMetadata();
         if (dispatcher.isStoppingNow()) {
           // shutdownNow interrupted the handler: what it threw says nothing about the call.
@@ -277,8 +280,10 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
           logWithHandlerMdc(() -> dispatcher.limitLog().warn("handler threw: " + def.method().fullName(),
               def.method().fullName() + " (oneway) threw; no caller waits for it, so only this log says so ("
                   + answer + ")", thrownNow));
-        } else if (t instanceof StatusException || !(t instanceof RuntimeException || t instanceof Error)) {
-          // A status, or a checked exception the service declares: an answer, not a server fault.
+        } else if (t instanceof StatusException || !(t instanceof RuntimeException || t instanceof Error)
+            || (mapped != null && !(t instanceof Error))) {
+          // A status, a checked exception the service declares, or one the exceptionMapper mapped: an answer, not
+          // a server fault.
           if (log.isDebugEnabled()) {
             logWithHandlerMdc(() -> log.debug("{} failed with {}", def.method().fullName(), answer));
           }

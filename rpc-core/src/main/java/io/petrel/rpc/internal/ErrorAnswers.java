@@ -60,6 +60,18 @@ public final class ErrorAnswers {
     if (se != null) {
       return se.status();
     }
+    Status mapped = mapped(t, method, mapper);
+    return mapped != null ? mapped : Status.UNKNOWN.withDescription(Status.describe(t)).withCause(t);
+  }
+
+  /**
+   * The status {@code mapper} chose for what a handler threw (not a {@link StatusException}: that is its own
+   * answer), or null: no mapper, it returned null or OK (WARN), or it threw (WARN).
+   */
+  public static @Nullable Status mapped(Throwable t, MethodDescriptor<?, ?> method, @Nullable ExceptionMapper mapper) {
+    if (statusException(t) != null) {
+      return null;
+    }
     if (mapper != null) {
       try {
         Status mapped = mapper.toStatus(method, t);
@@ -75,7 +87,7 @@ public final class ErrorAnswers {
             method.fullName(), e);
       }
     }
-    return Status.UNKNOWN.withDescription(Status.describe(t)).withCause(t);
+    return null;
   }
 
   /**

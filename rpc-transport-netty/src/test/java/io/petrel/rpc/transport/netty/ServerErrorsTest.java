@@ -159,6 +159,36 @@ class ServerErrorsTest extends TransportFixture {
     }
   }
 
+  /**
+   * An exception the exceptionMapper maps is an answer the application chose (a business outcome), not a fault: no
+   * WARN with a stack trace per call, which the same exception unmapped gets.
+   */
+  @Test
+  void anExceptionTheMapperMapsIsAnAnswerAndNotLoggedAsAFault() throws Exception {
+    try (LogCapture log = new LogCapture(RpcServer.class)) {
+      RpcServer server = startServer(b -> b.exceptionMapper((m, e) -> e instanceof IllegalArgumentException
+              ? Status.NOT_FOUND.withDescription(e.getMessage()) : null)
+          .addService(ServiceDefinition.builder("test.Errors").unary(THROW, req -> {
+            if (req.getValue().equals("mapped")) {
+              throw new IllegalArgumentException("no account 'nobody'");
+            }
+            throw new IllegalStateException("a fault");
+          }).build()));
+      RpcClient client = client(server.port());
+      for (int i = 0; i < 3; i++) {
+        assertThatThrownBy(() -> client.unaryCall(THROW, StringValue.of("mapped")))
+            .isInstanceOfSatisfying(StatusException.class, e -> assertThat(e.status().toString())
+                .isEqualTo("NOT_FOUND: no account 'nobody'"));
+      }
+      assertThat(log.lines(Level.WARN, "threw")).isEmpty(); // logged before the answer is sent, if at all
+      assertThatThrownBy(() -> client.unaryCall(THROW, StringValue.of("fault")))
+          .isInstanceOfSatisfying(StatusException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.UNKNOWN));
+      assertThat(log.await(Level.WARN, Duration.ofSeconds(10), "test.Errors/throw threw; the caller gets UNKNOWN"))
+          .isNotEmpty();
+      assertThat(log.lines(Level.WARN, "threw")).as("the unmapped fault only").hasSize(1);
+    }
+  }
+
   /** A oneway handler that throws: its WARN says that no caller hears of it (not "the caller gets UNKNOWN"). */
   @Test
   void aOnewayHandlerThatThrowsIsLoggedAsHavingNoCaller() throws Exception {
