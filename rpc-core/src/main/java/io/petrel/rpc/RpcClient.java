@@ -27,8 +27,10 @@ public abstract class RpcClient implements AutoCloseable {
   }
 
   /**
-   * Connects now and waits up to the connect timeout. Optional: calls connect on demand. If no endpoint can be
-   * reached, throws {@link StatusException} UNAVAILABLE naming each address and why; the client stays usable and
+   * Connects now and waits until each endpoint's server has answered (its first frame, not only the TCP connect: a
+   * frozen server whose kernel still accepts counts as unreachable) or failed: each connect, TLS handshake and first
+   * frame within the connect timeout. Optional: calls connect on demand. If no endpoint can be reached, throws
+   * {@link StatusException} UNAVAILABLE naming each address and why; the client stays usable and
    * recovers as after any failed connection attempt (its later calls reach a server that has come up since).
    * A client dropped after a failed {@code builder().build().start()} leaks nothing: it holds no connection, and
    * its share of the transport's threads is released when it is garbage collected.

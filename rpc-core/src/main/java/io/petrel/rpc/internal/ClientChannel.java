@@ -139,8 +139,9 @@ public final class ClientChannel extends RpcClient {
   }
 
   /**
-   * Connects to every endpoint now and waits up to the connect timeout. Succeeds when at least one connection is
-   * made; otherwise throws UNAVAILABLE naming each failure. Either way the client stays usable: an endpoint that
+   * Connects to every endpoint now and waits for each to answer (its server's first frame) or fail, within the
+   * transport's timers (connect and handshake, then first frame, each the connect timeout). Succeeds when at least
+   * one server answered; otherwise throws UNAVAILABLE naming each failure. Either way the client stays usable: an endpoint that
    * failed is in its backoff, as after any failed attempt, and later calls reach it once it is up. A client
    * dropped after a failed {@code build().start()} holds no connection and, once its backoff has passed, no
    * timer.
@@ -164,7 +165,9 @@ public final class ClientChannel extends RpcClient {
         owners.add(sub.authority());
       }
     }
-    long waitMs = TimeUnit.NANOSECONDS.toMillis(config.connectTimeoutNanos()) + 1000;
+    // The transport's timers end each attempt: the connect (and TLS handshake), then the server's first frame,
+    // each within connectTimeout.
+    long waitMs = 2 * TimeUnit.NANOSECONDS.toMillis(config.connectTimeoutNanos()) + 1000;
     long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
     StatusException first = null;
     List<String> failures = new ArrayList<>();

@@ -239,7 +239,9 @@ final class ConnectionSlot {
     synchronized (this) {
       Connection c = current();
       if (c != null) {
-        return CompletableFuture.completedFuture(c);
+        Link l = connectionLink;
+        // Connected, and waiting for the server's first frame: done when it comes (or the connection closes).
+        return l != null && !l.result.isDone() ? l.result : CompletableFuture.completedFuture(c);
       }
       if (closed) {
         return CompletableFuture.failedFuture(shutDown().asException());
@@ -404,7 +406,13 @@ final class ConnectionSlot {
     }
     if (usable != null) {
       log.debug("connected to {}", owner.authority());
-      a.result.complete(usable);
+      boolean answeredAlready;
+      synchronized (this) {
+        answeredAlready = a.answered;
+      }
+      if (answeredAlready) {
+        a.result.complete(usable); // else when the server's first frame comes (answered)
+      }
       for (Waiter w : ready) {
         w.send(usable);
       }
@@ -501,14 +509,19 @@ final class ConnectionSlot {
    * the endpoint is READY (not before: a frozen server's kernel still accepts connections).
    */
   private void answered(Link a) {
+    Connection c;
     synchronized (this) {
       backoffNanos = config.reconnectInitialBackoffNanos();
       a.answered = true;
       if (connectionLink == a) {
         awaitingFirstFrame = false;
       }
+      c = a.connection;
     }
     owner.slotChanged();
+    if (c != null) {
+      a.result.complete(c); // RpcClient.start() counts the endpoint connected from now (not at TCP connect)
+    }
   }
 
   /** The server of {@code a}'s connection takes no new call there: new calls go to a new connection. */
@@ -541,6 +554,7 @@ final class ConnectionSlot {
   private void closed(Link a, @Nullable String reason, boolean answered) {
     Link start = null;
     boolean lost = false;
+    String unanswered = null;
     synchronized (this) {
       if (a.connection == null) {
         a.closeReason = reason; // the attempt's own channel: connected() says why it failed
@@ -553,6 +567,7 @@ final class ConnectionSlot {
             // Accepted, then closed before the server said anything: as good as a failed attempt.
             lastFailure = reason != null ? reason : "the connection was closed before the server answered anything";
             lastFailureCause = null;
+            unanswered = lastFailure;
             log.debug("connection to {} closed before the server answered; next attempt after the backoff",
                 owner.authority());
             scheduleReconnect();
@@ -566,6 +581,13 @@ final class ConnectionSlot {
       }
     }
     a.closed.complete(null);
+    if (a.connection != null && !a.result.isDone()) {
+      // Connected, then closed before the server's first frame: RpcClient.start() hears it as a failed connect.
+      String why = unanswered != null ? unanswered : closedWhy;
+      a.result.completeExceptionally(Status.UNAVAILABLE.withDescription("cannot connect to " + owner.authority()
+          + ": " + (why != null ? why : "the connection was closed before the server answered anything"))
+          .asException());
+    }
     if (start != null) {
       launch(start);
     } else {

@@ -2,6 +2,7 @@ package io.petrel.rpc.transport.netty;
 
 import static io.petrel.rpc.transport.netty.Protocol.*;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.entry;
 
 import com.google.protobuf.StringValue;
@@ -581,6 +582,33 @@ class PeerCallLimitTest extends TransportFixture {
           .containsOnly((int) TYPE_PING);
       client.close();
     }
+  }
+
+  /**
+   * {@code start()} counts an endpoint connected once its server answered, not at TCP connect: against a frozen
+   * server it fails after the connect timeout saying so (as Dubbo's check=true would), and against a live one it
+   * returns.
+   */
+  @Test
+  void startFailsAgainstAServerThatAcceptsAndNeverAnswers() throws Exception {
+    try (ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<List<Integer>> fake = silentPeer(ss);
+      RpcClient client = client(ss.getLocalPort(), b -> b.keepAliveTime(Duration.ZERO)
+          .connectTimeout(Duration.ofMillis(300)));
+      long start = System.nanoTime();
+      assertThatThrownBy(client::start).isInstanceOfSatisfying(StatusException.class, e -> {
+        assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(e.status().description()).contains("cannot connect to 127.0.0.1:" + ss.getLocalPort(),
+            "the server sent nothing within the connect timeout of 300 ms");
+      });
+      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("ms to fail").isLessThan(3_000);
+      assertThat(fake.get(WAIT_SECONDS, TimeUnit.SECONDS)).containsOnly((int) TYPE_PING);
+      client.close();
+    }
+    RpcServer live = startServer(b -> b);
+    RpcClient ok = client(live.port(), b -> b.connectTimeout(Duration.ofMillis(300)));
+    ok.start();
+    assertThat(ok.unaryCall(TestService.ECHO, StringValue.of("up")).getValue()).isEqualTo("up");
   }
 
   @Test
