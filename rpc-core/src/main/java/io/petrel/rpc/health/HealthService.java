@@ -134,10 +134,11 @@ public final class HealthService implements ServerLifecycleListener {
    * Serves this service's answers over plain HTTP on {@code address} (port 0: any free port, which
    * {@link HealthHttpEndpoint#address()} gives), for Kubernetes' {@code httpGet} probes: {@code /livez} (200 while
    * the JVM answers, even with the business pool full), {@code /readyz} and {@code /readyz?service=NAME} (200 for
-   * SERVING, 503 for NOT_SERVING, 404 for SERVICE_UNKNOWN). It runs on daemon threads of its own (four, and the
-   * JDK server's dispatcher), never the server's; close it to stop it (after the server's shutdown, or leave it to
-   * the JVM's exit: none of its threads keeps the JVM alive). Needs the JDK module {@code jdk.httpserver} (in every
-   * full JDK; a jlink'ed runtime must include it).
+   * SERVING, 503 for NOT_SERVING, 404 for SERVICE_UNKNOWN). It runs on daemon threads of its own (four, a watchdog
+   * that closes an exchange still running 5 s after its first bytes, and the JDK server's dispatcher), never the
+   * server's; close it to stop it (after the server's shutdown, or leave it to the JVM's exit: none of its threads
+   * keeps the JVM alive). Needs the JDK module {@code jdk.httpserver} (in every full JDK; a jlink'ed runtime must
+   * include it).
    *
    * @throws java.io.IOException if it cannot listen there (the port is taken, say)
    * @throws IllegalStateException if the runtime lacks {@code jdk.httpserver}

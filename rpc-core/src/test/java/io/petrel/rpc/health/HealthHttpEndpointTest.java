@@ -17,10 +17,15 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
-import java.util.List;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
@@ -38,6 +43,10 @@ class HealthHttpEndpointTest {
       .serviceName("shop.Orders").methodName("work").requestMarshaller(Marshallers.bytes())
       .responseMarshaller(Marshallers.bytes()).build();
   private static final Duration TIMEOUT = Duration.ofSeconds(5);
+  /** What a loaded machine may add to a bound. */
+  private static final Duration MARGIN = Duration.ofSeconds(3);
+  /** Connections in a flood: more than the threads and the queue take. */
+  private static final int FLOOD = 200;
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
 
   @Test
@@ -157,6 +166,251 @@ class HealthHttpEndpointTest {
         }
       }
     }
+  }
+
+  /**
+   * More clients than threads send half a request (the request line and a header, not the blank line that ends the
+   * headers) and hold their sockets: with no request timeout they held every thread and the probes behind them
+   * waited for as long as the clients cared to wait. Now each exchange is closed {@code EXCHANGE_TIMEOUT} after its
+   * first bytes came, and a probe made right after them is answered within that (and {@code LATE_GRACE}).
+   */
+  @Test
+  void morePartialRequestsThanThreadsDelayTheProbesByTheExchangeTimeoutOnly() throws Exception {
+    assertTheProbeOutlivesClientsThatStall("GET /livez HTTP/1.1\r\nHost: x\r\n");
+  }
+
+  /**
+   * The same with requests whose headers are whole but that announce a body of 100 bytes and send 10: the handler
+   * answers 413, and then the JDK server reads the rest of the body before it ends the exchange: without the
+   * exchange timeout that held the thread until the client went away.
+   */
+  @Test
+  void requestsWhoseBodyNeverComesDelayTheProbesByTheExchangeTimeoutOnly() throws Exception {
+    List<String> answers = assertTheProbeOutlivesClientsThatStall(
+        "GET /livez HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789");
+    assertThat(answers).allSatisfy(a -> assertThat(a).startsWith("HTTP/1.1 413"));
+  }
+
+  /** What each stalling client read before the server closed its connection. */
+  private List<String> assertTheProbeOutlivesClientsThatStall(String stall) throws Exception {
+    HealthService health = HealthService.create();
+    int clients = 2 * HealthHttpEndpoint.THREADS;
+    try (HealthHttpEndpoint endpoint = health.serveHttp(new InetSocketAddress("127.0.0.1", 0));
+        CloseWatch stalled = new CloseWatch()) {
+      int port = endpoint.address().getPort();
+      long start = System.nanoTime();
+      for (int i = 0; i < clients; i++) {
+        stalled.add(send(port, stall));
+      }
+      // Half of them hold the threads, half wait for one, and the probe waits behind them all.
+      Duration bound = HealthHttpEndpoint.EXCHANGE_TIMEOUT.plus(HealthHttpEndpoint.LATE_GRACE.multipliedBy(2))
+          .plus(MARGIN);
+      HttpResponse<String> probe = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+          + "/livez")).timeout(bound).GET().build(), HttpResponse.BodyHandlers.ofString());
+      long answeredAfter = System.nanoTime() - start;
+      assertThat(probe.statusCode() + " " + probe.body().trim()).isEqualTo("200 ok");
+      assertThat(Duration.ofNanos(answeredAfter)).isLessThan(bound);
+      // The server closed every stalling client's connection, within the same bound.
+      assertThat(stalled.awaitAllClosed(bound)).allSatisfy(d -> assertThat(d).isLessThan(bound));
+      assertThat(get("http://127.0.0.1:" + port + "/livez")).isEqualTo("200 ok");
+      return stalled.read();
+    }
+  }
+
+  /**
+   * A flood of connections that send nothing: the JDK server waits for their first bytes on its dispatcher thread,
+   * so they hold none of the endpoint's threads, and a probe among them is answered at once. (The JDK server closes
+   * them after {@code sun.net.httpserver.idleInterval}, 30 s by default.)
+   */
+  @Test
+  void aFloodOfSilentConnectionsHoldsNoThread() throws Exception {
+    HealthService health = HealthService.create();
+    List<SocketChannel> silent = new ArrayList<>();
+    try (HealthHttpEndpoint endpoint = health.serveHttp(new InetSocketAddress("127.0.0.1", 0))) {
+      int port = endpoint.address().getPort();
+      for (int i = 0; i < FLOOD; i++) {
+        silent.add(send(port, ""));
+      }
+      long start = System.nanoTime();
+      assertThat(get("http://127.0.0.1:" + port + "/livez")).isEqualTo("200 ok");
+      assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(HealthHttpEndpoint.EXCHANGE_TIMEOUT);
+      assertThat(endpointThreads()).hasSizeLessThanOrEqualTo(HealthHttpEndpoint.THREADS + 1) // and the watchdog
+          .allSatisfy(t -> assertThat(t.isDaemon()).as(t.getName() + " is a daemon").isTrue());
+    } finally {
+      for (SocketChannel c : silent) {
+        c.close();
+      }
+    }
+  }
+
+  /**
+   * A flood of connections that each send half a request: the threads take four, the queue 64, the rest are refused
+   * and closed at once; those taken are closed at the exchange timeout (a queued one that gets its thread after it,
+   * {@code LATE_GRACE} later), and the kubelet's next probe (tried here every 250 ms, each with its 1 s timeout) is
+   * answered within that. No thread is left behind.
+   */
+  @Test
+  void aFloodOfPartialRequestsIsRefusedOrClosedAndTheProbesComeBack() throws Exception {
+    HealthService health = HealthService.create();
+    List<Thread> threads;
+    HealthHttpEndpoint endpoint = health.serveHttp(new InetSocketAddress("127.0.0.1", 0));
+    try (CloseWatch flood = new CloseWatch()) {
+      int port = endpoint.address().getPort();
+      long start = System.nanoTime();
+      for (int i = 0; i < FLOOD; i++) {
+        flood.add(send(port, "GET /livez HTTP/1.1\r\nHost: x\r\n"));
+      }
+      long flooded = System.nanoTime(); // seconds later: beyond the backlog (16), the kernel drops connects a while
+      Duration bound = HealthHttpEndpoint.EXCHANGE_TIMEOUT.plus(HealthHttpEndpoint.LATE_GRACE
+          .multipliedBy(HealthHttpEndpoint.QUEUE / HealthHttpEndpoint.THREADS + 1)).plus(MARGIN);
+      HttpClient kubelet = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
+      String answer = null;
+      int tries = 0;
+      while (answer == null && System.nanoTime() - flooded < bound.toNanos()) {
+        tries++;
+        try {
+          HttpResponse<String> r = kubelet.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+              + "/livez")).timeout(Duration.ofSeconds(1)).GET().build(), HttpResponse.BodyHandlers.ofString());
+          answer = r.statusCode() + " " + r.body().trim();
+        } catch (java.io.IOException refusedOrTimedOut) {
+          Thread.sleep(250); // the kubelet's period, shortened
+        }
+      }
+      long answeredAfter = System.nanoTime() - flooded;
+      assertThat(answer).as("a probe answered within " + bound + " of the flood (" + tries + " tries)")
+          .isEqualTo("200 ok");
+      List<Duration> closedAfter = flood.awaitAllClosed(bound);
+      long atOnce = closedAfter.stream().filter(d -> d.compareTo(Duration.ofSeconds(1)) < 0).count();
+      System.out.printf("flood of %d partial requests sent in %d ms; a probe answered %d ms after (%d tries); %d"
+          + " connections closed within 1 s of their request, the slowest after %d ms%n", FLOOD,
+          (flooded - start) / 1_000_000, answeredAfter / 1_000_000, tries, atOnce,
+          closedAfter.stream().max(Duration::compareTo).orElseThrow().toMillis());
+      assertThat(closedAfter).allSatisfy(d -> assertThat(d).isLessThan(bound));
+      // Refused ones are closed as they come (a discarding policy left each open until close()); how many are
+      // refused depends on how fast the kernel let the flood in (the slots free up every EXCHANGE_TIMEOUT).
+      assertThat(atOnce).as("closed at once").isPositive();
+      threads = endpointThreads();
+      assertThat(threads).hasSizeLessThanOrEqualTo(HealthHttpEndpoint.THREADS + 1) // and the watchdog
+          .allSatisfy(t -> assertThat(t.isDaemon()).as(t.getName() + " is a daemon").isTrue());
+    } finally {
+      endpoint.close();
+    }
+    for (Thread t : threads) {
+      t.join(TIMEOUT.toMillis());
+      assertThat(t.isAlive()).as(t.getName() + " ended with close()").isFalse();
+    }
+  }
+
+  /** Connects to the endpoint and sends {@code text}, leaving the connection open. */
+  private static SocketChannel send(int port, String text) throws java.io.IOException {
+    SocketChannel c = SocketChannel.open(new InetSocketAddress("127.0.0.1", port));
+    ByteBuffer bytes = ByteBuffer.wrap(text.getBytes(StandardCharsets.US_ASCII));
+    while (bytes.hasRemaining()) {
+      c.write(bytes);
+    }
+    return c;
+  }
+
+  /**
+   * Watches connections for the server closing them (a read answers -1, or the connection is reset), on a selector
+   * thread of its own, from the moment each is added; closes them all when closed.
+   */
+  private static final class CloseWatch implements AutoCloseable {
+    private final Selector selector = Selector.open();
+    private final java.util.Queue<SocketChannel> added = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final List<SocketChannel> all = new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final java.util.Map<SocketChannel, Long> addedAt = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.Map<SocketChannel, Long> closedAt = new java.util.concurrent.ConcurrentHashMap<>();
+    private final java.util.Map<SocketChannel, StringBuilder> read = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Thread thread = new Thread(this::watch, "close-watch");
+    private volatile boolean stopped;
+    private volatile Exception failed;
+
+    CloseWatch() throws java.io.IOException {
+      thread.setDaemon(true);
+      thread.start();
+    }
+
+    void add(SocketChannel c) {
+      addedAt.put(c, System.nanoTime());
+      all.add(c);
+      added.add(c);
+      selector.wakeup();
+    }
+
+    /** How long after it was added the server closed each connection; fails if one is open after {@code within}. */
+    List<Duration> awaitAllClosed(Duration within) throws InterruptedException {
+      long end = System.nanoTime() + within.toNanos();
+      synchronized (this) {
+        while (closedAt.size() < all.size() && System.nanoTime() < end) {
+          wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime())));
+        }
+      }
+      assertThat(failed).as("the watch's own failure").isNull();
+      assertThat(all.size() - closedAt.size()).as("connections the server left open").isZero();
+      return all.stream().map(c -> Duration.ofNanos(closedAt.get(c) - addedAt.get(c))).toList();
+    }
+
+    /** What the server sent on each connection before it closed it. */
+    List<String> read() {
+      return all.stream().map(c -> read.get(c).toString()).toList();
+    }
+
+    private void watch() {
+      ByteBuffer buffer = ByteBuffer.allocate(4096);
+      try {
+        while (!stopped) {
+          for (SocketChannel c; (c = added.poll()) != null; ) {
+            read.put(c, new StringBuilder());
+            c.configureBlocking(false);
+            c.register(selector, SelectionKey.OP_READ);
+          }
+          selector.select(100);
+          for (SelectionKey key : selector.selectedKeys()) {
+            SocketChannel c = (SocketChannel) key.channel();
+            int n;
+            try {
+              buffer.clear();
+              n = c.read(buffer);
+            } catch (java.io.IOException reset) {
+              n = -1;
+            }
+            if (n > 0) {
+              read.get(c).append(new String(buffer.array(), 0, n, StandardCharsets.ISO_8859_1));
+            } else if (n < 0) {
+              key.cancel();
+              synchronized (this) {
+                closedAt.put(c, System.nanoTime());
+                notifyAll();
+              }
+            }
+          }
+          selector.selectedKeys().clear();
+        }
+      } catch (java.io.IOException | RuntimeException e) {
+        failed = e;
+      }
+    }
+
+    @Override
+    public void close() throws java.io.IOException {
+      stopped = true;
+      selector.wakeup();
+      try {
+        thread.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      selector.close();
+      for (SocketChannel c : all) {
+        c.close();
+      }
+    }
+  }
+
+  private static List<Thread> endpointThreads() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .filter(t -> t.getName().startsWith("petrel-health-http") && t.isAlive()).toList();
   }
 
   /** {@code --header "Authorization: ..."}: HTTP header names are case-insensitive, Petrel's keys lower-case. */
