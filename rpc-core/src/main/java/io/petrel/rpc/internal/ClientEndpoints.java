@@ -231,6 +231,19 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     }
   }
 
+  /** {@code s} became READY: calls waiting for a connect attempt to another endpoint may go to it. */
+  @Override
+  public void becameReady(ClientSubchannel s) {
+    if (single != null || shutdown) {
+      return; // one endpoint: nowhere else to go
+    }
+    for (S other : subchannels) {
+      if (other != s) {
+        other.anotherEndpointReady();
+      }
+    }
+  }
+
   /** A connection was lost or an attempt failed: the endpoints may have changed. */
   @Override
   public void connectionLost() {

@@ -50,6 +50,12 @@ public abstract class ClientSubchannel implements Subchannel {
     /** A connection was lost or an attempt failed: the endpoints may have changed (called holding no lock). */
     void connectionLost();
 
+    /**
+     * {@code s} has just become {@link ConnectivityState#READY} (called holding no lock): calls waiting for a
+     * connect attempt to another endpoint may go there instead.
+     */
+    default void becameReady(ClientSubchannel s) {}
+
     /** An attempt counted on {@code s} ended with {@code outcome}, {@code latencyNanos} after its call started. */
     void callEnded(ClientSubchannel s, Status outcome, long latencyNanos);
   }
@@ -187,7 +193,18 @@ public abstract class ClientSubchannel implements Subchannel {
         || next == ConnectivityState.BACKING_OFF) && next != ConnectivityState.SHUTDOWN) {
       o.connectionLost();
     }
+    if (o != null && next == ConnectivityState.READY && previous != ConnectivityState.READY) {
+      o.becameReady(this);
+    }
   }
+
+  /**
+   * Another endpoint of the client has just become READY: calls waiting here for a connect attempt (none of this
+   * endpoint's connections usable yet) that may go elsewhere end NOT_SENT, and the core sends them again through
+   * the balancer. A host that drops connects (gone from the network) would otherwise hold them until the connect
+   * timeout. Default: nothing.
+   */
+  protected void anotherEndpointReady() {}
 
   /**
    * One of the endpoint's connections was lost or told to go away (GOAWAY) while the endpoint stays

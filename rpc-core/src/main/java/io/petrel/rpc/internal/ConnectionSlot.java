@@ -180,6 +180,42 @@ final class ConnectionSlot {
     }
   }
 
+  /**
+   * Another endpoint became READY while calls wait here for a connect attempt (the balancer had nowhere better to
+   * send them then): those that may go elsewhere end NOT_SENT now, and the core sends them again through the
+   * balancer, rather than wait up to the connect timeout on a host that may drop connects.
+   */
+  void moveWaitersElsewhere() {
+    List<Waiter> moving;
+    Status why;
+    synchronized (this) {
+      if (closed || waiters.isEmpty() || current() != null || connection != null) {
+        return; // nothing waits, or a connection is here (or has just closed: its listener decides)
+      }
+      moving = new ArrayList<>();
+      for (java.util.Iterator<Waiter> it = waiters.iterator(); it.hasNext(); ) {
+        Waiter w = it.next();
+        if (w.call.mayMoveElsewhere()) {
+          it.remove();
+          ScheduledFuture<?> t = w.timer;
+          if (t != null) {
+            t.cancel(false);
+          }
+          moving.add(w);
+        }
+      }
+      if (moving.isEmpty()) {
+        return;
+      }
+      why = elsewhere();
+    }
+    log.debug("{} call(s) waiting to connect to {} moved: another endpoint is ready", moving.size(),
+        owner.authority());
+    for (Waiter w : moving) {
+      w.call.onClose(why, Metadata.EMPTY, AttemptProgress.NOT_SENT); // the core sends it again
+    }
+  }
+
   // Holding the lock: why a call that could wait here for a connection is sent to another endpoint instead.
   private Status elsewhere() {
     if (lastFailure == null) {

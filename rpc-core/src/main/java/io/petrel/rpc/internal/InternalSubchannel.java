@@ -130,6 +130,13 @@ public final class InternalSubchannel extends ClientSubchannel {
     }
   }
 
+  @Override
+  protected void anotherEndpointReady() {
+    for (ConnectionSlot s : slots) {
+      s.moveWaitersElsewhere();
+    }
+  }
+
   /**
    * A slot's connection was lost or went away (GOAWAY). With one slot the endpoint's state change asks for the
    * resolver's refresh; with several, the others may keep it READY, so ask here.
