@@ -215,10 +215,12 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
       }
       if (onTimer) {
         if (!runtime.mayHedge()) {
+          runtime.hedgeThrottled();
           return false;
         }
         tokenTaken = true;
       } else if (!runtime.mayRetry()) {
+        runtime.hedgeThrottled();
         return false;
       }
       counted = true;
@@ -258,7 +260,7 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
     }
     runtime.hedgeSent();
     ClientCall<Resp> attempt = c;
-    attempt.start(request, a -> starter.start(a, busy));
+    attempt.start(request, (a, first) -> starter.start(a, busy));
     return true;
   }
 
