@@ -78,7 +78,10 @@ public final class ClientRuntime implements ClientTransportContext {
   public enum Retry {
     /** Its request could not be sent: no connection to the endpoint could be had (NOT_SENT). */
     NOT_SENT("not_sent"),
-    /** The server refused its request unread: a GOAWAY above the server's last request, a limit (REFUSED). */
+    /**
+     * The server refused its request unread (a GOAWAY above the server's last request, a limit), or its connection
+     * went away before it was written (REFUSED).
+     */
     REFUSED("refused"),
     /** An idempotent method's attempt that may have run failed with UNAVAILABLE: the retry policy. */
     UNAVAILABLE("unavailable");
