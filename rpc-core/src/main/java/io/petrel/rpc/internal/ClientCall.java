@@ -250,7 +250,7 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   public void start(@Nullable Object request) {
     this.request = request;
     this.started = true;
-    startAttempt();
+    startAttempt(null);
   }
 
   /**
@@ -262,15 +262,16 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     this.request = request;
     this.started = true;
     try {
-      first.start(this);
+      first.start(this, null);
     } catch (Throwable t) {
       startFailed(t);
     }
   }
 
-  private void startAttempt() {
+  /** Starts an attempt: the first ({@code again} null), or one made again for that reason. */
+  private void startAttempt(ClientRuntime.@Nullable Retry again) {
     try {
-      runtime.startAttempt(this);
+      runtime.startAttempt(this, again);
     } catch (Throwable t) {
       startFailed(t);
     }
@@ -562,17 +563,30 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     }
     // Refused by a limit: only another endpoint may take it, and a client without endpoints has no other.
     boolean full = progress == AttemptProgress.REFUSED && status.code() != Status.Code.UNAVAILABLE;
-    if (full && (picked == null || !runtime.mayRetry())) {
+    if (full && picked == null) {
+      return false;
+    }
+    if (full && !runtime.mayRetry()) {
+      if (resends < MAX_RESENDS && runtime.hasSeveralEndpoints()) {
+        runtime.retryThrottled(true); // it would have been sent to another endpoint but for the budget
+      }
       return false;
     }
     List<ClientSubchannel> tried = progress == AttemptProgress.NOT_SENT ? unsentOn(picked) : List.of();
     boolean unsentFailFast = progress == AttemptProgress.NOT_SENT && options.isFailFast();
+    ClientRuntime.Retry again;
     if (progress != AttemptProgress.PROCESSED && !unsentFailFast && (resends < MAX_RESENDS
         || (progress == AttemptProgress.NOT_SENT && resends < MAX_UNSENT_RESENDS && !heldToKey()
             && runtime.anotherEndpointMayTakeIt(tried)))) {
       resends++;
-    } else if (!full && !isOneway() && retries < maxRetries() && runtime.mayRetry()) {
+      again = progress == AttemptProgress.NOT_SENT ? ClientRuntime.Retry.NOT_SENT : ClientRuntime.Retry.REFUSED;
+    } else if (!full && !isOneway() && retries < maxRetries()) {
+      if (!runtime.mayRetry()) {
+        runtime.retryThrottled(false);
+        return false;
+      }
       retries++;
+      again = ClientRuntime.Retry.UNAVAILABLE;
     } else {
       return false;
     }
@@ -585,7 +599,7 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
     received = false;
     unsent = progress == AttemptProgress.NOT_SENT || full ? status : null;
     if (!isFinished()) {
-      startAttempt();
+      startAttempt(again); // counted in rpc.client.retries once an endpoint is picked for it
     }
     return true;
   }

@@ -108,7 +108,7 @@ public final class ClientChannel extends RpcClient {
           endpoint -> new InternalSubchannel(endpoint, t, scheduler, config, () -> stopped, this::subchannelsNow),
           new RateLimitedLog(LoggerFactory.getLogger(ClientEndpoints.class)));
       this.endpoints = e;
-      runtime.subchannels(e::subchannels); // for the re-send rules and the rpc.client.endpoints gauges
+      runtime.endpoints(e); // for the re-send rules and the endpoints' meters
       runtime.balancerReadsHashKey(e.balancerReadsHashKey());
       e.start(); // a static resolver answers at once, on this thread
     } else {
@@ -567,12 +567,16 @@ public final class ClientChannel extends RpcClient {
   /**
    * One attempt of {@code call}, with the request and options it keeps: picks the endpoint (another than a failed
    * attempt's when there is one) and a connection of it, and starts a stream of the transport there
-   * ({@link ClientCall#startStream}), or holds the call until a connection takes it. Throws what encoding the
-   * request throws (see {@link ClientCall#startFailed}).
+   * ({@link ClientCall#startStream}), or holds the call until a connection takes it. An attempt made again
+   * ({@code again} not null) is counted in {@code rpc.client.retries} once it has an endpoint. Throws what encoding
+   * the request throws (see {@link ClientCall#startFailed}).
    */
-  private void startAttempt(ClientCall<?> call) throws Exception {
+  private void startAttempt(ClientCall<?> call, ClientRuntime.@Nullable Retry again) throws Exception {
     ClientEndpoints<InternalSubchannel> e = endpoints;
     if (e == null) {
+      if (again != null) {
+        runtime.sentAgain(again);
+      }
       call.startStream(transport, null);
       return;
     }
@@ -586,6 +590,9 @@ public final class ClientChannel extends RpcClient {
       return;
     }
     call.picked(sub);
+    if (again != null) {
+      runtime.sentAgain(again); // rpc.client.retries: counted once it has somewhere to go
+    }
     sub.send(call);
   }
 

@@ -44,6 +44,8 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
   /** The only subchannel when there is exactly one: calls skip the balancer and its counting. */
   private volatile @Nullable S single;
   private volatile @Nullable Status resolverError;
+  /** The resolver's errors so far ({@link #onError}): the client's {@code rpc.client.resolver.errors}. */
+  private final java.util.concurrent.atomic.LongAdder resolverErrors = new java.util.concurrent.atomic.LongAdder();
   /**
    * The resolver's last list, as messages need it (one field, so that a reader sees both halves of one list):
    * whether the client uses none of it, and how many of its endpoints the filter left out.
@@ -74,6 +76,19 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     this.factory = factory;
     this.limitLog = limitLog;
     this.filter = config.endpointFilter();
+  }
+
+  /**
+   * The client's balancer when it is outlier ejection ({@link io.petrel.rpc.lb.OutlierEjection}), for its meters;
+   * else null (a policy of the caller's own that wraps ejection is not seen through).
+   */
+  public io.petrel.rpc.internal.lb.@Nullable EjectingBalancer ejection() {
+    return balancer instanceof io.petrel.rpc.internal.lb.EjectingBalancer e ? e : null;
+  }
+
+  /** How many errors the resolver has reported so far ({@link NameResolver.Listener#onError}). */
+  public long resolverErrors() {
+    return resolverErrors.sum();
   }
 
   /** Whether the balancer sends calls by their hash key ({@link LoadBalancer#readsHashKey()}). */
@@ -264,6 +279,7 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
 
   @Override
   public void onError(Status error) {
+    resolverErrors.increment();
     resolverError = error;
     limitLog.warn("resolver error: " + target, "client '" + name + "' cannot resolve " + target + ": " + error
         + (subchannels.isEmpty() ? "" : "; keeping the endpoints it had"));

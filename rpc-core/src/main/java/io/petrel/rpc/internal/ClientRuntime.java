@@ -24,7 +24,8 @@ import org.jspecify.annotations.Nullable;
  * The part of a client that is the same whatever the transport, shared by {@link io.petrel.rpc.RpcClient} and
  * its calls ({@link ClientCall}): the count of calls pending against {@code maxPendingCalls},
  * the shutdown and termination state, the callback executor, and the call meters ({@code rpc.client.calls},
- * sizes, {@code rpc.client.calls.pending}; names in docs/observability.md), the retry budget. One per client.
+ * sizes, {@code rpc.client.calls.pending}, hedges, retries, the retry budget's; with endpoints, theirs: states,
+ * resolver errors, ejections; names in docs/observability.md), the retry budget. One per client.
  * Its transport sees it as a {@link ClientTransportContext}.
  */
 public final class ClientRuntime implements ClientTransportContext {
@@ -50,6 +51,12 @@ public final class ClientRuntime implements ClientTransportContext {
   private final int maxRetries;
   private final RetryBudget retryBudget;
   private final LongAdder hedges = new LongAdder();
+  /** Attempts made again, by {@link Retry} ordinal ({@code rpc.client.retries}): see {@link #sentAgain}. */
+  private final LongAdder[] retries = {new LongAdder(), new LongAdder(), new LongAdder()};
+  /** Attempts the retry budget stopped, by reason ({@code rpc.client.retries.throttled}). */
+  private final LongAdder throttledRefused = new LongAdder();
+  private final LongAdder throttledUnavailable = new LongAdder();
+  private final LongAdder throttledHedges = new LongAdder();
   /** Hands an attempt of a call to the transport; set once by the client. */
   private @Nullable AttemptStarter attemptStarter;
 
@@ -57,10 +64,38 @@ public final class ClientRuntime implements ClientTransportContext {
   @FunctionalInterface
   public interface AttemptStarter {
     /**
-     * Starts an attempt of {@code call} with its kept request; throws what encoding the request throws (a
-     * marshaller's failure, a size limit, a status).
+     * Starts an attempt of {@code call} with its kept request: its first ({@code again} null), or one made again
+     * for that reason, which the starter counts ({@link #sentAgain}) once it has an endpoint for it. Throws what
+     * encoding the request throws (a marshaller's failure, a size limit, a status).
      */
-    void start(ClientCall<?> call) throws Exception;
+    void start(ClientCall<?> call, @Nullable Retry again) throws Exception;
+  }
+
+  /**
+   * Why an attempt of a call is made again, the tag {@code reason} of {@code rpc.client.retries}: the cases of
+   * {@link ClientCall#onClose}, by how far the failed attempt got ({@link io.petrel.rpc.spi.AttemptProgress}).
+   */
+  public enum Retry {
+    /** Its request could not be sent: no connection to the endpoint could be had (NOT_SENT). */
+    NOT_SENT("not_sent"),
+    /**
+     * The server refused its request unread (a GOAWAY above the server's last request, a limit), or its connection
+     * went away before it was written (REFUSED).
+     */
+    REFUSED("refused"),
+    /** An idempotent method's attempt that may have run failed with UNAVAILABLE: the retry policy. */
+    UNAVAILABLE("unavailable");
+
+    private final String tag;
+
+    Retry(String tag) {
+      this.tag = tag;
+    }
+
+    /** The value of the tag {@code reason}. */
+    public String tag() {
+      return tag;
+    }
   }
 
   public ClientRuntime(ClientConfig config) {
@@ -81,11 +116,35 @@ public final class ClientRuntime implements ClientTransportContext {
       o.add("rpc.client.hedges", tags, () -> FunctionCounter.builder("rpc.client.hedges", hedges,
           LongAdder::sum).description("Attempts sent as hedges, beyond the first of hedged calls").tags(tags)
           .register(r));
+      for (Retry why : Retry.values()) {
+        counter(o, r, "rpc.client.retries", tags.and("reason", why.tag()), retries[why.ordinal()],
+            "Attempts of calls made again (not hedges), by why the previous attempt failed");
+      }
+      String throttled = "Attempts not made again, or hedges not sent, because the retry budget was drawn down";
+      counter(o, r, "rpc.client.retries.throttled", tags.and("reason", "refused"), throttledRefused, throttled);
+      counter(o, r, "rpc.client.retries.throttled", tags.and("reason", "unavailable"), throttledUnavailable,
+          throttled);
+      counter(o, r, "rpc.client.retries.throttled", tags.and("reason", "hedge"), throttledHedges, throttled);
+      o.add("rpc.client.retries.budget", tags, () -> Gauge.builder("rpc.client.retries.budget", retryBudget,
+          b -> b.milliTokens() / 1000.0).description("Tokens left in the retry budget").baseUnit("tokens")
+          .tags(tags).register(r));
       owned = o;
     } else {
       tags = Tags.empty();
       owned = null;
     }
+  }
+
+  /** Registers a function counter reading {@code count}, as one of this client's own meters. */
+  private static void counter(OwnedMeters o, MeterRegistry r, String name, Tags t, LongAdder count,
+      String description) {
+    counter(o, r, name, t, count, LongAdder::sum, description);
+  }
+
+  /** Registers a function counter reading {@code f} of {@code obj}, as one of this client's own meters. */
+  private static <T> void counter(OwnedMeters o, MeterRegistry r, String name, Tags t, T obj,
+      java.util.function.ToDoubleFunction<T> f, String description) {
+    o.add(name, t, () -> FunctionCounter.builder(name, obj, f).description(description).tags(t).register(r));
   }
 
   /**
@@ -114,6 +173,29 @@ public final class ClientRuntime implements ClientTransportContext {
     }
   }
 
+  /**
+   * The meters of the client's endpoints beyond their states: {@code rpc.client.resolver.errors}, and with outlier
+   * ejection {@code rpc.client.endpoints.ejected} and {@code rpc.client.endpoints.ejections}. Removed when the client
+   * terminates, with its other meters.
+   */
+  private void endpointMeters(ClientEndpoints<?> e) {
+    MeterRegistry r = registry;
+    OwnedMeters o = owned;
+    if (r == null || o == null) {
+      return;
+    }
+    counter(o, r, "rpc.client.resolver.errors", tags, e, ClientEndpoints::resolverErrors,
+        "Errors the name resolver reported (the client kept the endpoints it had)");
+    io.petrel.rpc.internal.lb.EjectingBalancer ejection = e.ejection();
+    if (ejection != null) {
+      o.add("rpc.client.endpoints.ejected", tags, () -> Gauge.builder("rpc.client.endpoints.ejected", ejection,
+          io.petrel.rpc.internal.lb.EjectingBalancer::ejectedCount).description("Endpoints ejected by outlier"
+          + " ejection now").tags(tags).register(r));
+      counter(o, r, "rpc.client.endpoints.ejections", tags, ejection,
+          io.petrel.rpc.internal.lb.EjectingBalancer::ejections, "Endpoints ejected by outlier ejection so far");
+    }
+  }
+
   /** Set once by a client of endpoints: whether its balancer sends calls by their hash key. */
   public void balancerReadsHashKey(boolean reads) {
     this.balancerReadsHashKey = reads;
@@ -125,12 +207,15 @@ public final class ClientRuntime implements ClientTransportContext {
   }
 
   /**
-   * Set once by a client of endpoints: its endpoints now, for {@link #anotherEndpointMayTakeIt} and the
-   * {@code rpc.client.endpoints} gauges ({@link #endpointGauges}, registered here).
+   * Set once by a client of endpoints: its endpoints, for {@link #anotherEndpointMayTakeIt} and the meters
+   * registered here ({@code rpc.client.endpoints}: {@link #endpointGauges}; the resolver's and outlier ejection's:
+   * {@link #endpointMeters}).
    */
-  public void subchannels(java.util.function.Supplier<? extends java.util.List<? extends ClientSubchannel>> now) {
+  public void endpoints(ClientEndpoints<?> endpoints) {
+    java.util.function.Supplier<? extends java.util.List<? extends ClientSubchannel>> now = endpoints::subchannels;
     this.subchannels = now;
     endpointGauges(now);
+    endpointMeters(endpoints);
   }
 
   /**
@@ -153,6 +238,11 @@ public final class ClientRuntime implements ClientTransportContext {
     return false;
   }
 
+  /** Whether the client has more than one endpoint now (a refusal by a limit can go to another). */
+  boolean hasSeveralEndpoints() {
+    return subchannels.get().size() > 1;
+  }
+
   /** Set once by the client: how to close its transport when the client terminates. */
   public void terminator(Consumer<Runnable> terminator) {
     this.terminator = terminator;
@@ -163,13 +253,16 @@ public final class ClientRuntime implements ClientTransportContext {
     this.attemptStarter = starter;
   }
 
-  /** Starts an attempt of {@code call} on the transport (the first, or another after a failed one). */
-  public void startAttempt(ClientCall<?> call) throws Exception {
+  /**
+   * Starts an attempt of {@code call} on the transport: the first ({@code again} null), or another after a failed
+   * one, for that reason.
+   */
+  public void startAttempt(ClientCall<?> call, @Nullable Retry again) throws Exception {
     AttemptStarter s = attemptStarter;
     if (s == null) {
       throw new IllegalStateException("client '" + name + "' has no transport yet");
     }
-    s.start(call);
+    s.start(call, again);
   }
 
   /** One per connection of the transport: see {@link WakeChain}. */
@@ -211,6 +304,33 @@ public final class ClientRuntime implements ClientTransportContext {
   /** A hedge (an attempt beyond a hedged call's first) was sent. */
   public void hedgeSent() {
     hedges.increment();
+  }
+
+  /**
+   * An attempt is made again, for {@code why}, and has an endpoint to go to ({@code rpc.client.retries}): one for
+   * which no endpoint is left (the call fails with why its attempt could not be sent) is not counted.
+   */
+  public void sentAgain(Retry why) {
+    retries[why.ordinal()].increment();
+  }
+
+  /** Attempts made again for {@code why} so far ({@code rpc.client.retries}; tests). */
+  public long retries(Retry why) {
+    return retries[why.ordinal()].sum();
+  }
+
+  /**
+   * The retry budget stopped an attempt that the rules would have made again ({@code rpc.client.retries.throttled}):
+   * one refused by a server's limit ({@code refusal}: reason {@code refused}), or a retry after UNAVAILABLE
+   * (reason {@code unavailable}).
+   */
+  public void retryThrottled(boolean refusal) {
+    (refusal ? throttledRefused : throttledUnavailable).increment();
+  }
+
+  /** The retry budget stopped a hedge ({@code rpc.client.retries.throttled}, reason {@code hedge}). */
+  public void hedgeThrottled() {
+    throttledHedges.increment();
   }
 
   /** Hedges sent by this client so far ({@code rpc.client.hedges}; tests). */

@@ -227,10 +227,12 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
       }
       if (onTimer) {
         if (!runtime.mayHedge()) {
+          runtime.hedgeThrottled();
           return false;
         }
         tokenTaken = true;
       } else if (!runtime.mayRetry()) {
+        runtime.hedgeThrottled();
         return false;
       }
       counted = true;
@@ -270,7 +272,7 @@ public final class HedgedCall<Resp> extends CompletableFuture<Resp> {
     }
     runtime.hedgeSent();
     ClientCall<Resp> attempt = c;
-    attempt.start(request, a -> starter.start(a, busy));
+    attempt.start(request, (a, first) -> starter.start(a, busy));
     return true;
   }
 

@@ -68,6 +68,10 @@ public final class EjectingBalancer implements LoadBalancer {
   private final AtomicReference<@Nullable Stats> probeDue = new AtomicReference<>();
   private volatile long nextCheck;
   private long intervalStart;
+  /** Endpoints out of the wrapped balancer's list now (set where it is given its list); a gauge reads it. */
+  private volatile int outNow;
+  /** Ejections so far, an ejected endpoint's failed probe included; a counter reads it. */
+  private final java.util.concurrent.atomic.LongAdder ejections = new java.util.concurrent.atomic.LongAdder();
 
   public EjectingBalancer(LoadBalancer delegate, Options options, LongSupplier clock) {
     this.delegate = delegate;
@@ -263,6 +267,7 @@ public final class EjectingBalancer implements LoadBalancer {
     st.probing = false;
     st.ejectedUntil = now + time;
     st.consecutive.set(0);
+    ejections.increment();
     if (st.ejectedUntil - nextCheck < 0) {
       nextCheck = st.ejectedUntil;
     }
@@ -292,6 +297,7 @@ public final class EjectingBalancer implements LoadBalancer {
         in.add(s);
       }
     }
+    outNow = all.size() - in.size();
     delegate.update(in);
   }
 
@@ -300,6 +306,22 @@ public final class EjectingBalancer implements LoadBalancer {
       return 0;
     }
     return Math.max(1, (int) Math.floor(options.maxEjectedShare() * endpoints));
+  }
+
+  /**
+   * How many endpoints are ejected now, one awaiting or making its probe call included: the client's
+   * {@code rpc.client.endpoints.ejected} gauge. One volatile read.
+   */
+  public int ejectedCount() {
+    return outNow;
+  }
+
+  /**
+   * Ejections so far (an endpoint ejected again after a failed probe counts again; one that
+   * {@code maxEjectedShare} kept in does not): the client's {@code rpc.client.endpoints.ejections} counter.
+   */
+  public long ejections() {
+    return ejections.sum();
   }
 
   /** The endpoints ejected now (for tests and logs). */

@@ -57,16 +57,22 @@ class EjectingBalancerTest {
     lb.onAttemptEnded(c, Status.OK, 1_000); // a success breaks the run
     fail(lb, c, 2);
     assertThat(lb.ejected()).isEmpty();
+    assertThat(lb.ejectedCount()).isZero();
     fail(lb, c, 1);
     assertThat(lb.ejected()).containsExactly(c);
+    assertThat(lb.ejectedCount()).as("the client's rpc.client.endpoints.ejected").isEqualTo(1);
+    assertThat(lb.ejections()).as("its rpc.client.endpoints.ejections").isEqualTo(1);
     assertThat(picks(lb, 300)).doesNotContainKey("c").containsEntry("a", 100);
 
     now.addAndGet(30 * SECOND);
     lb.onAttemptEnded(a, Status.OK, 1_000); // the clock is read as calls end
     assertThat(lb.pick(ARGS)).as("the probe").isSameAs(c);
     assertThat(picks(lb, 300)).as("one probe only").doesNotContainKey("c");
+    assertThat(lb.ejectedCount()).as("out while probed").isEqualTo(1);
     lb.onAttemptEnded(c, FAILED, 1_000); // the probe failed: out again, for 60 s
     assertThat(lb.ejected()).containsExactly(c);
+    assertThat(lb.ejectedCount()).isEqualTo(1);
+    assertThat(lb.ejections()).as("ejected again: counted again").isEqualTo(2);
 
     now.addAndGet(30 * SECOND);
     lb.onAttemptEnded(a, Status.OK, 1_000);
@@ -76,6 +82,8 @@ class EjectingBalancerTest {
     assertThat(lb.pick(ARGS)).isSameAs(c);
     lb.onAttemptEnded(c, Status.OK, 1_000); // the probe succeeded: back
     assertThat(lb.ejected()).isEmpty();
+    assertThat(lb.ejectedCount()).isZero();
+    assertThat(lb.ejections()).isEqualTo(2);
     assertThat(picks(lb, 400)).containsEntry("c", 100);
   }
 
@@ -107,10 +115,13 @@ class EjectingBalancerTest {
     fail(lb, b, 3);
     fail(lb, c, 3); // a third of four would pass 50 %
     assertThat(lb.ejected()).containsExactly(a, b);
+    assertThat(lb.ejectedCount()).isEqualTo(2);
+    assertThat(lb.ejections()).as("c, kept in by the share, is not counted").isEqualTo(2);
     assertThat(picks(lb, 100)).containsOnlyKeys("c", "d");
     // Fewer endpoints allow fewer ejections: the one ejected first comes back.
     lb.update(List.of(a, b, c));
     assertThat(lb.ejected()).hasSize(1);
+    assertThat(lb.ejectedCount()).isEqualTo(1);
   }
 
   @Test

@@ -376,8 +376,9 @@ class HedgingTest extends TransportFixture {
     Ledger b = new Ledger("b", Behaviour.HOLD);
     Ledger c = new Ledger("c", Behaviour.HOLD);
     // 20 tokens: hedges stop at half, after 10, that is 100 calls x 0.1.
-    RpcClient client = clientOf(o -> o.hedging(3, Duration.ofMillis(20)).retryBudget(20, 0.1), server(a),
-        server(b), server(c));
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    RpcClient client = clientOf(o -> o.hedging(3, Duration.ofMillis(20)).retryBudget(20, 0.1)
+        .meterRegistry(registry), server(a), server(b), server(c));
     int calls = 100;
     List<CompletableFuture<StringValue>> futures = new ArrayList<>();
     for (int i = 0; i < calls; i++) {
@@ -389,6 +390,10 @@ class HedgingTest extends TransportFixture {
     }
     long hedges = ClientChannel.runtimeOf(client).hedges();
     assertThat(hedges).as("hedges sent").isEqualTo(10);
+    // Every call the budget kept from hedging had a hedge come due at least once (each 20 ms until its deadline).
+    assertThat(registry.get("rpc.client.retries.throttled").tag("reason", "hedge").functionCounter().count())
+        .as("hedges the budget held back").isGreaterThanOrEqualTo(calls - hedges);
+    assertThat(registry.get("rpc.client.retries.budget").gauge().value()).as("half the bucket").isEqualTo(10.0);
     awaitNoPendingCall(client);
     assertThat(total(a, b, c)).as("executions: each call once, plus the budget's hedges")
         .isEqualTo(calls + (int) hedges);
