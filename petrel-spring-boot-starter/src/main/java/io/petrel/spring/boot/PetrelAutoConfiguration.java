@@ -10,6 +10,7 @@ import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.health.HealthService;
 import io.petrel.rpc.observation.ObservationClientInterceptor;
 import io.petrel.rpc.observation.ObservationServerInterceptor;
 import io.petrel.rpc.observation.RpcObservations;
@@ -53,18 +54,46 @@ public class PetrelAutoConfiguration {
   @ConditionalOnProperty(prefix = "petrel.server", name = "enabled", matchIfMissing = true)
   PetrelServerLifecycle petrelServer(PetrelProperties properties, ListableBeanFactory beans,
       ObjectProvider<ServerInterceptor> interceptors, ObjectProvider<PetrelServerCustomizer> customizers,
-      ObjectProvider<MeterRegistry> meterRegistry, Environment environment) {
+      ObjectProvider<MeterRegistry> meterRegistry, ObjectProvider<HealthService> health, Environment environment) {
     // Everything is looked up when the server starts, after every singleton is made.
     return new PetrelServerLifecycle(() -> {
       List<ServiceDefinition> services = PetrelServices.find(beans);
       RpcServerBuilder builder = RpcServer.builder();
       PetrelBuilders.applyServer(properties.getServer(), builder, asSet(environment));
       services.forEach(builder::addService);
+      if (properties.getServer().getHealth().isEnabled()) {
+        health.ifUnique(h -> serveHealth(h, services, builder));
+      }
       interceptors.orderedStream().forEach(builder::intercept);
       meterRegistry.ifUnique(builder::meterRegistry);
       customizers.orderedStream().forEach(c -> customized(c, () -> c.customize(builder)));
       return builder;
     });
+  }
+
+  /**
+   * Serves {@code health} ({@code petrel.health.Health}) and has it follow the server, unless a
+   * {@link ServiceDefinition} bean of that name is served already (a HealthService the application serves by hand).
+   */
+  static void serveHealth(HealthService health, List<ServiceDefinition> services, RpcServerBuilder builder) {
+    for (ServiceDefinition s : services) {
+      if (s.name().equals(HealthService.SERVICE)) {
+        return;
+      }
+    }
+    builder.addService(health.definition()).addLifecycleListener(health);
+  }
+
+  /**
+   * Petrel's health service, served by the server ({@link #serveHealth}) and a bean, so that the application can
+   * {@code setStatus}; a HealthService bean of the application's own takes its place.
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnProperty(prefix = "petrel.server", name = {"enabled", "health.enabled"}, havingValue = "true",
+      matchIfMissing = true)
+  HealthService petrelHealthService() {
+    return HealthService.create();
   }
 
   /**
@@ -84,8 +113,12 @@ public class PetrelAutoConfiguration {
       customize.run();
     } catch (IllegalArgumentException | IllegalStateException e) {
       // Its own exception, or the builder refusing a value it set: either way the customizer is the one to look at.
+      String health = String.valueOf(e.getMessage()).contains(HealthService.SERVICE + " is added twice")
+          ? " (the starter serves the HealthService bean already: leave it out of the customizer, or set"
+              + " petrel.server.health.enabled=false to serve your own)"
+          : "";
       throw new IllegalStateException("the " + customizer.getClass().getName() + " bean (a Petrel customizer)"
-          + " failed: " + e.getMessage(), e);
+          + " failed: " + e.getMessage() + health, e);
     }
   }
 

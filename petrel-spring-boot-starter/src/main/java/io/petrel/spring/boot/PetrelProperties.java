@@ -118,6 +118,7 @@ public class PetrelProperties {
     private @Nullable DataSize maxBufferedBytes;
     /** How long calls in flight may take to finish when the context closes (default 10s). */
     private @Nullable Duration shutdownGracePeriod;
+    private final Health health = new Health();
 
     public boolean isEnabled() {
       return enabled;
@@ -269,6 +270,27 @@ public class PetrelProperties {
 
     public void setShutdownGracePeriod(@Nullable Duration shutdownGracePeriod) {
       this.shutdownGracePeriod = shutdownGracePeriod;
+    }
+
+    public Health getHealth() {
+      return health;
+    }
+  }
+
+  /**
+   * {@code petrel.server.health.*}: Petrel's health service ({@code io.petrel.rpc.health.HealthService}, the service
+   * {@code petrel.health.Health} that the exec probe and {@code HealthService.check} ask), served by the server.
+   */
+  public static class Health {
+    /** Serve petrel.health.Health (the HealthService bean) on the server. */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
     }
   }
 

@@ -2,6 +2,7 @@ package io.petrel.spring.boot;
 
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.RpcServerBuilder;
+import io.petrel.rpc.health.HealthService;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
@@ -61,7 +62,8 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
     try {
       RpcServer built = p.build();
       // The services of the server as built: the beans found, and any a PetrelServerCustomizer added by hand.
-      if (built.services().isEmpty()) {
+      if (built.services().stream().allMatch(d -> d.name().equals(HealthService.SERVICE))) {
+        // Nothing but the health service the starter adds: nothing to serve.
         built.shutdownNow(); // never started: this releases what building made
         noServices = true;
         log.info("no @RpcService beans, no ServiceDefinition beans and no service added by a PetrelServerCustomizer:"
