@@ -212,8 +212,10 @@ public class PetrelAutoConfiguration {
     @ConditionalOnMissingBean(name = "petrelHealthIndicator")
     @ConditionalOnEnabledHealthIndicator("petrel")
     PetrelHealthIndicator petrelHealthIndicator(ObjectProvider<PetrelServerLifecycle> server,
-        ObjectProvider<PetrelClients> clients) {
-      return new PetrelHealthIndicator(server, clients);
+        ObjectProvider<PetrelClients> clients, ObjectProvider<MeterRegistry> meterRegistry,
+        PetrelProperties properties) {
+      return new PetrelHealthIndicator(server, clients, meterRegistry::getIfUnique,
+          properties.getHealth().isClientsAffectStatus());
     }
   }
 

@@ -19,9 +19,15 @@ public class PetrelProperties {
   private final Server server = new Server();
   /** Clients by name: petrel.clients.NAME.target, petrel.clients.NAME.default-deadline and the other client options. */
   private final Map<String, Client> clients = new LinkedHashMap<>();
+  private final Indicator health = new Indicator();
 
   public Server getServer() {
     return server;
+  }
+
+  /** {@code petrel.health.*}: what the {@code petrel} health indicator counts. */
+  public Indicator getHealth() {
+    return health;
   }
 
   /** Clients by name: {@code petrel.clients.greeter.target=127.0.0.1:7000}. One shared client per name. */
@@ -291,6 +297,23 @@ public class PetrelProperties {
 
     public void setEnabled(boolean enabled) {
       this.enabled = enabled;
+    }
+  }
+
+  /** {@code petrel.health.*}: the {@code petrel} health indicator. */
+  public static class Indicator {
+    /**
+     * Whether a client that cannot reach its target (no endpoint ready, one backing off after a failed connect)
+     * makes the indicator OUT_OF_SERVICE; by default it is only shown in the details.
+     */
+    private boolean clientsAffectStatus;
+
+    public boolean isClientsAffectStatus() {
+      return clientsAffectStatus;
+    }
+
+    public void setClientsAffectStatus(boolean clientsAffectStatus) {
+      this.clientsAffectStatus = clientsAffectStatus;
     }
   }
 
