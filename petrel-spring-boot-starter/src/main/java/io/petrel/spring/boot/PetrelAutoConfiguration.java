@@ -4,6 +4,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.observation.ObservationRegistry;
 import io.petrel.rpc.ClientInterceptor;
+import io.petrel.rpc.ExceptionMapper;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.RpcServer;
@@ -54,7 +55,8 @@ public class PetrelAutoConfiguration {
   @ConditionalOnProperty(prefix = "petrel.server", name = "enabled", matchIfMissing = true)
   PetrelServerLifecycle petrelServer(PetrelProperties properties, ListableBeanFactory beans,
       ObjectProvider<ServerInterceptor> interceptors, ObjectProvider<PetrelServerCustomizer> customizers,
-      ObjectProvider<MeterRegistry> meterRegistry, ObjectProvider<HealthService> health, Environment environment) {
+      ObjectProvider<MeterRegistry> meterRegistry, ObjectProvider<HealthService> health,
+      ObjectProvider<ExceptionMapper> exceptionMappers, Environment environment) {
     // Everything is looked up when the server starts, after every singleton is made.
     return new PetrelServerLifecycle(() -> {
       List<ServiceDefinition> services = PetrelServices.find(beans);
@@ -65,6 +67,10 @@ public class PetrelAutoConfiguration {
         health.ifUnique(h -> serveHealth(h, services, builder));
       }
       interceptors.orderedStream().forEach(builder::intercept);
+      ExceptionMapper mapper = OrderedExceptionMappers.of(exceptionMappers.orderedStream().toList());
+      if (mapper != null) {
+        builder.exceptionMapper(mapper); // a PetrelServerCustomizer's exceptionMapper, set after this, replaces it
+      }
       meterRegistry.ifUnique(builder::meterRegistry);
       customizers.orderedStream().forEach(c -> customized(c, () -> c.customize(builder)));
       return builder;
