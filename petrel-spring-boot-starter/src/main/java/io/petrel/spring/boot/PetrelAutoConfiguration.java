@@ -22,6 +22,7 @@ import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.context.LifecycleProperties;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -56,7 +57,8 @@ public class PetrelAutoConfiguration {
   PetrelServerLifecycle petrelServer(PetrelProperties properties, ListableBeanFactory beans,
       ObjectProvider<ServerInterceptor> interceptors, ObjectProvider<PetrelServerCustomizer> customizers,
       ObjectProvider<MeterRegistry> meterRegistry, ObjectProvider<HealthService> health,
-      ObjectProvider<ExceptionMapper> exceptionMappers, Environment environment) {
+      ObjectProvider<ExceptionMapper> exceptionMappers, ObjectProvider<LifecycleProperties> lifecycle,
+      Environment environment) {
     // Everything is looked up when the server starts, after every singleton is made.
     return new PetrelServerLifecycle(() -> {
       List<ServiceDefinition> services = PetrelServices.find(beans);
@@ -74,6 +76,11 @@ public class PetrelAutoConfiguration {
       meterRegistry.ifUnique(builder::meterRegistry);
       customizers.orderedStream().forEach(c -> customized(c, () -> c.customize(builder)));
       return builder;
+    }, () -> {
+      // Boot's spring.lifecycle.timeout-per-shutdown-phase (30s unless set); without Boot's
+      // LifecycleAutoConfiguration, Spring's own 10s.
+      LifecycleProperties l = lifecycle.getIfAvailable();
+      return l != null ? l.getTimeoutPerShutdownPhase() : PetrelServerLifecycle.SPRING_PHASE_TIMEOUT;
     });
   }
 

@@ -32,12 +32,27 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
   /** The name of the non-daemon thread that keeps the JVM up while the server serves. */
   static final String KEEP_ALIVE_THREAD = "petrel-server-keep-alive";
 
+  /** Spring's own {@code timeoutPerShutdownPhase}, without Boot's LifecycleAutoConfiguration. */
+  static final Duration SPRING_PHASE_TIMEOUT = Duration.ofSeconds(10);
+
   private final Supplier<RpcServerBuilder> plan;
+  private final Supplier<Duration> phaseTimeout;
   private volatile @Nullable RpcServer server;
   private volatile boolean noServices;
+  /** What the last start warned about the shutdown phase's timeout, or null. */
+  private volatile @Nullable String phaseWarning;
 
   PetrelServerLifecycle(Supplier<RpcServerBuilder> plan) {
+    this(plan, () -> SPRING_PHASE_TIMEOUT);
+  }
+
+  /**
+   * @param phaseTimeout how long the context waits for this bean's phase to stop
+   *     ({@code spring.lifecycle.timeout-per-shutdown-phase}), for the WARN of {@link #phaseWarning}
+   */
+  PetrelServerLifecycle(Supplier<RpcServerBuilder> plan, Supplier<Duration> phaseTimeout) {
     this.plan = plan;
+    this.phaseTimeout = phaseTimeout;
   }
 
   @Override
@@ -78,6 +93,41 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
     }
     server = started;
     keepAlive(started);
+    String warning = phaseWarning(phaseTimeout.get(), started.drainDelay(), started.shutdownGracePeriod());
+    phaseWarning = warning;
+    if (warning != null) {
+      log.warn(warning);
+    }
+  }
+
+  /**
+   * The WARN a start logs when the context would stop waiting for the server's drain before it ends: the phase's
+   * timeout shorter than the drain delay plus the grace period; null when it is long enough.
+   */
+  static @Nullable String phaseWarning(Duration timeout, Duration drainDelay, Duration gracePeriod) {
+    Duration drain = drainDelay.plus(gracePeriod);
+    if (timeout.compareTo(drain) >= 0) {
+      return null;
+    }
+    String delay = drainDelay.isZero() ? "" : "a drain delay of " + text(drainDelay) + " (set by a"
+        + " PetrelServerCustomizer) plus ";
+    return "spring.lifecycle.timeout-per-shutdown-phase=" + text(timeout) + " is shorter than the Petrel server's "
+        + delay + "petrel.server.shutdown-grace-period=" + text(gracePeriod) + ": when the context closes, Spring"
+        + " stops waiting for the server after " + text(timeout) + " and goes on closing the context (the Petrel"
+        + " clients and the other beans) while calls are still in flight; when the JVM then exits, those calls are"
+        + " cut and their callers get UNAVAILABLE (\"... the server may or may not have run it\"). Set"
+        + " spring.lifecycle.timeout-per-shutdown-phase to at least " + text(drain.plusSeconds(15)) + " (the drain"
+        + " and 15 s to close), or lower petrel.server.shutdown-grace-period";
+  }
+
+  /** A duration as Boot's properties write it: 500ms, 20s. */
+  private static String text(Duration d) {
+    return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
+  }
+
+  /** The WARN the last start logged about the shutdown phase's timeout (see {@link #phaseWarning}), or null. */
+  @Nullable String phaseWarning() {
+    return phaseWarning;
   }
 
   /**
