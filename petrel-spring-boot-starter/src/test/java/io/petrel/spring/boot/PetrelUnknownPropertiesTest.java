@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.core.env.StandardEnvironment;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 /**
  * A misspelt property under {@code petrel.server.} or {@code petrel.clients.<name>.} fails the start naming it and
@@ -86,5 +89,22 @@ class PetrelUnknownPropertiesTest {
         "petrel.clients.a.endpoint-filter.attributes.[app_tier]=gold", "petrel.clients.a.tls.enabled=false",
         "petrel.health.clients-affect-status=true", "petrel.observation.enabled=false", "petrel.something.else=1")
         .run(context -> assertThat(context).hasNotFailed());
+  }
+
+  private ApplicationContextRunner withEnvironmentVariable(String name, String value) {
+    return runner.withInitializer(c -> c.getEnvironment().getPropertySources().addFirst(
+        new SystemEnvironmentPropertySource(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME,
+            Map.<String, Object>of(name, value))));
+  }
+
+  @Test
+  void environmentVariablesAreCheckedInTheirOwnForm() {
+    withEnvironmentVariable("PETREL_SERVER_BUSINESSTHREADS", "4").run(context -> {
+      assertThat(context).hasNotFailed();
+      assertThat(context.getBean(PetrelProperties.class).getServer().getBusinessThreads()).isEqualTo(4);
+    });
+    withEnvironmentVariable("PETREL_SERVER_BUSINESTHREADS", "4").run(context -> assertThat(messages(context))
+        .anySatisfy(m -> assertThat(m).startsWith("petrel.server.businesthreads=4 is not a known property")));
+    withEnvironmentVariable("PETREL_HOME", "/opt/petrel").run(context -> assertThat(context).hasNotFailed());
   }
 }
