@@ -15,7 +15,9 @@ import io.petrel.rpc.health.HealthService;
 import io.petrel.rpc.observation.ObservationClientInterceptor;
 import io.petrel.rpc.observation.ObservationServerInterceptor;
 import io.petrel.rpc.observation.RpcObservations;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ListableBeanFactory;
@@ -35,7 +37,11 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
+import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.Environment;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.MutablePropertySources;
+import org.springframework.core.env.PropertySource;
 
 /**
  * Petrel in a Spring Boot application: a server for the context's services ({@link PetrelServerLifecycle}), one
@@ -82,8 +88,33 @@ public class PetrelAutoConfiguration {
       // LifecycleAutoConfiguration, Spring's own 10s.
       LifecycleProperties l = lifecycle.getIfAvailable();
       return l != null ? l.getTimeoutPerShutdownPhase() : PetrelServerLifecycle.SPRING_PHASE_TIMEOUT;
-    });
+    }, port -> publishPort(environment, port));
   }
+
+  /**
+   * Puts the bound port in the Environment as {@value PetrelServerLifecycle#LOCAL_PORT_PROPERTY}, as Boot does
+   * {@code local.server.port}, so that a test can {@code @Value("${local.petrel.server.port}")}.
+   */
+  static void publishPort(Environment environment, int port) {
+    if (environment instanceof ConfigurableEnvironment configurable) {
+      MutablePropertySources sources = configurable.getPropertySources();
+      PropertySource<?> existing = sources.get(PORT_SOURCE);
+      Map<String, Object> ports = new HashMap<>();
+      if (existing instanceof MapPropertySource map) {
+        ports.putAll(map.getSource());
+      }
+      ports.put(PetrelServerLifecycle.LOCAL_PORT_PROPERTY, port);
+      MapPropertySource updated = new MapPropertySource(PORT_SOURCE, ports);
+      if (existing != null) {
+        sources.replace(PORT_SOURCE, updated);
+      } else {
+        sources.addFirst(updated);
+      }
+    }
+  }
+
+  /** The property source of {@value PetrelServerLifecycle#LOCAL_PORT_PROPERTY}. */
+  static final String PORT_SOURCE = "petrel.server.ports";
 
   /**
    * Serves {@code health} ({@code petrel.health.Health}) and has it follow the server, unless a

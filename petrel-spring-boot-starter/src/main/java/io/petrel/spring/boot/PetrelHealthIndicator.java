@@ -1,5 +1,6 @@
 package io.petrel.spring.boot;
 
+import io.petrel.rpc.InProcessAddress;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.micrometer.core.instrument.Gauge;
@@ -84,8 +85,13 @@ public final class PetrelHealthIndicator implements HealthIndicator {
         health.down().withDetail("server", s.isTerminated() ? "stopped" : "draining")
             .withDetail("inFlightCalls", s.inFlightCalls());
       } else {
-        health.withDetail("server", "serving").withDetail("port", s.port())
-            .withDetail("inFlightCalls", s.inFlightCalls());
+        health.withDetail("server", "serving");
+        if (s.address() instanceof InProcessAddress a) {
+          health.withDetail("inProcessName", a.name());
+        } else {
+          health.withDetail("port", s.port());
+        }
+        health.withDetail("inFlightCalls", s.inFlightCalls());
       }
     }
     if (all != null && !all.names().isEmpty()) {

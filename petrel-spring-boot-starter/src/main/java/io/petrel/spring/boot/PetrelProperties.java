@@ -92,6 +92,8 @@ public class PetrelProperties {
     private int port = 7000;
     /** Address to bind; unset binds every interface. */
     private @Nullable String address;
+    /** Serve in this JVM only, under this name, without a socket (clients: inprocess:NAME); port and address unused. */
+    private @Nullable String inProcessName;
     /** Name in thread names and logs (default petrel-server). */
     private @Nullable String name;
     /** Most business threads (default max(16, 4 x processors)). */
@@ -148,6 +150,14 @@ public class PetrelProperties {
 
     public void setAddress(@Nullable String address) {
       this.address = address;
+    }
+
+    public @Nullable String getInProcessName() {
+      return inProcessName;
+    }
+
+    public void setInProcessName(@Nullable String inProcessName) {
+      this.inProcessName = inProcessName;
     }
 
     public @Nullable String getName() {
@@ -319,7 +329,10 @@ public class PetrelProperties {
 
   /** {@code petrel.clients.<name>.*}: one shared client. */
   public static class Client extends Shared {
-    /** Where to call: {@code host:port}, {@code static://h1:7000,h2:7000} or a resolver's {@code scheme://...}. */
+    /**
+     * Where to call: {@code host:port}, {@code static://h1:7000,h2:7000}, a resolver's {@code scheme://...}, or
+     * {@code inprocess:NAME} (the in-process server NAME of this JVM).
+     */
     private @Nullable String target;
     /** least_pending (default), round_robin or consistent_hash. */
     private @Nullable String loadBalancer;

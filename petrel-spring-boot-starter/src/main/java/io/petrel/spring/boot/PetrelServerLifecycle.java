@@ -1,12 +1,15 @@
 package io.petrel.spring.boot;
 
+import io.petrel.rpc.InProcessAddress;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.health.HealthService;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -35,24 +38,30 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
   /** Spring's own {@code timeoutPerShutdownPhase}, without Boot's LifecycleAutoConfiguration. */
   static final Duration SPRING_PHASE_TIMEOUT = Duration.ofSeconds(10);
 
+  /** The Environment property that holds the bound port once the server has started, as Boot's local.server.port. */
+  public static final String LOCAL_PORT_PROPERTY = "local.petrel.server.port";
+
   private final Supplier<RpcServerBuilder> plan;
   private final Supplier<Duration> phaseTimeout;
+  private final IntConsumer portListener;
   private volatile @Nullable RpcServer server;
   private volatile boolean noServices;
   /** What the last start warned about the shutdown phase's timeout, or null. */
   private volatile @Nullable String phaseWarning;
 
   PetrelServerLifecycle(Supplier<RpcServerBuilder> plan) {
-    this(plan, () -> SPRING_PHASE_TIMEOUT);
+    this(plan, () -> SPRING_PHASE_TIMEOUT, port -> { });
   }
 
   /**
    * @param phaseTimeout how long the context waits for this bean's phase to stop
    *     ({@code spring.lifecycle.timeout-per-shutdown-phase}), for the WARN of {@link #phaseWarning}
+   * @param portListener told the bound port of each server started on a socket ({@value #LOCAL_PORT_PROPERTY})
    */
-  PetrelServerLifecycle(Supplier<RpcServerBuilder> plan, Supplier<Duration> phaseTimeout) {
+  PetrelServerLifecycle(Supplier<RpcServerBuilder> plan, Supplier<Duration> phaseTimeout, IntConsumer portListener) {
     this.plan = plan;
     this.phaseTimeout = phaseTimeout;
+    this.portListener = portListener;
   }
 
   @Override
@@ -93,6 +102,9 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
     }
     server = started;
     keepAlive(started);
+    if (started.address() instanceof InetSocketAddress bound) {
+      portListener.accept(bound.getPort());
+    }
     String warning = phaseWarning(phaseTimeout.get(), started.drainDelay(), started.shutdownGracePeriod());
     phaseWarning = warning;
     if (warning != null) {
@@ -269,12 +281,20 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
     return noServices;
   }
 
-  /** The bound port, e.g. with {@code petrel.server.port=0}. */
+  /**
+   * The bound port, e.g. with {@code petrel.server.port=0} (also the Environment's {@value #LOCAL_PORT_PROPERTY}).
+   *
+   * @throws IllegalStateException before the server has started, and for an in-process server (which has none)
+   */
   public int port() {
     RpcServer s = server;
     if (s == null) {
       throw new IllegalStateException(noServices ? "the Petrel server was not started: the context has no services"
           : "the Petrel server is not started yet: it starts when the application context has refreshed");
+    }
+    if (s.address() instanceof InProcessAddress a) {
+      throw new IllegalStateException("the Petrel server serves in-process, as '" + a.name() + "'"
+          + " (petrel.server.in-process-name): it has no port; call it with the target inprocess:" + a.name());
     }
     return s.port();
   }
