@@ -65,7 +65,7 @@ public class PetrelAutoConfiguration {
       ObjectProvider<MeterRegistry> meterRegistry, ObjectProvider<HealthService> health,
       ObjectProvider<ExceptionMapper> exceptionMappers, ObjectProvider<LifecycleProperties> lifecycle,
       Environment environment) {
-    UnknownProperties.checkServer(environment);
+    UnknownProperties.check(environment);
     // Everything is looked up when the server starts, after every singleton is made.
     return new PetrelServerLifecycle(() -> {
       List<ServiceDefinition> services = PetrelServices.find(beans);
@@ -172,7 +172,7 @@ public class PetrelAutoConfiguration {
   PetrelClients petrelClients(PetrelProperties properties, ObjectProvider<ClientInterceptor> interceptors,
       ObjectProvider<PetrelClientCustomizer> customizers, ObjectProvider<MeterRegistry> meterRegistry,
       ObjectProvider<ClientTracing> tracing, Environment environment) {
-    UnknownProperties.checkClients(environment);
+    UnknownProperties.check(environment); // the server's keys too: with petrel.server.enabled=false no server checks
     return new PetrelClients(properties.getClients().keySet(), name -> {
       try {
         RpcClientBuilder builder = RpcClient.builder();

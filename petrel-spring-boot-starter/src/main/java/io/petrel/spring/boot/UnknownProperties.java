@@ -29,6 +29,12 @@ final class UnknownProperties {
   private UnknownProperties() {
   }
 
+  /** Checks {@code petrel.server.*} and every {@code petrel.clients.<name>.*}. */
+  static void check(Environment environment) {
+    checkServer(environment);
+    checkClients(environment);
+  }
+
   /** Checks {@code petrel.server.*}. */
   static void checkServer(Environment environment) {
     check(environment, "petrel.server", Bindable.ofInstance(new PetrelProperties.Server()),

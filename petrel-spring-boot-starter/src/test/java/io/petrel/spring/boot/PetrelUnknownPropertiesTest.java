@@ -40,6 +40,13 @@ class PetrelUnknownPropertiesTest {
   }
 
   @Test
+  void aMisspeltServerPropertyFailsTheStartEvenWithTheServerSwitchedOff() {
+    runner.withPropertyValues("petrel.server.enabled=false", "petrel.server.busines-threads=4")
+        .run(context -> assertThat(messages(context)).anySatisfy(m -> assertThat(m)
+            .startsWith("petrel.server.busines-threads=4 is not a known property")));
+  }
+
+  @Test
   void aMisspeltNestedPropertyIsNamedWithTheNearestOfItsOwnGroup() {
     runner.withPropertyValues("petrel.server.tls.enabeld=true").run(context -> assertThat(messages(context))
         .anySatisfy(m -> assertThat(m).startsWith("petrel.server.tls.enabeld=true is not a known property")
