@@ -4,22 +4,27 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.config.MeterFilter;
 import io.micrometer.observation.ObservationRegistry;
 import io.petrel.rpc.ClientInterceptor;
+import io.petrel.rpc.ExceptionMapper;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.health.HealthService;
 import io.petrel.rpc.observation.ObservationClientInterceptor;
 import io.petrel.rpc.observation.ObservationServerInterceptor;
 import io.petrel.rpc.observation.RpcObservations;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.context.LifecycleProperties;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
@@ -32,7 +37,11 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
 import org.springframework.core.annotation.Order;
+import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.Environment;
+import org.springframework.core.env.MapPropertySource;
+import org.springframework.core.env.MutablePropertySources;
+import org.springframework.core.env.PropertySource;
 
 /**
  * Petrel in a Spring Boot application: a server for the context's services ({@link PetrelServerLifecycle}), one
@@ -53,18 +62,83 @@ public class PetrelAutoConfiguration {
   @ConditionalOnProperty(prefix = "petrel.server", name = "enabled", matchIfMissing = true)
   PetrelServerLifecycle petrelServer(PetrelProperties properties, ListableBeanFactory beans,
       ObjectProvider<ServerInterceptor> interceptors, ObjectProvider<PetrelServerCustomizer> customizers,
-      ObjectProvider<MeterRegistry> meterRegistry, Environment environment) {
+      ObjectProvider<MeterRegistry> meterRegistry, ObjectProvider<HealthService> health,
+      ObjectProvider<ExceptionMapper> exceptionMappers, ObjectProvider<LifecycleProperties> lifecycle,
+      Environment environment) {
+    UnknownProperties.check(environment);
     // Everything is looked up when the server starts, after every singleton is made.
     return new PetrelServerLifecycle(() -> {
       List<ServiceDefinition> services = PetrelServices.find(beans);
       RpcServerBuilder builder = RpcServer.builder();
       PetrelBuilders.applyServer(properties.getServer(), builder, asSet(environment));
       services.forEach(builder::addService);
+      if (properties.getServer().getHealth().isEnabled()) {
+        health.ifUnique(h -> serveHealth(h, services, builder));
+      }
       interceptors.orderedStream().forEach(builder::intercept);
+      ExceptionMapper mapper = OrderedExceptionMappers.of(exceptionMappers.orderedStream().toList());
+      if (mapper != null) {
+        builder.exceptionMapper(mapper); // a PetrelServerCustomizer's exceptionMapper, set after this, replaces it
+      }
       meterRegistry.ifUnique(builder::meterRegistry);
       customizers.orderedStream().forEach(c -> customized(c, () -> c.customize(builder)));
       return builder;
-    });
+    }, () -> {
+      // Boot's spring.lifecycle.timeout-per-shutdown-phase (30s unless set); without Boot's
+      // LifecycleAutoConfiguration, Spring's own 10s.
+      LifecycleProperties l = lifecycle.getIfAvailable();
+      return l != null ? l.getTimeoutPerShutdownPhase() : PetrelServerLifecycle.SPRING_PHASE_TIMEOUT;
+    }, port -> publishPort(environment, port));
+  }
+
+  /**
+   * Puts the bound port in the Environment as {@value PetrelServerLifecycle#LOCAL_PORT_PROPERTY}, as Boot does
+   * {@code local.server.port}, so that a test can {@code @Value("${local.petrel.server.port}")}.
+   */
+  static void publishPort(Environment environment, int port) {
+    if (environment instanceof ConfigurableEnvironment configurable) {
+      MutablePropertySources sources = configurable.getPropertySources();
+      PropertySource<?> existing = sources.get(PORT_SOURCE);
+      Map<String, Object> ports = new HashMap<>();
+      if (existing instanceof MapPropertySource map) {
+        ports.putAll(map.getSource());
+      }
+      ports.put(PetrelServerLifecycle.LOCAL_PORT_PROPERTY, port);
+      MapPropertySource updated = new MapPropertySource(PORT_SOURCE, ports);
+      if (existing != null) {
+        sources.replace(PORT_SOURCE, updated);
+      } else {
+        sources.addFirst(updated);
+      }
+    }
+  }
+
+  /** The property source of {@value PetrelServerLifecycle#LOCAL_PORT_PROPERTY}. */
+  static final String PORT_SOURCE = "petrel.server.ports";
+
+  /**
+   * Serves {@code health} ({@code petrel.health.Health}) and has it follow the server, unless a
+   * {@link ServiceDefinition} bean of that name is served already (a HealthService the application serves by hand).
+   */
+  static void serveHealth(HealthService health, List<ServiceDefinition> services, RpcServerBuilder builder) {
+    for (ServiceDefinition s : services) {
+      if (s.name().equals(HealthService.SERVICE)) {
+        return;
+      }
+    }
+    builder.addService(health.definition()).addLifecycleListener(health);
+  }
+
+  /**
+   * Petrel's health service, served by the server ({@link #serveHealth}) and a bean, so that the application can
+   * {@code setStatus}; a HealthService bean of the application's own takes its place.
+   */
+  @Bean
+  @ConditionalOnMissingBean
+  @ConditionalOnProperty(prefix = "petrel.server", name = {"enabled", "health.enabled"}, havingValue = "true",
+      matchIfMissing = true)
+  HealthService petrelHealthService() {
+    return HealthService.create();
   }
 
   /**
@@ -84,8 +158,12 @@ public class PetrelAutoConfiguration {
       customize.run();
     } catch (IllegalArgumentException | IllegalStateException e) {
       // Its own exception, or the builder refusing a value it set: either way the customizer is the one to look at.
+      String health = String.valueOf(e.getMessage()).contains(HealthService.SERVICE + " is added twice")
+          ? " (the starter serves the HealthService bean already: leave it out of the customizer, or set"
+              + " petrel.server.health.enabled=false to serve your own)"
+          : "";
       throw new IllegalStateException("the " + customizer.getClass().getName() + " bean (a Petrel customizer)"
-          + " failed: " + e.getMessage(), e);
+          + " failed: " + e.getMessage() + health, e);
     }
   }
 
@@ -94,6 +172,7 @@ public class PetrelAutoConfiguration {
   PetrelClients petrelClients(PetrelProperties properties, ObjectProvider<ClientInterceptor> interceptors,
       ObjectProvider<PetrelClientCustomizer> customizers, ObjectProvider<MeterRegistry> meterRegistry,
       ObjectProvider<ClientTracing> tracing, Environment environment) {
+    UnknownProperties.check(environment); // the server's keys too: with petrel.server.enabled=false no server checks
     return new PetrelClients(properties.getClients().keySet(), name -> {
       try {
         RpcClientBuilder builder = RpcClient.builder();
@@ -179,8 +258,10 @@ public class PetrelAutoConfiguration {
     @ConditionalOnMissingBean(name = "petrelHealthIndicator")
     @ConditionalOnEnabledHealthIndicator("petrel")
     PetrelHealthIndicator petrelHealthIndicator(ObjectProvider<PetrelServerLifecycle> server,
-        ObjectProvider<PetrelClients> clients) {
-      return new PetrelHealthIndicator(server, clients);
+        ObjectProvider<PetrelClients> clients, ObjectProvider<MeterRegistry> meterRegistry,
+        PetrelProperties properties) {
+      return new PetrelHealthIndicator(server, clients, meterRegistry::getIfUnique,
+          properties.getHealth().isClientsAffectStatus());
     }
   }
 

@@ -32,15 +32,24 @@ final class PetrelBuilders {
     @Nullable String text(String property);
   }
 
+  /** A client target naming an in-process server: {@code inprocess:NAME}, as the meters and logs name it. */
+  static final String INPROCESS = "inprocess:";
+
   static void applyServer(PetrelProperties.Server p, RpcServerBuilder b) {
     applyServer(p, b, AsSet.BOUND);
   }
 
   static void applyServer(PetrelProperties.Server p, RpcServerBuilder b, AsSet asSet) {
     Setter s = new Setter("petrel.server", asSet);
-    s.set(p.getPort(), b::port, s.named("port", p.getPort())); // a bad port is the port's fault alone
-    if (p.getAddress() != null) {
-      s.set(p.getAddress(), address -> b.bindAddress(address, p.getPort()), s.named("address", p.getAddress()));
+    String inProcessName = p.getInProcessName();
+    if (inProcessName != null) {
+      // In place of a socket: port and address do not apply.
+      s.set(inProcessName, b::inProcess, s.named("in-process-name", inProcessName));
+    } else {
+      s.set(p.getPort(), b::port, s.named("port", p.getPort())); // a bad port is the port's fault alone
+      if (p.getAddress() != null) {
+        s.set(p.getAddress(), address -> b.bindAddress(address, p.getPort()), s.named("address", p.getAddress()));
+      }
     }
     s.set("name", p.getName(), b::name);
     s.set("business-threads", p.getBusinessThreads(), b::businessThreads);
@@ -108,11 +117,15 @@ final class PetrelBuilders {
           + "' calls, e.g. " + prefix + ".target=127.0.0.1:7000 (or static://h1:7000,h2:7000)");
     }
     try {
-      b.target(target);
+      if (target.startsWith(INPROCESS)) {
+        b.inProcess(target.substring(INPROCESS.length())); // the in-process server of that name, in this JVM
+      } else {
+        b.target(target);
+      }
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(prefix + ".target=" + s.text(s.named("target", target)) + " is refused: "
           + e.getMessage() + "; set " + prefix + ".target to host:port, static://h1:7000,h2:7000 or a name"
-          + " resolver's scheme://...", e);
+          + " resolver's scheme://... (or inprocess:NAME for the in-process server NAME of this JVM)", e);
     }
     b.name(name);
     s.set("load-balancer", p.getLoadBalancer(), b::loadBalancer);

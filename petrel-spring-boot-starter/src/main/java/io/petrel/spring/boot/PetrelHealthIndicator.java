@@ -1,30 +1,51 @@
 package io.petrel.spring.boot;
 
+import io.petrel.rpc.InProcessAddress;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.springframework.beans.BeansException;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.health.contributor.Status;
 
 /**
  * {@code petrel} health: UP while the server serves (details: port, calls in flight, services' count) or when the
  * context has nothing to serve; DOWN before the server has started and once it is shutting down, so a load
- * balancer stops sending calls while it drains. Each client adds its pending calls and whether it is shut down.
+ * balancer stops sending calls while it drains. Each client adds its pending calls, whether it is shut down, and
+ * whether it reaches its target: its endpoints by state and its connections, read from the
+ * {@code rpc.client.endpoints} and {@code rpc.client.connections} gauges of the context's {@link MeterRegistry}.
+ * A client that cannot reach its target (no endpoint ready, one backing off) does not change the status unless
+ * {@code petrel.health.clients-affect-status=true}, which makes it OUT_OF_SERVICE: by default one service's outage
+ * does not take every caller out of its load balancer too.
  */
 public final class PetrelHealthIndicator implements HealthIndicator {
+  /** The states {@code rpc.client.endpoints} counts, in the order the details list them. */
+  private static final List<String> STATES = List.of("ready", "connecting", "backing_off", "idle");
+
   private final ObjectProvider<PetrelServerLifecycle> server;
   private final ObjectProvider<PetrelClients> clients;
+  private final Supplier<@Nullable MeterRegistry> meterRegistry;
+  private final boolean clientsAffectStatus;
   /** What the providers gave once they had it: a closed context creates no bean, and its provider throws. */
   private volatile @Nullable PetrelServerLifecycle lifecycle;
   private volatile @Nullable PetrelClients allClients;
+  private volatile @Nullable MeterRegistry registry;
 
-  PetrelHealthIndicator(ObjectProvider<PetrelServerLifecycle> server, ObjectProvider<PetrelClients> clients) {
+  PetrelHealthIndicator(ObjectProvider<PetrelServerLifecycle> server, ObjectProvider<PetrelClients> clients,
+      Supplier<@Nullable MeterRegistry> meterRegistry, boolean clientsAffectStatus) {
     this.server = server;
     this.clients = clients;
+    this.meterRegistry = meterRegistry;
+    this.clientsAffectStatus = clientsAffectStatus;
   }
 
   @Override
@@ -38,15 +59,19 @@ public final class PetrelHealthIndicator implements HealthIndicator {
       if (all == null) {
         all = allClients = clients.getIfAvailable();
       }
+      if (registry == null && all != null && !all.names().isEmpty()) {
+        registry = meterRegistry.get();
+      }
     } catch (BeansException | IllegalStateException e) {
       // Asked after the context closed (or while it fails to start), before it had the beans: nothing serves.
       return Health.down().withDetail("server", "the application context is closed (or failed to start)")
           .build();
     }
-    return health(lifecycle, all);
+    return health(lifecycle, all, registry);
   }
 
-  private static Health health(@Nullable PetrelServerLifecycle lifecycle, @Nullable PetrelClients all) {
+  private Health health(@Nullable PetrelServerLifecycle lifecycle, @Nullable PetrelClients all,
+      @Nullable MeterRegistry registry) {
     Health.Builder health = Health.up();
     if (lifecycle != null) {
       RpcServer s = lifecycle.server();
@@ -60,18 +85,77 @@ public final class PetrelHealthIndicator implements HealthIndicator {
         health.down().withDetail("server", s.isTerminated() ? "stopped" : "draining")
             .withDetail("inFlightCalls", s.inFlightCalls());
       } else {
-        health.withDetail("server", "serving").withDetail("port", s.port())
-            .withDetail("inFlightCalls", s.inFlightCalls());
+        health.withDetail("server", "serving");
+        if (s.address() instanceof InProcessAddress a) {
+          health.withDetail("inProcessName", a.name());
+        } else {
+          health.withDetail("port", s.port());
+        }
+        health.withDetail("inFlightCalls", s.inFlightCalls());
       }
     }
     if (all != null && !all.names().isEmpty()) {
       Map<String, Object> byName = new LinkedHashMap<>();
+      List<String> unreachable = new ArrayList<>();
       for (String name : all.names()) {
         RpcClient c = all.client(name);
-        byName.put(name, Map.of("pendingCalls", c.pendingCalls(), "shutdown", c.isShutdown()));
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("pendingCalls", c.pendingCalls());
+        details.put("shutdown", c.isShutdown());
+        Map<String, Integer> endpoints = endpoints(registry, name);
+        if (registry == null) {
+          details.put("endpoints", "unknown: no MeterRegistry in the context (they are read from its"
+              + " rpc.client.endpoints gauges)");
+        } else if (endpoints.isEmpty()) {
+          details.put("endpoints", "unknown: the MeterRegistry has no rpc.client.endpoints gauge of this client"
+              + " (an in-process client has none; or a MeterFilter denies them)");
+        } else {
+          details.put("endpoints", endpoints);
+          details.put("connections", connections(registry, name));
+          if (endpoints.getOrDefault("ready", 0) == 0 && endpoints.getOrDefault("backing_off", 0) > 0
+              && !c.isShutdown()) {
+            details.put("reachable", false); // its last connect attempts failed, and nothing is connected
+            unreachable.add(name);
+          } else {
+            details.put("reachable", true);
+          }
+        }
+        byName.put(name, details);
       }
       health.withDetail("clients", byName);
+      if (clientsAffectStatus && !unreachable.isEmpty() && health.build().getStatus().equals(Status.UP)) {
+        health.outOfService().withDetail("unreachableClients", unreachable);
+      }
     }
     return health.build();
+  }
+
+  /** The client's endpoints by state, from its {@code rpc.client.endpoints} gauges; empty when there are none. */
+  private static Map<String, Integer> endpoints(@Nullable MeterRegistry registry, String client) {
+    Map<String, Integer> byState = new LinkedHashMap<>();
+    if (registry == null) {
+      return byState;
+    }
+    Map<String, Integer> found = new LinkedHashMap<>();
+    for (Gauge g : registry.find("rpc.client.endpoints").tag("client", client).gauges()) {
+      String state = g.getId().getTag("state");
+      if (state != null) {
+        found.merge(state, (int) g.value(), Integer::sum);
+      }
+    }
+    if (found.isEmpty()) {
+      return byState;
+    }
+    STATES.forEach(state -> byState.put(state, found.getOrDefault(state, 0)));
+    return byState;
+  }
+
+  /** The client's usable connections, from its {@code rpc.client.connections} gauge. */
+  private static int connections(MeterRegistry registry, String client) {
+    int n = 0;
+    for (Gauge g : registry.find("rpc.client.connections").tag("client", client).gauges()) {
+      n += (int) g.value();
+    }
+    return n;
   }
 }

@@ -19,9 +19,15 @@ public class PetrelProperties {
   private final Server server = new Server();
   /** Clients by name: petrel.clients.NAME.target, petrel.clients.NAME.default-deadline and the other client options. */
   private final Map<String, Client> clients = new LinkedHashMap<>();
+  private final Indicator health = new Indicator();
 
   public Server getServer() {
     return server;
+  }
+
+  /** {@code petrel.health.*}: what the {@code petrel} health indicator counts. */
+  public Indicator getHealth() {
+    return health;
   }
 
   /** Clients by name: {@code petrel.clients.greeter.target=127.0.0.1:7000}. One shared client per name. */
@@ -86,6 +92,8 @@ public class PetrelProperties {
     private int port = 7000;
     /** Address to bind; unset binds every interface. */
     private @Nullable String address;
+    /** Serve in this JVM only, under this name, without a socket (clients: inprocess:NAME); port and address unused. */
+    private @Nullable String inProcessName;
     /** Name in thread names and logs (default petrel-server). */
     private @Nullable String name;
     /** Most business threads (default max(16, 4 x processors)). */
@@ -118,6 +126,7 @@ public class PetrelProperties {
     private @Nullable DataSize maxBufferedBytes;
     /** How long calls in flight may take to finish when the context closes (default 10s). */
     private @Nullable Duration shutdownGracePeriod;
+    private final Health health = new Health();
 
     public boolean isEnabled() {
       return enabled;
@@ -141,6 +150,14 @@ public class PetrelProperties {
 
     public void setAddress(@Nullable String address) {
       this.address = address;
+    }
+
+    public @Nullable String getInProcessName() {
+      return inProcessName;
+    }
+
+    public void setInProcessName(@Nullable String inProcessName) {
+      this.inProcessName = inProcessName;
     }
 
     public @Nullable String getName() {
@@ -270,11 +287,52 @@ public class PetrelProperties {
     public void setShutdownGracePeriod(@Nullable Duration shutdownGracePeriod) {
       this.shutdownGracePeriod = shutdownGracePeriod;
     }
+
+    public Health getHealth() {
+      return health;
+    }
+  }
+
+  /**
+   * {@code petrel.server.health.*}: Petrel's health service ({@code io.petrel.rpc.health.HealthService}, the service
+   * {@code petrel.health.Health} that the exec probe and {@code HealthService.check} ask), served by the server.
+   */
+  public static class Health {
+    /** Serve petrel.health.Health (the HealthService bean) on the server. */
+    private boolean enabled = true;
+
+    public boolean isEnabled() {
+      return enabled;
+    }
+
+    public void setEnabled(boolean enabled) {
+      this.enabled = enabled;
+    }
+  }
+
+  /** {@code petrel.health.*}: the {@code petrel} health indicator. */
+  public static class Indicator {
+    /**
+     * Whether a client that cannot reach its target (no endpoint ready, one backing off after a failed connect)
+     * makes the indicator OUT_OF_SERVICE; by default it is only shown in the details.
+     */
+    private boolean clientsAffectStatus;
+
+    public boolean isClientsAffectStatus() {
+      return clientsAffectStatus;
+    }
+
+    public void setClientsAffectStatus(boolean clientsAffectStatus) {
+      this.clientsAffectStatus = clientsAffectStatus;
+    }
   }
 
   /** {@code petrel.clients.<name>.*}: one shared client. */
   public static class Client extends Shared {
-    /** Where to call: {@code host:port}, {@code static://h1:7000,h2:7000} or a resolver's {@code scheme://...}. */
+    /**
+     * Where to call: {@code host:port}, {@code static://h1:7000,h2:7000}, a resolver's {@code scheme://...}, or
+     * {@code inprocess:NAME} (the in-process server NAME of this JVM).
+     */
     private @Nullable String target;
     /** least_pending (default), round_robin or consistent_hash. */
     private @Nullable String loadBalancer;

@@ -1,11 +1,15 @@
 package io.petrel.spring.boot;
 
+import io.petrel.rpc.InProcessAddress;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.RpcServerBuilder;
+import io.petrel.rpc.health.HealthService;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntConsumer;
 import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -31,12 +35,33 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
   /** The name of the non-daemon thread that keeps the JVM up while the server serves. */
   static final String KEEP_ALIVE_THREAD = "petrel-server-keep-alive";
 
+  /** Spring's own {@code timeoutPerShutdownPhase}, without Boot's LifecycleAutoConfiguration. */
+  static final Duration SPRING_PHASE_TIMEOUT = Duration.ofSeconds(10);
+
+  /** The Environment property that holds the bound port once the server has started, as Boot's local.server.port. */
+  public static final String LOCAL_PORT_PROPERTY = "local.petrel.server.port";
+
   private final Supplier<RpcServerBuilder> plan;
+  private final Supplier<Duration> phaseTimeout;
+  private final IntConsumer portListener;
   private volatile @Nullable RpcServer server;
   private volatile boolean noServices;
+  /** What the last start warned about the shutdown phase's timeout, or null. */
+  private volatile @Nullable String phaseWarning;
 
   PetrelServerLifecycle(Supplier<RpcServerBuilder> plan) {
+    this(plan, () -> SPRING_PHASE_TIMEOUT, port -> { });
+  }
+
+  /**
+   * @param phaseTimeout how long the context waits for this bean's phase to stop
+   *     ({@code spring.lifecycle.timeout-per-shutdown-phase}), for the WARN of {@link #phaseWarning}
+   * @param portListener told the bound port of each server started on a socket ({@value #LOCAL_PORT_PROPERTY})
+   */
+  PetrelServerLifecycle(Supplier<RpcServerBuilder> plan, Supplier<Duration> phaseTimeout, IntConsumer portListener) {
     this.plan = plan;
+    this.phaseTimeout = phaseTimeout;
+    this.portListener = portListener;
   }
 
   @Override
@@ -61,7 +86,8 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
     try {
       RpcServer built = p.build();
       // The services of the server as built: the beans found, and any a PetrelServerCustomizer added by hand.
-      if (built.services().isEmpty()) {
+      if (built.services().stream().allMatch(d -> d.name().equals(HealthService.SERVICE))) {
+        // Nothing but the health service the starter adds: nothing to serve.
         built.shutdownNow(); // never started: this releases what building made
         noServices = true;
         log.info("no @RpcService beans, no ServiceDefinition beans and no service added by a PetrelServerCustomizer:"
@@ -76,6 +102,44 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
     }
     server = started;
     keepAlive(started);
+    if (started.address() instanceof InetSocketAddress bound) {
+      portListener.accept(bound.getPort());
+    }
+    String warning = phaseWarning(phaseTimeout.get(), started.drainDelay(), started.shutdownGracePeriod());
+    phaseWarning = warning;
+    if (warning != null) {
+      log.warn(warning);
+    }
+  }
+
+  /**
+   * The WARN a start logs when the context would stop waiting for the server's drain before it ends: the phase's
+   * timeout shorter than the drain delay plus the grace period; null when it is long enough.
+   */
+  static @Nullable String phaseWarning(Duration timeout, Duration drainDelay, Duration gracePeriod) {
+    Duration drain = drainDelay.plus(gracePeriod);
+    if (timeout.compareTo(drain) >= 0) {
+      return null;
+    }
+    String delay = drainDelay.isZero() ? "" : "a drain delay of " + text(drainDelay) + " (set by a"
+        + " PetrelServerCustomizer) plus ";
+    return "spring.lifecycle.timeout-per-shutdown-phase=" + text(timeout) + " is shorter than the Petrel server's "
+        + delay + "petrel.server.shutdown-grace-period=" + text(gracePeriod) + ": when the context closes, Spring"
+        + " stops waiting for the server after " + text(timeout) + " and goes on closing the context (the Petrel"
+        + " clients and the other beans) while calls are still in flight; when the JVM then exits, those calls are"
+        + " cut and their callers get UNAVAILABLE (\"... the server may or may not have run it\"). Set"
+        + " spring.lifecycle.timeout-per-shutdown-phase to at least " + text(drain.plusSeconds(15)) + " (the drain"
+        + " and 15 s to close), or lower petrel.server.shutdown-grace-period";
+  }
+
+  /** A duration as Boot's properties write it: 500ms, 20s. */
+  private static String text(Duration d) {
+    return d.toMillis() % 1000 == 0 ? d.toSeconds() + "s" : d.toMillis() + "ms";
+  }
+
+  /** The WARN the last start logged about the shutdown phase's timeout (see {@link #phaseWarning}), or null. */
+  @Nullable String phaseWarning() {
+    return phaseWarning;
   }
 
   /**
@@ -217,12 +281,20 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
     return noServices;
   }
 
-  /** The bound port, e.g. with {@code petrel.server.port=0}. */
+  /**
+   * The bound port, e.g. with {@code petrel.server.port=0} (also the Environment's {@value #LOCAL_PORT_PROPERTY}).
+   *
+   * @throws IllegalStateException before the server has started, and for an in-process server (which has none)
+   */
   public int port() {
     RpcServer s = server;
     if (s == null) {
       throw new IllegalStateException(noServices ? "the Petrel server was not started: the context has no services"
           : "the Petrel server is not started yet: it starts when the application context has refreshed");
+    }
+    if (s.address() instanceof InProcessAddress a) {
+      throw new IllegalStateException("the Petrel server serves in-process, as '" + a.name() + "'"
+          + " (petrel.server.in-process-name): it has no port; call it with the target inprocess:" + a.name());
     }
     return s.port();
   }

@@ -161,4 +161,12 @@ class PetrelPropertyErrorsTest {
       assertThat(chain(context)).noneMatch(t -> String.valueOf(t.getMessage()).contains("properties petrel.server"));
     });
   }
+
+  @Test
+  void anInProcessTargetWithTlsFailsTheStartNamingTheClient() {
+    runner.withPropertyValues("petrel.clients.x.target=inprocess:nowhere", "petrel.clients.x.tls.enabled=true")
+        .run(context -> assertThat(chain(context)).anySatisfy(t -> assertThat(t.getMessage())
+            .startsWith("Petrel client 'x' (properties petrel.clients.x.*): tls(...) does not apply to an"
+                + " in-process client")));
+  }
 }

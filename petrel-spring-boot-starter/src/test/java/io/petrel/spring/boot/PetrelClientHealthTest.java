@@ -1,0 +1,142 @@
+package io.petrel.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.StatusException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.util.Map;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * The {@code petrel} indicator shows whether each client reaches its target (endpoints by state, connections, from
+ * the rpc.client.endpoints and rpc.client.connections gauges); an unreachable one changes the status only with
+ * {@code petrel.health.clients-affect-status=true}.
+ */
+class PetrelClientHealthTest {
+  private static RpcServer up;
+  private static int deadPort;
+
+  @BeforeAll
+  static void servers() throws Exception {
+    up = RpcServer.builder().bindAddress("127.0.0.1", 0).addService(new EchoService().definition()).build().start();
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      deadPort = s.getLocalPort(); // closed again: nothing listens there, a connect is refused
+    }
+  }
+
+  @AfterAll
+  static void stop() {
+    up.shutdownNow();
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class Meters {
+    @Bean
+    MeterRegistry meterRegistry() {
+      return new SimpleMeterRegistry();
+    }
+  }
+
+  private final ApplicationContextRunner runner = new ApplicationContextRunner()
+      .withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+      .withPropertyValues("petrel.server.enabled=false");
+
+  private ApplicationContextRunner withClients() {
+    return runner.withUserConfiguration(Meters.class).withPropertyValues(
+        "petrel.clients.up.target=127.0.0.1:" + up.port(),
+        "petrel.clients.down.target=127.0.0.1:" + deadPort,
+        "petrel.clients.down.default-deadline=2s",
+        "petrel.clients.down.reconnect-backoff-initial=30s", "petrel.clients.down.reconnect-backoff-max=30s");
+  }
+
+  /** Calls each client once (the down one fails), then waits for the down client's endpoint to back off. */
+  private static Health called(AssertableApplicationContext context) throws Exception {
+    assertThat(context).hasNotFailed();
+    PetrelClients clients = context.getBean(PetrelClients.class);
+    assertThat(clients.client("up").unaryCall(EchoService.ECHO, "x")).isEqualTo("x");
+    assertThatThrownBy(() -> clients.client("down").unaryCall(EchoService.ECHO, "x"))
+        .isInstanceOf(StatusException.class);
+    PetrelHealthIndicator indicator = context.getBean(PetrelHealthIndicator.class);
+    return awaitHealth(indicator, h -> endpoints(h, "down").get("backing_off") == 1);
+  }
+
+  private static Health awaitHealth(PetrelHealthIndicator indicator, Predicate<Health> until) throws Exception {
+    long end = System.nanoTime() + 10_000_000_000L;
+    Health h = indicator.health();
+    while (!until.test(h) && System.nanoTime() < end) {
+      Thread.sleep(10); // the gauges are read on demand: there is no event to wait on
+      h = indicator.health();
+    }
+    return h;
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Object> client(Health h, String name) {
+    return ((Map<String, Map<String, Object>>) h.getDetails().get("clients")).get(name);
+  }
+
+  @SuppressWarnings("unchecked")
+  private static Map<String, Integer> endpoints(Health h, String name) {
+    return (Map<String, Integer>) client(h, name).get("endpoints");
+  }
+
+  @Test
+  void eachClientsEndpointsAndConnectionsAreShownAndAnUnreachableOneLeavesTheStatusUpByDefault() {
+    withClients().run(context -> {
+      Health h = called(context);
+      assertThat(h.getStatus().getCode()).isEqualTo("UP");
+      assertThat(endpoints(h, "up")).containsExactly(Map.entry("ready", 1), Map.entry("connecting", 0),
+          Map.entry("backing_off", 0), Map.entry("idle", 0));
+      assertThat(client(h, "up")).containsEntry("connections", 1).containsEntry("reachable", true);
+      assertThat(endpoints(h, "down")).containsEntry("ready", 0).containsEntry("backing_off", 1);
+      assertThat(client(h, "down")).containsEntry("connections", 0).containsEntry("reachable", false);
+      assertThat(h.getDetails()).doesNotContainKey("unreachableClients");
+    });
+  }
+
+  @Test
+  void withClientsAffectStatusAnUnreachableClientMakesItOutOfService() {
+    withClients().withPropertyValues("petrel.health.clients-affect-status=true").run(context -> {
+      Health h = called(context);
+      assertThat(h.getStatus().getCode()).isEqualTo("OUT_OF_SERVICE");
+      assertThat(h.getDetails()).containsEntry("unreachableClients", java.util.List.of("down"));
+    });
+  }
+
+  @Test
+  void withClientsAffectStatusAClientNotCalledYetOrReachingItsTargetIsUp() {
+    withClients().withPropertyValues("petrel.health.clients-affect-status=true").run(context -> {
+      // No call yet: every endpoint idle (clients connect on their first call); that is not an outage.
+      PetrelHealthIndicator indicator = context.getBean(PetrelHealthIndicator.class);
+      Health idle = indicator.health();
+      assertThat(idle.getStatus().getCode()).isEqualTo("UP");
+      assertThat(endpoints(idle, "down")).containsEntry("idle", 1).containsEntry("ready", 0);
+      assertThat(context.getBean(PetrelClients.class).client("up").unaryCall(EchoService.ECHO, "x")).isEqualTo("x");
+      assertThat(indicator.health().getStatus().getCode()).isEqualTo("UP");
+    });
+  }
+
+  @Test
+  void withoutAMeterRegistryTheEndpointsAreUnknownAndSaidWhy() {
+    runner.withPropertyValues("petrel.clients.up.target=127.0.0.1:" + up.port()).run(context -> {
+      Health h = context.getBean(PetrelHealthIndicator.class).health();
+      assertThat(h.getStatus().getCode()).isEqualTo("UP");
+      assertThat((String) client(h, "up").get("endpoints")).startsWith("unknown: no MeterRegistry in the context");
+    });
+  }
+}
