@@ -172,12 +172,15 @@ public final class HealthService implements ServerLifecycleListener {
   @Override
   public void onServing(RpcServer server) {
     synchronized (this) {
-      RpcServer bound = state.server();
-      if (bound != null && bound != server) {
-        log.error("a HealthService follows one server: it follows {} already and ignores {} (make one per"
-            + " server)", bound, server);
+      State was = state;
+      RpcServer bound = was.server();
+      if (bound != null && bound != server && !was.draining() && !bound.isShutdown()) {
+        log.error("a HealthService follows one server at a time: it follows {}, which still serves, and ignores {}"
+            + " (make one per server)", bound, server);
         return;
       }
+      // Not following one yet, or the one it followed is shutting down or gone (a restart in the same JVM, such
+      // as a Spring context stopped and started): follow this one. What the application set stays set.
       java.util.Set<String> names = new java.util.HashSet<>();
       server.services().forEach(d -> names.add(d.name()));
       state = new State(server, java.util.Set.copyOf(names), false);

@@ -108,6 +108,33 @@ class HealthServiceTest {
     }
   }
 
+  /**
+   * Once the server it followed is shutting down, a HealthService follows the next one that starts with it (a
+   * restart in the same JVM: a Spring context stopped and started); what the application set stays set.
+   */
+  @Test
+  void afterItsServerShutsDownItFollowsTheNextOne() throws Exception {
+    HealthService health = HealthService.create();
+    RpcServer first = RpcServer.builder().inProcess("health-first").addService(health.definition())
+        .addLifecycleListener(health).build().start();
+    health.setStatus("shop.Orders", ServingStatus.NOT_SERVING);
+    first.shutdown();
+    assertThat(health.status("")).isEqualTo(ServingStatus.NOT_SERVING);
+    RpcServer second = RpcServer.builder().inProcess("health-second")
+        .addService(ServiceDefinition.builder("shop.Orders").unary(WORK, b -> b).build())
+        .addService(health.definition()).addLifecycleListener(health).build().start();
+    try {
+      assertThat(health.status("")).isEqualTo(ServingStatus.SERVING);
+      assertThat(health.status("shop.Orders")).as("as the application set it").isEqualTo(
+          ServingStatus.NOT_SERVING);
+      second.shutdown();
+      assertThat(health.status("")).isEqualTo(ServingStatus.NOT_SERVING);
+    } finally {
+      first.shutdownNow();
+      second.shutdownNow();
+    }
+  }
+
   private static String probe(String... args) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     int code = HealthService.probe(args, new PrintStream(bytes, true, StandardCharsets.UTF_8));
