@@ -97,6 +97,16 @@ public abstract class RpcClient implements AutoCloseable {
   /** Calls started and not yet ended, for operators and tests. */
   public abstract int pendingCalls();
 
+  /**
+   * How many of the client's endpoints are in each state now, for health checks and operators (what the
+   * {@code rpc.client.endpoints} gauges show, without a meter registry): every state but
+   * {@link ConnectivityState#SHUTDOWN}, each with its count (0 included), READY meaning a connection whose server
+   * has answered. Empty for an in-process client, which has no endpoints. A client with no READY endpoint and some
+   * BACKING_OFF cannot reach its servers now (its last connect attempts failed); one whose endpoints are all IDLE
+   * has not needed a connection yet.
+   */
+  public abstract java.util.Map<ConnectivityState, Integer> endpointStates();
+
   @Override
   public void close() {
     shutdown();

@@ -1,5 +1,6 @@
 package io.petrel.spring.boot;
 
+import io.petrel.rpc.ConnectivityState;
 import io.petrel.rpc.InProcessAddress;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
@@ -21,15 +22,16 @@ import org.springframework.boot.health.contributor.Status;
  * {@code petrel} health: UP while the server serves (details: port, calls in flight, services' count) or when the
  * context has nothing to serve; DOWN before the server has started and once it is shutting down, so a load
  * balancer stops sending calls while it drains. Each client adds its pending calls, whether it is shut down, and
- * whether it reaches its target: its endpoints by state and its connections, read from the
- * {@code rpc.client.endpoints} and {@code rpc.client.connections} gauges of the context's {@link MeterRegistry}.
+ * whether it reaches its target: its endpoints by state ({@link RpcClient#endpointStates()}) and, with a
+ * {@link MeterRegistry} in the context, its connections (the {@code rpc.client.connections} gauge).
  * A client that cannot reach its target (no endpoint ready, one backing off) does not change the status unless
  * {@code petrel.health.clients-affect-status=true}, which makes it OUT_OF_SERVICE: by default one service's outage
  * does not take every caller out of its load balancer too.
  */
 public final class PetrelHealthIndicator implements HealthIndicator {
-  /** The states {@code rpc.client.endpoints} counts, in the order the details list them. */
-  private static final List<String> STATES = List.of("ready", "connecting", "backing_off", "idle");
+  /** The states the details list, in this order. */
+  private static final List<ConnectivityState> STATES = List.of(ConnectivityState.READY,
+      ConnectivityState.CONNECTING, ConnectivityState.BACKING_OFF, ConnectivityState.IDLE);
 
   private final ObjectProvider<PetrelServerLifecycle> server;
   private final ObjectProvider<PetrelClients> clients;
@@ -102,16 +104,14 @@ public final class PetrelHealthIndicator implements HealthIndicator {
         Map<String, Object> details = new LinkedHashMap<>();
         details.put("pendingCalls", c.pendingCalls());
         details.put("shutdown", c.isShutdown());
-        Map<String, Integer> endpoints = endpoints(registry, name);
-        if (registry == null) {
-          details.put("endpoints", "unknown: no MeterRegistry in the context (they are read from its"
-              + " rpc.client.endpoints gauges)");
-        } else if (endpoints.isEmpty()) {
-          details.put("endpoints", "unknown: the MeterRegistry has no rpc.client.endpoints gauge of this client"
-              + " (an in-process client has none; or a MeterFilter denies them)");
+        Map<String, Integer> endpoints = endpoints(c);
+        if (endpoints.isEmpty()) {
+          details.put("endpoints", "none: an in-process client has no endpoints");
         } else {
           details.put("endpoints", endpoints);
-          details.put("connections", connections(registry, name));
+          if (registry != null) {
+            details.put("connections", connections(registry, name));
+          }
           if (endpoints.getOrDefault("ready", 0) == 0 && endpoints.getOrDefault("backing_off", 0) > 0
               && !c.isShutdown()) {
             details.put("reachable", false); // its last connect attempts failed, and nothing is connected
@@ -130,23 +130,19 @@ public final class PetrelHealthIndicator implements HealthIndicator {
     return health.build();
   }
 
-  /** The client's endpoints by state, from its {@code rpc.client.endpoints} gauges; empty when there are none. */
-  private static Map<String, Integer> endpoints(@Nullable MeterRegistry registry, String client) {
+  /**
+   * The client's endpoints by state ({@link RpcClient#endpointStates()}), named as the {@code rpc.client.endpoints}
+   * gauges' {@code state} tag; empty for an in-process client.
+   */
+  private static Map<String, Integer> endpoints(RpcClient client) {
     Map<String, Integer> byState = new LinkedHashMap<>();
-    if (registry == null) {
+    Map<ConnectivityState, Integer> now = client.endpointStates();
+    if (now.isEmpty()) {
       return byState;
     }
-    Map<String, Integer> found = new LinkedHashMap<>();
-    for (Gauge g : registry.find("rpc.client.endpoints").tag("client", client).gauges()) {
-      String state = g.getId().getTag("state");
-      if (state != null) {
-        found.merge(state, (int) g.value(), Integer::sum);
-      }
+    for (ConnectivityState state : STATES) {
+      byState.put(state.name().toLowerCase(java.util.Locale.ROOT), now.getOrDefault(state, 0));
     }
-    if (found.isEmpty()) {
-      return byState;
-    }
-    STATES.forEach(state -> byState.put(state, found.getOrDefault(state, 0)));
     return byState;
   }
 

@@ -23,8 +23,9 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * The {@code petrel} indicator shows whether each client reaches its target (endpoints by state, connections, from
- * the rpc.client.endpoints and rpc.client.connections gauges); an unreachable one changes the status only with
+ * The {@code petrel} indicator shows whether each client reaches its target (endpoints by state from
+ * RpcClient.endpointStates, connections from the rpc.client.connections gauge); an unreachable one changes the
+ * status only with
  * {@code petrel.health.clients-affect-status=true}.
  */
 class PetrelClientHealthTest {
@@ -131,12 +132,15 @@ class PetrelClientHealthTest {
     });
   }
 
+  /** The endpoints come from the client itself (RpcClient.endpointStates): a MeterRegistry adds the connections. */
   @Test
-  void withoutAMeterRegistryTheEndpointsAreUnknownAndSaidWhy() {
+  void withoutAMeterRegistryTheEndpointsAreStillShown() {
     runner.withPropertyValues("petrel.clients.up.target=127.0.0.1:" + up.port()).run(context -> {
+      assertThat(context.getBean(PetrelClients.class).client("up").unaryCall(EchoService.ECHO, "x")).isEqualTo("x");
       Health h = context.getBean(PetrelHealthIndicator.class).health();
       assertThat(h.getStatus().getCode()).isEqualTo("UP");
-      assertThat((String) client(h, "up").get("endpoints")).startsWith("unknown: no MeterRegistry in the context");
+      assertThat(endpoints(h, "up")).containsEntry("ready", 1).containsEntry("idle", 0);
+      assertThat(client(h, "up")).containsEntry("reachable", true).doesNotContainKey("connections");
     });
   }
 }

@@ -564,6 +564,25 @@ public final class ClientChannel extends RpcClient {
     return runtime.pendingCalls();
   }
 
+  @Override
+  public java.util.Map<io.petrel.rpc.ConnectivityState, Integer> endpointStates() {
+    ClientEndpoints<InternalSubchannel> e = endpoints;
+    if (e == null) {
+      return java.util.Map.of();
+    }
+    java.util.EnumMap<io.petrel.rpc.ConnectivityState, Integer> counts =
+        new java.util.EnumMap<>(io.petrel.rpc.ConnectivityState.class);
+    for (io.petrel.rpc.ConnectivityState s : io.petrel.rpc.ConnectivityState.values()) {
+      if (s != io.petrel.rpc.ConnectivityState.SHUTDOWN) {
+        counts.put(s, 0);
+      }
+    }
+    for (InternalSubchannel s : e.subchannels()) {
+      counts.computeIfPresent(s.state(), (k, n) -> n + 1);
+    }
+    return java.util.Collections.unmodifiableMap(counts);
+  }
+
   /**
    * One attempt of {@code call}, with the request and options it keeps: picks the endpoint (another than a failed
    * attempt's when there is one) and a connection of it, and starts a stream of the transport there

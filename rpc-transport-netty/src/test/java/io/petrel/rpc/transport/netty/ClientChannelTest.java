@@ -6,6 +6,7 @@ import static io.petrel.rpc.testing.CallFailures.assertFails;
 
 import com.google.protobuf.StringValue;
 import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.ConnectivityState;
 import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.internal.ClientChannel;
 import io.petrel.rpc.RpcClient;
@@ -18,6 +19,7 @@ import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -764,6 +766,9 @@ class ClientChannelTest extends TransportFixture {
     System.gc();
     assertThat(endpointsIn(meters, "ready")).isEqualTo(1);
     assertThat(endpointsIn(meters, "backing_off")).isEqualTo(1);
+    // The same without a registry: RpcClient.endpointStates().
+    assertThat(c.endpointStates()).containsExactlyInAnyOrderEntriesOf(Map.of(ConnectivityState.IDLE, 0,
+        ConnectivityState.CONNECTING, 0, ConnectivityState.READY, 1, ConnectivityState.BACKING_OFF, 1));
     assertThat(lb.outcomes.poll(10, TimeUnit.SECONDS)).isEqualTo(port + " UNAVAILABLE");
     assertThat(echo(c, sa.port())).as("the other endpoint is untouched").isEqualTo("fine");
   }
