@@ -23,6 +23,7 @@ import org.jspecify.annotations.Nullable;
 import org.springframework.beans.factory.ListableBeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.context.LifecycleProperties;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -50,7 +51,7 @@ import org.springframework.core.env.PropertySource;
  * {@link MeterRegistry} when there is one, and tracing through the context's {@link ObservationRegistry} when
  * rpc-observation is on the class path. docs/spring-boot.md describes it.
  */
-@AutoConfiguration(afterName = {
+@AutoConfiguration(afterName = {"org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration",
     "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
     "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration"})
 @ConditionalOnClass(RpcServer.class)
@@ -64,13 +65,13 @@ public class PetrelAutoConfiguration {
       ObjectProvider<ServerInterceptor> interceptors, ObjectProvider<PetrelServerCustomizer> customizers,
       ObjectProvider<MeterRegistry> meterRegistry, ObjectProvider<HealthService> health,
       ObjectProvider<ExceptionMapper> exceptionMappers, ObjectProvider<LifecycleProperties> lifecycle,
-      Environment environment) {
+      ObjectProvider<SslBundles> sslBundles, Environment environment) {
     UnknownProperties.check(environment);
     // Everything is looked up when the server starts, after every singleton is made.
     return new PetrelServerLifecycle(() -> {
       List<ServiceDefinition> services = PetrelServices.find(beans);
       RpcServerBuilder builder = RpcServer.builder();
-      PetrelBuilders.applyServer(properties.getServer(), builder, asSet(environment));
+      PetrelBuilders.applyServer(properties.getServer(), builder, asSet(environment), sslBundles.getIfAvailable());
       services.forEach(builder::addService);
       if (properties.getServer().getHealth().isEnabled()) {
         health.ifUnique(h -> serveHealth(h, services, builder));
@@ -171,12 +172,13 @@ public class PetrelAutoConfiguration {
   @ConditionalOnMissingBean
   PetrelClients petrelClients(PetrelProperties properties, ObjectProvider<ClientInterceptor> interceptors,
       ObjectProvider<PetrelClientCustomizer> customizers, ObjectProvider<MeterRegistry> meterRegistry,
-      ObjectProvider<ClientTracing> tracing, Environment environment) {
+      ObjectProvider<ClientTracing> tracing, ObjectProvider<SslBundles> sslBundles, Environment environment) {
     UnknownProperties.check(environment); // the server's keys too: with petrel.server.enabled=false no server checks
     return new PetrelClients(properties.getClients().keySet(), name -> {
       try {
         RpcClientBuilder builder = RpcClient.builder();
-        PetrelBuilders.applyClient(name, client(properties, name), builder, asSet(environment));
+        PetrelBuilders.applyClient(name, client(properties, name), builder, asSet(environment),
+            sslBundles.getIfAvailable());
         // The client's span first (outermost), as the server's: the application's interceptors run inside it,
         // so what they log carries the trace, and a call one of them fails still has its span.
         tracing.ifAvailable(t -> builder.intercept(t.forClient(name)));

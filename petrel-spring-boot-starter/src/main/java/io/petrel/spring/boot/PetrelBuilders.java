@@ -10,6 +10,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
+import org.springframework.boot.ssl.NoSuchSslBundleException;
+import org.springframework.boot.ssl.SslBundle;
+import org.springframework.boot.ssl.SslBundles;
 import org.springframework.util.unit.DataSize;
 
 /**
@@ -40,6 +43,11 @@ final class PetrelBuilders {
   }
 
   static void applyServer(PetrelProperties.Server p, RpcServerBuilder b, AsSet asSet) {
+    applyServer(p, b, asSet, null);
+  }
+
+  /** {@code bundles}: Spring Boot's SSL bundles, for {@code tls.bundle}; null when the context has none. */
+  static void applyServer(PetrelProperties.Server p, RpcServerBuilder b, AsSet asSet, @Nullable SslBundles bundles) {
     Setter s = new Setter("petrel.server", asSet);
     String inProcessName = p.getInProcessName();
     if (inProcessName != null) {
@@ -64,8 +72,8 @@ final class PetrelBuilders {
     s.set("virtual-threads", p.getVirtualThreads(), b::virtualThreads);
     applyShared(s, p, b);
     PetrelProperties.Tls tls = p.getTls();
-    if (tls.isEnabled()) {
-      if (tls.getCertificateChain() == null && tls.getPrivateKey() == null) {
+    if (tls.isEnabled() || tls.getBundle() != null) {
+      if (tls.getCertificateChain() == null && tls.getPrivateKey() == null && tls.getBundle() == null) {
         throw new IllegalStateException("petrel.server.tls.enabled=true needs the server's certificate and key:"
             + " set petrel.server.tls.certificate-chain and petrel.server.tls.private-key (PEM files), or set"
             + " petrel.server.tls.enabled=false to serve plaintext");
@@ -80,7 +88,7 @@ final class PetrelBuilders {
             + " option: the name a client expects in the server's certificate; remove it from the petrel.server.tls"
             + " properties (it belongs under petrel.clients.<name>.tls)");
       }
-      s.tls(tls("petrel.server.tls", tls), b::tls);
+      s.tls(tls("petrel.server.tls", tls, bundles), b::tls);
     }
     s.set("max-concurrent-calls-per-connection", p.getMaxConcurrentCallsPerConnection(),
         b::maxConcurrentCallsPerConnection);
@@ -109,6 +117,12 @@ final class PetrelBuilders {
   }
 
   static void applyClient(String name, PetrelProperties.Client p, RpcClientBuilder b, AsSet asSet) {
+    applyClient(name, p, b, asSet, null);
+  }
+
+  /** {@code bundles}: Spring Boot's SSL bundles, for {@code tls.bundle}; null when the context has none. */
+  static void applyClient(String name, PetrelProperties.Client p, RpcClientBuilder b, AsSet asSet,
+      @Nullable SslBundles bundles) {
     String prefix = "petrel.clients." + name;
     Setter s = new Setter(prefix, asSet);
     String target = p.getTarget();
@@ -135,13 +149,13 @@ final class PetrelBuilders {
     s.set("keep-alive-time", p.getKeepAliveTime(), b::keepAliveTime);
     applyShared(s, p, b);
     PetrelProperties.Tls tls = p.getTls();
-    if (tls.isEnabled()) {
+    if (tls.isEnabled() || tls.getBundle() != null) {
       if (tls.getClientAuth() != TlsConfig.ClientAuth.NONE) {
         throw new IllegalStateException(prefix + ".tls.client-auth=" + tls.getClientAuth() + " is a server option:"
             + " a client presents its certificate when " + prefix + ".tls.certificate-chain and .private-key are"
             + " set; remove " + prefix + ".tls.client-auth (it belongs under petrel.server.tls)");
       }
-      s.tls(tls(prefix + ".tls", tls), b::tls);
+      s.tls(tls(prefix + ".tls", tls, bundles), b::tls);
     }
     s.set("max-pending-calls", p.getMaxPendingCalls(), b::maxPendingCalls);
     if (p.getReconnectBackoffInitial() != null || p.getReconnectBackoffMax() != null) {
@@ -209,8 +223,15 @@ final class PetrelBuilders {
   }
 
   static TlsConfig tls(String prefix, PetrelProperties.Tls p) {
+    return tls(prefix, p, null);
+  }
+
+  static TlsConfig tls(String prefix, PetrelProperties.Tls p, @Nullable SslBundles bundles) {
     TlsConfig.Builder t = TlsConfig.builder();
-    if (p.getCertificateChain() != null || p.getPrivateKey() != null) {
+    String bundleName = p.getBundle();
+    if (bundleName != null) {
+      fromBundle(prefix, bundleName, p, bundles, t);
+    } else if (p.getCertificateChain() != null || p.getPrivateKey() != null) {
       if (p.getCertificateChain() == null || p.getPrivateKey() == null) {
         throw new IllegalStateException(prefix + ".certificate-chain and " + prefix
             + ".private-key go together: set both or neither");
@@ -258,6 +279,46 @@ final class PetrelBuilders {
       }
     }
     return t.build();
+  }
+
+  /**
+   * The own certificate and key and the trust of SSL bundle {@code name} ({@code spring.ssl.bundle.*}): its key
+   * store (with the key's password, else the store's) and its trust store (none: the JDK's CAs).
+   */
+  private static void fromBundle(String prefix, String name, PetrelProperties.Tls p, @Nullable SslBundles bundles,
+      TlsConfig.Builder t) {
+    String property = prefix + ".bundle=" + name;
+    if (p.getCertificateChain() != null || p.getPrivateKey() != null || p.getTrustCertificates() != null) {
+      throw new IllegalStateException(property + " and the " + prefix + ".certificate-chain / .private-key /"
+          + " .trust-certificates files are two sources of the same material: use the bundle or the files");
+    }
+    if (bundles == null) {
+      throw new IllegalStateException(property + " needs Spring Boot's SSL bundles (spring.ssl.bundle.*), and this"
+          + " context has none (is SslAutoConfiguration excluded?)");
+    }
+    SslBundle bundle;
+    try {
+      bundle = bundles.getBundle(name);
+    } catch (NoSuchSslBundleException e) {
+      throw new IllegalStateException(property + ": there is no SSL bundle named '" + name + "' (defined: "
+          + bundles.getBundleNames() + "); define spring.ssl.bundle.pem." + name + ".* or spring.ssl.bundle.jks."
+          + name + ".*, or fix the name", e);
+    }
+    if (bundle.getKey().getAlias() != null) {
+      throw new IllegalStateException(property + ": the bundle names a key alias ('" + bundle.getKey().getAlias()
+          + "'), which Petrel does not choose by: give the bundle a key store with that one key, and no alias");
+    }
+    java.security.KeyStore keys = bundle.getStores().getKeyStore();
+    if (keys != null) {
+      String keyPassword = bundle.getKey().getPassword();
+      String storePassword = bundle.getStores().getKeyStorePassword();
+      String password = keyPassword != null ? keyPassword : storePassword != null ? storePassword : "";
+      t.keyStore(keys, password.toCharArray());
+    }
+    java.security.KeyStore trust = bundle.getStores().getTrustStore();
+    if (trust != null) {
+      t.trustStore(trust);
+    }
   }
 
   /** A TLS file property TlsConfig refused (a file that does not exist or cannot be read). */

@@ -460,6 +460,12 @@ public class PetrelProperties {
   public static class Tls {
     /** Whether to use TLS (default false: plaintext). */
     private boolean enabled;
+    /**
+     * The name of a Spring Boot SSL bundle ({@code spring.ssl.bundle.pem.<name>} or {@code .jks.<name>}) to take
+     * the own certificate and key and the certificates to trust from, in place of the file properties; setting it
+     * turns TLS on. Read once, at start: the bundle's later updates are not applied.
+     */
+    private @Nullable String bundle;
     /** Own certificate chain (PEM): required on a server, for mutual TLS on a client. */
     private @Nullable Path certificateChain;
     /** Own private key (PEM, PKCS#8), with the certificate chain. */
@@ -482,6 +488,14 @@ public class PetrelProperties {
 
     public boolean isEnabled() {
       return enabled;
+    }
+
+    public @Nullable String getBundle() {
+      return bundle;
+    }
+
+    public void setBundle(@Nullable String bundle) {
+      this.bundle = bundle;
     }
 
     public void setEnabled(boolean enabled) {

@@ -122,6 +122,71 @@ class TlsPropertiesTest {
         });
   }
 
+  /**
+   * Mutual TLS from Spring Boot SSL bundles (spring.ssl.bundle.pem.*) named by petrel.*.tls.bundle, which turns TLS
+   * on; a bundle that does not exist, or one beside the file properties, fails the start saying so.
+   */
+  @Test
+  void sslBundlesGiveTheCertificatesOfBothSides() throws Exception {
+    KeyPair caKeys = ecKeys();
+    Path ca = pem("b-ca.pem", "CERTIFICATE", certificate("test-ca", caKeys, "test-ca", caKeys.getPrivate(), true)
+        .getEncoded());
+    KeyPair serverKeys = ecKeys();
+    Path serverCert = pem("b-server.pem", "CERTIFICATE",
+        certificate("server", serverKeys, "test-ca", caKeys.getPrivate(), false).getEncoded());
+    Path serverKey = pem("b-server.key", "PRIVATE KEY", serverKeys.getPrivate().getEncoded());
+    KeyPair clientKeys = ecKeys();
+    Path clientCert = pem("b-client.pem", "CERTIFICATE",
+        certificate("client", clientKeys, "test-ca", caKeys.getPrivate(), false).getEncoded());
+    Path clientKey = pem("b-client.key", "PRIVATE KEY", clientKeys.getPrivate().getEncoded());
+    AutoConfigurations withSsl = AutoConfigurations.of(PetrelAutoConfiguration.class,
+        org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration.class);
+    new ApplicationContextRunner().withConfiguration(withSsl)
+        .withUserConfiguration(PetrelAutoConfigurationTest.Echo.class)
+        .withPropertyValues("petrel.server.port=0", "petrel.server.address=127.0.0.1",
+            "spring.ssl.bundle.pem.server.keystore.certificate=file:" + serverCert,
+            "spring.ssl.bundle.pem.server.keystore.private-key=file:" + serverKey,
+            "spring.ssl.bundle.pem.server.truststore.certificate=file:" + ca,
+            "petrel.server.tls.bundle=server", "petrel.server.tls.client-auth=REQUIRE")
+        .run(server -> {
+          assertThat(server).hasNotFailed();
+          int port = server.getBean(PetrelServerLifecycle.class).port();
+          new ApplicationContextRunner().withConfiguration(withSsl)
+              .withPropertyValues("petrel.server.enabled=false",
+                  "spring.ssl.bundle.pem.client.keystore.certificate=file:" + clientCert,
+                  "spring.ssl.bundle.pem.client.keystore.private-key=file:" + clientKey,
+                  "spring.ssl.bundle.pem.client.truststore.certificate=file:" + ca,
+                  "spring.ssl.bundle.pem.trust-only.truststore.certificate=file:" + ca,
+                  "petrel.clients.secure.target=127.0.0.1:" + port, "petrel.clients.secure.tls.bundle=client",
+                  "petrel.clients.anonymous.target=127.0.0.1:" + port,
+                  "petrel.clients.anonymous.tls.bundle=trust-only",
+                  "petrel.clients.anonymous.default-deadline=5s")
+              .run(client -> {
+                PetrelClients clients = client.getBean(PetrelClients.class);
+                assertThat(clients.client("secure").isSecure()).isTrue();
+                assertThat(clients.client("secure").unaryCall(EchoService.ECHO, "bundled")).isEqualTo("bundled");
+                // Trusting the server without a certificate of its own: the server requires one.
+                assertThatThrownBy(() -> clients.client("anonymous").unaryCall(EchoService.ECHO, "x"))
+                    .isInstanceOfSatisfying(StatusException.class,
+                        e -> assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE));
+              });
+        });
+    new ApplicationContextRunner().withConfiguration(withSsl)
+        .withUserConfiguration(PetrelAutoConfigurationTest.Echo.class)
+        .withPropertyValues("petrel.server.port=0", "petrel.server.address=127.0.0.1",
+            "petrel.server.tls.bundle=nope")
+        .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining(
+            "petrel.server.tls.bundle=nope: there is no SSL bundle named 'nope'"));
+    new ApplicationContextRunner().withConfiguration(withSsl)
+        .withUserConfiguration(PetrelAutoConfigurationTest.Echo.class)
+        .withPropertyValues("petrel.server.port=0", "petrel.server.address=127.0.0.1",
+            "spring.ssl.bundle.pem.server.keystore.certificate=file:" + serverCert,
+            "spring.ssl.bundle.pem.server.keystore.private-key=file:" + serverKey,
+            "petrel.server.tls.bundle=server", "petrel.server.tls.trust-certificates=" + ca)
+        .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining(
+            "are two sources of the same material"));
+  }
+
   /** A client-only TLS property set on the server (or the reverse) fails the start naming the property. */
   @Test
   void aTlsPropertyOfTheOtherSideFailsTheStartNamingIt() throws Exception {
