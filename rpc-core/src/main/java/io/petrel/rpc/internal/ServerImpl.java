@@ -119,7 +119,7 @@ public final class ServerImpl extends RpcServer {
       if (executor != null) {
         metrics.services(config.services().stream().map(ServiceDefinition::name).toList()); // rejected, at 0
       }
-      metrics.gauge("rpc.server.calls.active", transport, ServerTransport::inFlightCalls);
+      metrics.gauge("rpc.server.calls.active", "Calls running or queued", transport, ServerTransport::inFlightCalls);
       if (ownPool != null) {
         metrics.executor(ownPool, config.name() + "-business");
       } else if (executor instanceof VirtualThreadExecutor v) {

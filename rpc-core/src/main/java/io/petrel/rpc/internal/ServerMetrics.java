@@ -57,8 +57,8 @@ public final class ServerMetrics implements ServerRecorder {
         .register(registry));
   }
 
-  public <T> void gauge(String name, T obj, ToDoubleFunction<T> f) {
-    owned.add(name, tags, () -> Gauge.builder(name, obj, f).tags(tags).register(registry));
+  public <T> void gauge(String name, String description, T obj, ToDoubleFunction<T> f) {
+    owned.add(name, tags, () -> Gauge.builder(name, obj, f).description(description).tags(tags).register(registry));
   }
 
   /** The server has terminated: removes the meters bound to its objects (see {@link OwnedMeters}). */

@@ -123,7 +123,7 @@ final class NettyRpcClient implements ClientTransport {
     group.forEach(executors::add);
     this.loops = executors.toArray(new EventExecutor[0]);
     if (metrics != null) {
-      metrics.gauge("rpc.client.connections", this, c -> {
+      metrics.gauge("rpc.client.connections", "Usable connections", this, c -> {
         int n = 0;
         for (ClientConnection cc : c.connections) {
           n += cc.isUsable() ? 1 : 0;

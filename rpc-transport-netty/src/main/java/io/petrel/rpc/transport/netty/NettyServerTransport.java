@@ -182,7 +182,7 @@ final class NettyServerTransport implements ServerTransport {
     }
     localAddress = (InetSocketAddress) serverChannel.localAddress();
     if (metrics != null) {
-      metrics.gauge("rpc.server.connections", connectionCount, AtomicInteger::get);
+      metrics.gauge("rpc.server.connections", "Open connections", connectionCount, AtomicInteger::get);
       metrics.eventLoops(workers);
     }
     watchEventLoops(boss);

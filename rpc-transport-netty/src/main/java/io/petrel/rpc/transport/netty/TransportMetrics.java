@@ -41,10 +41,14 @@ final class TransportMetrics {
     this.tags = tags;
     this.owned = new OwnedMeters(registry);
     String p = "rpc." + side;
-    bytesReceived = Counter.builder(p + ".bytes.received").baseUnit("bytes").tags(tags).register(registry);
-    bytesSent = Counter.builder(p + ".bytes.sent").baseUnit("bytes").tags(tags).register(registry);
-    connectionsOpened = Counter.builder(p + ".connections.opened").tags(tags).register(registry);
-    connectionsClosed = Counter.builder(p + ".connections.closed").tags(tags).register(registry);
+    bytesReceived = Counter.builder(p + ".bytes.received").baseUnit("bytes").description("TCP payload bytes read")
+        .tags(tags).register(registry);
+    bytesSent = Counter.builder(p + ".bytes.sent").baseUnit("bytes").description("TCP payload bytes written")
+        .tags(tags).register(registry);
+    connectionsOpened = Counter.builder(p + ".connections.opened").description("Connections opened")
+        .tags(tags).register(registry);
+    connectionsClosed = Counter.builder(p + ".connections.closed").description("Connections closed")
+        .tags(tags).register(registry);
     ByteBufAllocator alloc = IoSupport.ALLOCATOR; // the allocator of Petrel's channels and frames
     if (alloc instanceof ByteBufAllocatorMetricProvider provider && firstInRegistry(registry)) {
       // Micrometer's binder: netty.allocator.* (JVM-wide, so no server or client tag), bound once per registry:
@@ -64,8 +68,8 @@ final class TransportMetrics {
     }
   }
 
-  <T> void gauge(String name, T obj, ToDoubleFunction<T> f) {
-    owned.add(name, tags, () -> Gauge.builder(name, obj, f).tags(tags).register(registry));
+  <T> void gauge(String name, String description, T obj, ToDoubleFunction<T> f) {
+    owned.add(name, tags, () -> Gauge.builder(name, obj, f).description(description).tags(tags).register(registry));
   }
 
   /** Micrometer's binder: {@code netty.eventexecutor.tasks.pending} per event loop (tag {@code name}, the thread). */

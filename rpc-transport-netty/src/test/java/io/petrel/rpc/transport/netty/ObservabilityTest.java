@@ -204,6 +204,22 @@ class ObservabilityTest extends TransportFixture {
     assertThat(cancelled.await(10, TimeUnit.SECONDS)).as("both cancellations seen by the server").isTrue();
   }
 
+  /** Every rpc.* meter says what it counts (Prometheus' HELP line was empty for eleven of them). */
+  @Test
+  void everyMeterHasADescription() throws Exception {
+    SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    RpcServer server = startServer(b -> b.meterRegistry(registry).name("described"));
+    RpcClient client = client(server.port(), b -> b.meterRegistry(registry).name("described"));
+    client.unaryCall(TestService.ECHO, StringValue.of("x"));
+    assertThatThrownBy(() -> client.unaryCall(TestService.FAIL, StringValue.of("x")));
+    List<String> undescribed = registry.getMeters().stream().map(m -> m.getId())
+        .filter(id -> id.getName().startsWith("rpc.")
+            && (id.getDescription() == null || id.getDescription().isBlank()))
+        .map(id -> id.getName()).distinct().toList();
+    assertThat(registry.getMeters()).hasSizeGreaterThan(10);
+    assertThat(undescribed).isEmpty();
+  }
+
   @Test
   void metricsCountCallsByStatusAndRejections() throws Exception {
     SimpleMeterRegistry registry = new SimpleMeterRegistry();
