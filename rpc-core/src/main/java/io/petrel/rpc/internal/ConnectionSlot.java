@@ -412,6 +412,9 @@ final class ConnectionSlot {
           connection = c;
           connectionLink = a;
           awaitingFirstFrame = !a.answered;
+          if (!a.answered) {
+            watchFirstFrame(a);
+          }
           lastFailure = null;
           lastFailureCause = null;
           goawaySeen = false;
@@ -549,6 +552,7 @@ final class ConnectionSlot {
     synchronized (this) {
       backoffNanos = config.reconnectInitialBackoffNanos();
       a.answered = true;
+      cancelFirstFrameTimer(a);
       if (connectionLink == a) {
         awaitingFirstFrame = false;
       }
@@ -557,6 +561,49 @@ final class ConnectionSlot {
     owner.slotChanged();
     if (c != null) {
       a.result.complete(c); // RpcClient.start() counts the endpoint connected from now (not at TCP connect)
+    }
+  }
+
+  // Holding the lock: closes a's new connection if its server's first frame does not come within the connect
+  // timeout. A server that accepts and then says nothing (a frozen process, whose kernel still accepts connections;
+  // an overloaded one; something that is not a Petrel server) would otherwise hold the calls sent there until their
+  // deadlines while its endpoint looked connected: the connection closes instead, as a failed connect attempt (its
+  // calls were not written: they go to another endpoint or wait for the next attempt), and the endpoint backs off.
+  private void watchFirstFrame(Link a) {
+    long timeout = config.connectTimeoutNanos();
+    try {
+      a.firstFrameTimer = scheduler.schedule(() -> firstFrameDue(a, timeout), timeout, TimeUnit.NANOSECONDS);
+    } catch (RejectedExecutionException e) {
+      // The transport's threads are stopping: the client is shutting down and closes the connection.
+    }
+  }
+
+  // Holding the lock.
+  private static void cancelFirstFrameTimer(Link a) {
+    ScheduledFuture<?> t = a.firstFrameTimer;
+    if (t != null) {
+      t.cancel(false);
+      a.firstFrameTimer = null;
+    }
+  }
+
+  /** The connect timeout has passed since {@code a}'s connection opened, and its server has said nothing. */
+  private void firstFrameDue(Link a, long timeoutNanos) {
+    Connection c;
+    String why = "connected, but the server sent nothing within the connect timeout of "
+        + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms: is the server frozen or overloaded, or not a Petrel"
+        + " server? (RpcClient.builder().connectTimeout)";
+    synchronized (this) {
+      a.firstFrameTimer = null;
+      if (a.answered || connectionLink != a || closed) {
+        return;
+      }
+      a.firstFrameDue = why;
+      c = a.connection;
+    }
+    if (c != null) {
+      log.debug("closing the connection to {}: {}", owner.authority(), why);
+      c.close(why);
     }
   }
 
@@ -592,6 +639,7 @@ final class ConnectionSlot {
     boolean lost = false;
     String unanswered = null;
     synchronized (this) {
+      cancelFirstFrameTimer(a);
       if (a.connection == null) {
         a.closeReason = reason; // the attempt's own channel: connected() says why it failed
       } else if (connectionLink == a) {
@@ -601,7 +649,9 @@ final class ConnectionSlot {
         if (!closed) {
           if (!answered) {
             // Accepted, then closed before the server said anything: as good as a failed attempt.
-            lastFailure = reason != null ? reason : "the connection was closed before the server answered anything";
+            String due = a.firstFrameDue;
+            lastFailure = reason != null ? reason
+                : due != null ? due : "the connection was closed before the server answered anything";
             lastFailureCause = null;
             unanswered = lastFailure;
             log.debug("connection to {} closed before the server answered; next attempt after the backoff",
@@ -714,6 +764,10 @@ final class ConnectionSlot {
     @Nullable String closeReason;
     /** The connection's first frame arrived ({@link #answered()}). */
     boolean answered;
+    /** Closes the connection if its first frame does not come in time ({@link #watchFirstFrame}). */
+    @Nullable ScheduledFuture<?> firstFrameTimer;
+    /** Why the core closed the connection before its first frame came, or null. */
+    @Nullable String firstFrameDue;
 
     @Override
     public void answered() {

@@ -32,6 +32,15 @@ public interface Connection {
   void close();
 
   /**
+   * As {@link #close()}, {@code reason} saying why (the core closes a connection whose server sent nothing within
+   * the connect timeout): a transport that keeps it gives it to the attempts it ends and to
+   * {@link Listener#closed}. The default closes without it (the core still knows why).
+   */
+  default void close(String reason) {
+    close();
+  }
+
+  /**
    * What a connection tells the core, given to {@link ClientTransport#connect} (implemented by the core only).
    * Called on the transport's threads, holding none of its locks.
    */
@@ -39,7 +48,9 @@ public interface Connection {
     /**
      * The server's first frame arrived: it is really there. The core starts the endpoint's backoff over, and only
      * from now on counts the endpoint READY and lets balancers pick it (a transport that never calls this leaves its
-     * endpoints CONNECTING). Close a connection whose first frame does not come within the connect timeout.
+     * endpoints CONNECTING). The core closes ({@link Connection#close(String)}) a connection whose first frame does
+     * not come within the connect timeout of its connect future's completion, as a failed connect attempt: a
+     * transport whose protocol has the server speak first only needs to say when it did.
      */
     void answered();
 

@@ -478,4 +478,49 @@ class ClientEndpointsTest {
     assertThat(he.status().description()).containsPattern(
         "\\(attempt 1: endpoint [ab]:[12]: connected [^;]*; attempt 2: endpoint [ab]:[12]: connected");
   }
+
+  /**
+   * The core closes a connection whose server has said nothing within the connect timeout (the transport only
+   * says when the first frame came), as a failed connect attempt: the endpoint backs off saying why, and the call
+   * waiting there fails with that reason, before its deadline.
+   */
+  @Test
+  void aConnectionWhoseServerSaysNothingIsClosedAfterTheConnectTimeout() throws Exception {
+    Manual resolver = new Manual();
+    RecordingTransport.Client c = client(RpcClient.builder().nameResolver("manual://svc", resolver)
+        .connectTimeout(Duration.ofMillis(200)).transport("recording").build());
+    c.manualConnects = true;
+    resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1)));
+    InternalSubchannel a = c.endpoints.subchannels().get(0);
+    long start = System.nanoTime();
+    CompletableFuture<byte[]> call = c.unaryCallAsync(ECHO, new byte[] {1},
+        CallOptions.DEFAULT.withTimeout(Duration.ofMillis(1500)));
+    RecordingTransport.Conn silent = c.asked.take();
+    silent.connectSilently();
+    assertThat(a.state()).isEqualTo(ConnectivityState.CONNECTING);
+    RecordingTransport.Call held = c.started.take(); // sent on the connection, which holds it (no first frame)
+    assertThat(silent.closed.get(5, TimeUnit.SECONDS)).as("closed by the core").isNull();
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start)).as("ms to close").isLessThan(5_000);
+    assertThat(silent.closedBecause).contains("connected, but the server sent nothing within the connect timeout of"
+        + " 200 ms", "(RpcClient.builder().connectTimeout)");
+    assertThat(a.state()).isEqualTo(ConnectivityState.BACKING_OFF);
+    assertThat(a.stateCause().description()).contains("cannot connect to a:1: connected, but the server sent"
+        + " nothing within the connect timeout of 200 ms");
+    // The transport ends what it held as never written: the call waits for the next attempt (this transport's
+    // connects never complete), and its deadline's message says why the last one failed.
+    held.onClose(Status.UNAVAILABLE.withDescription("connection closed"), AttemptProgress.REFUSED);
+    assertThat(statusOf(call).description()).contains("sent nothing within the connect timeout");
+
+    // A server that answers in time keeps its connection past the timeout.
+    RecordingTransport.Client d = client(RpcClient.builder().nameResolver("manual://svc", new Manual())
+        .connectTimeout(Duration.ofMillis(100)).transport("recording").build());
+    d.endpoints.onEndpoints(List.of(Endpoint.of("b", 2)));
+    CompletableFuture<byte[]> ok = d.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT);
+    answer(d.started.take());
+    ok.get(10, TimeUnit.SECONDS);
+    RecordingTransport.Conn kept = d.connects.get(0);
+    Thread.sleep(300); // past the connect timeout: nothing may close it (no event to wait for)
+    assertThat(kept.closedBecause).isNull();
+    assertThat(kept.usable).isTrue();
+  }
 }

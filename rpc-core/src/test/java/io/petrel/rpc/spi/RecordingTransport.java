@@ -144,6 +144,10 @@ public final class RecordingTransport implements TransportProvider {
     public volatile boolean usable = true;
     /** Why it was drained, or null. */
     public volatile @Nullable String drained;
+    /** Why the core closed it ({@link #close(String)}), or null. */
+    public volatile @Nullable String closedBecause;
+    /** Whether the server has answered ({@link #succeed}). */
+    public volatile boolean answered;
     public final java.util.concurrent.CompletableFuture<Void> closed = new java.util.concurrent.CompletableFuture<>();
 
     Conn(io.petrel.rpc.Endpoint endpoint, Connection.Listener listener) {
@@ -154,7 +158,13 @@ public final class RecordingTransport implements TransportProvider {
     /** The connect succeeded: the server answered at once. */
     public void succeed() {
       future.complete(this);
+      answered = true;
       listener.answered();
+    }
+
+    /** The connect succeeded, and the server says nothing (a frozen process whose kernel still accepts). */
+    public void connectSilently() {
+      future.complete(this);
     }
 
     /** The connect failed with {@code why}. */
@@ -172,7 +182,8 @@ public final class RecordingTransport implements TransportProvider {
     /** The connection was lost ({@code answered}: after the server had said something). */
     public void lose(boolean answered) {
       usable = false;
-      listener.closed("lost by the test", answered);
+      String because = closedBecause;
+      listener.closed(because != null ? because : "lost by the test", answered);
       closed.complete(null);
     }
 
@@ -189,7 +200,13 @@ public final class RecordingTransport implements TransportProvider {
 
     @Override
     public void close() {
-      lose(true);
+      lose(answered);
+    }
+
+    @Override
+    public void close(String reason) {
+      closedBecause = reason;
+      close();
     }
   }
 

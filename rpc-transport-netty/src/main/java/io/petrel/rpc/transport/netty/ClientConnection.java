@@ -102,8 +102,6 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   private boolean answered;
   /** Event loop only: the first frame received kept to the protocol (the core was told the server answered). */
   private boolean validFirstFrame;
-  /** Event loop only: closes a connection whose server says nothing ({@link #firstFrameDue}); null once it spoke. */
-  private io.netty.util.concurrent.@Nullable ScheduledFuture<?> firstFrameTimer;
   private int nextRequestId = 1;
   private volatile boolean goaway;
   /** A keepalive PING is unanswered; event loop only. */
@@ -180,6 +178,22 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   public void close() {
     closedHere = true;
     channel.close();
+  }
+
+  /** Closes now, {@code reason} saying why to the calls it ends and the core (unless it has a reason already). */
+  @Override
+  public void close(String reason) {
+    try {
+      channel.eventLoop().execute(() -> {
+        if (closeReason == null) {
+          closeReason = reason;
+        }
+        closedHere = true;
+        channel.close();
+      });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      close(); // the event loop is stopping, and the channel with it
+    }
   }
 
   /** Any thread: an attempt whose request is encoded; written on the event loop. */
@@ -531,10 +545,6 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     boolean first = !answered;
     if (first) {
       answered = true;
-      if (firstFrameTimer != null) {
-        firstFrameTimer.cancel(false); // nor does the timer hold this connection until it is due
-        firstFrameTimer = null;
-      }
       // No limit unless the frame is the server's SETTINGS (an older server sends none: as before).
       peerMaxCalls = Integer.MAX_VALUE;
     }
@@ -762,31 +772,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     if (client.metrics() != null) {
       client.metrics().bytesSent.increment(HEADER_SIZE);
     }
+    // The server's answer is its first frame; the core closes the connection if none comes in time.
     ctx.writeAndFlush(FrameEncoder.encodeControl(channel.alloc(), TYPE_PING, 0), ctx.voidPromise());
-    long timeout = client.firstFrameTimeoutNanos();
-    if (timeout > 0) {
-      firstFrameTimer = ctx.executor().schedule(() -> firstFrameDue(ctx, timeout), timeout, TimeUnit.NANOSECONDS);
-    }
-  }
-
-  /**
-   * Event loop: the server has had the connect timeout to send its first frame (the answer to the client's PING)
-   * since the connection opened. A server that accepts and then says nothing (a frozen process, whose kernel still
-   * accepts connections; an overloaded one; something that is not a Petrel server) would hold the calls sent
-   * there until their deadlines, and the endpoint would look connected: the connection closes instead, as a failed
-   * connect attempt (its calls were not written: they go to another endpoint or wait for the next attempt), and the
-   * endpoint backs off.
-   */
-  private void firstFrameDue(ChannelHandlerContext ctx, long timeoutNanos) {
-    if (answered || closed) {
-      return;
-    }
-    if (closeReason == null) {
-      closeReason = "connected, but the server sent nothing within the connect timeout of "
-          + TimeUnit.NANOSECONDS.toMillis(timeoutNanos) + " ms (no answer to the client's first PING): is the"
-          + " server frozen or overloaded, or not a Petrel server? (RpcClient.builder().connectTimeout)";
-    }
-    ctx.close();
   }
 
   /** Event loop: whether a frame has been received on this connection. */
@@ -899,10 +886,6 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   @Override
   public void channelInactive(ChannelHandlerContext ctx) throws Exception {
     closed = true;
-    if (firstFrameTimer != null) {
-      firstFrameTimer.cancel(false);
-      firstFrameTimer = null;
-    }
     if (client.metrics() != null) {
       client.metrics().connectionsClosed.increment();
     }

@@ -73,11 +73,6 @@ final class NettyRpcClient implements ClientTransport {
   /** What the core says of the client this transport serves. */
   private final ClientTransportContext runtime;
 
-  /** How long a new connection waits for the server's first frame before it counts as a failed attempt. */
-  long firstFrameTimeoutNanos() {
-    return config.connectTimeoutNanos();
-  }
-
   NettyRpcClient(ClientConfig config, ClientTransportContext runtime) {
     this.runtime = runtime;
     this.config = config;
