@@ -105,7 +105,20 @@ public abstract class RpcClient implements AutoCloseable {
    * BACKING_OFF cannot reach its servers now (its last connect attempts failed); one whose endpoints are all IDLE
    * has not needed a connection yet.
    */
-  public abstract java.util.Map<ConnectivityState, Integer> endpointStates();
+  public java.util.Map<ConnectivityState, Integer> endpointStates() {
+    return java.util.Map.of();
+  }
+
+  /**
+   * The client's state as a whole, for health checks (grpc-java's {@code ManagedChannel.getState}): READY when an
+   * endpoint is; else BACKING_OFF when it cannot reach its servers now: it has no endpoint (the resolver lists none
+   * or failed, or the endpoint filter leaves none) or one that has failed since it was last READY, even while it
+   * tries again (CONNECTING to a host that drops connects); else CONNECTING when a first attempt is under way;
+   * else IDLE (no call has needed a connection yet). SHUTDOWN once shut down. An in-process client is IDLE.
+   */
+  public ConnectivityState state() {
+    return isShutdown() ? ConnectivityState.SHUTDOWN : ConnectivityState.IDLE;
+  }
 
   @Override
   public void close() {

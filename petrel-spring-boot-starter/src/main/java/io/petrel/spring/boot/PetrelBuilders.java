@@ -72,6 +72,12 @@ final class PetrelBuilders {
     s.set("virtual-threads", p.getVirtualThreads(), b::virtualThreads);
     applyShared(s, p, b);
     PetrelProperties.Tls tls = p.getTls();
+    // Checked with TLS off too: a client option here is a mistake either way.
+    if (tls.getServerName() != null) {
+      throw new IllegalStateException("petrel.server.tls.server-name=" + tls.getServerName() + " is a client"
+          + " option: the name a client expects in the server's certificate; remove it from the petrel.server.tls"
+          + " properties (it belongs under petrel.clients.<name>.tls)");
+    }
     if (tls.isEnabled() || tls.getBundle() != null) {
       if (tls.getCertificateChain() == null && tls.getPrivateKey() == null && tls.getBundle() == null) {
         throw new IllegalStateException("petrel.server.tls.enabled=true needs the server's certificate and key:"
@@ -81,11 +87,6 @@ final class PetrelBuilders {
       if (tls.isInsecureSkipHostnameVerification()) {
         throw new IllegalStateException("petrel.server.tls.insecure-skip-hostname-verification=true is a client"
             + " option: a server does not check the host names of its clients; remove it from the petrel.server.tls"
-            + " properties (it belongs under petrel.clients.<name>.tls)");
-      }
-      if (tls.getServerName() != null) {
-        throw new IllegalStateException("petrel.server.tls.server-name=" + tls.getServerName() + " is a client"
-            + " option: the name a client expects in the server's certificate; remove it from the petrel.server.tls"
             + " properties (it belongs under petrel.clients.<name>.tls)");
       }
       s.tls(tls("petrel.server.tls", tls, bundles), b::tls);
@@ -149,6 +150,12 @@ final class PetrelBuilders {
     s.set("keep-alive-time", p.getKeepAliveTime(), b::keepAliveTime);
     applyShared(s, p, b);
     PetrelProperties.Tls tls = p.getTls();
+    if (tls.getServerName() != null && !tls.isEnabled() && tls.getBundle() == null) {
+      // The name to check in the server's certificate, over plaintext: the user expects TLS and would not get it.
+      throw new IllegalStateException(prefix + ".tls.server-name=" + tls.getServerName() + " is set, but TLS is"
+          + " off for client '" + name + "': set " + prefix + ".tls.enabled=true (or " + prefix + ".tls.bundle), or"
+          + " remove " + prefix + ".tls.server-name");
+    }
     if (tls.isEnabled() || tls.getBundle() != null) {
       if (tls.getClientAuth() != TlsConfig.ClientAuth.NONE) {
         throw new IllegalStateException(prefix + ".tls.client-auth=" + tls.getClientAuth() + " is a server option:"

@@ -105,16 +105,19 @@ public final class PetrelHealthIndicator implements HealthIndicator {
         details.put("pendingCalls", c.pendingCalls());
         details.put("shutdown", c.isShutdown());
         Map<String, Integer> endpoints = endpoints(c);
-        if (endpoints.isEmpty()) {
+        ConnectivityState state = c.state();
+        details.put("state", state.name().toLowerCase(java.util.Locale.ROOT));
+        if (endpoints.isEmpty() && state == ConnectivityState.IDLE) {
           details.put("endpoints", "none: an in-process client has no endpoints");
         } else {
           details.put("endpoints", endpoints);
           if (registry != null) {
             details.put("connections", connections(registry, name));
           }
-          if (endpoints.getOrDefault("ready", 0) == 0 && endpoints.getOrDefault("backing_off", 0) > 0
-              && !c.isShutdown()) {
-            details.put("reachable", false); // its last connect attempts failed, and nothing is connected
+          if (state == ConnectivityState.BACKING_OFF) {
+            // Nothing connected, and no endpoint to call or one that failed since it was last ready (also while
+            // it tries again): RpcClient.state().
+            details.put("reachable", false);
             unreachable.add(name);
           } else {
             details.put("reachable", true);

@@ -16,14 +16,21 @@ import org.springframework.boot.context.properties.bind.UnboundConfigurationProp
 import org.springframework.boot.context.properties.bind.handler.NoUnboundElementsBindHandler;
 import org.springframework.boot.context.properties.source.ConfigurationProperty;
 import org.springframework.boot.context.properties.source.ConfigurationPropertyName;
+import org.springframework.boot.context.properties.bind.PropertySourcesPlaceholdersResolver;
+import org.springframework.boot.context.properties.source.ConfigurationPropertySources;
+import org.springframework.core.env.ConfigurableEnvironment;
 import org.springframework.core.env.Environment;
+import org.springframework.core.env.PropertySource;
+import org.springframework.core.env.SystemEnvironmentPropertySource;
 
 /**
  * Fails the start on a property under {@code petrel.server.} or {@code petrel.clients.<name>.} that no option has
  * (a misspelt {@code petrel.server.busines-threads} would otherwise be ignored, and its default used), naming it
  * and the known property nearest to it. Boot's own check ({@code NoUnboundElementsBindHandler}, the one of
- * {@code ignoreUnknownFields = false}) finds them, in every relaxed form and source; the rest of {@code petrel.*}
- * is not checked, so that a {@code PETREL_...} environment variable of something else does not fail the start.
+ * {@code ignoreUnknownFields = false}) finds them, in every relaxed form, in every source but the environment
+ * variables: Kubernetes gives each pod variables for every Service of its namespace ({@code enableServiceLinks}),
+ * and those of a Service named {@code petrel-server-headless} ({@code PETREL_SERVER_HEADLESS_PORT=tcp://...})
+ * fall under {@code petrel.server.}. The rest of {@code petrel.*} is not checked.
  */
 final class UnknownProperties {
   private UnknownProperties() {
@@ -50,7 +57,7 @@ final class UnknownProperties {
   private static void check(Environment environment, String prefix, Bindable<?> target, Class<?> type,
       boolean named) {
     try {
-      Binder.get(environment).bind(prefix, target, new NoUnboundElementsBindHandler(BindHandler.DEFAULT));
+      binder(environment).bind(prefix, target, new NoUnboundElementsBindHandler(BindHandler.DEFAULT));
     } catch (BindException e) {
       UnboundConfigurationPropertiesException unbound = unbound(e);
       if (unbound == null) {
@@ -64,6 +71,25 @@ final class UnknownProperties {
           + (problems.size() == 1 ? "it" : "them") + ": docs/spring-boot.md lists every Petrel property", e);
     }
   }
+
+  /** A binder over {@code environment}'s property sources but the environment variables (see the class comment). */
+  private static Binder binder(Environment environment) {
+    if (!(environment instanceof ConfigurableEnvironment configurable)) {
+      return Binder.get(environment);
+    }
+    List<PropertySource<?>> sources = new ArrayList<>();
+    for (PropertySource<?> s : configurable.getPropertySources()) {
+      if (!(s instanceof SystemEnvironmentPropertySource)
+          && !ATTACHED.equals(s.getName())) { // Boot's view of all the others, environment variables included
+        sources.add(s);
+      }
+    }
+    return new Binder(ConfigurationPropertySources.from(sources),
+        new PropertySourcesPlaceholdersResolver(environment));
+  }
+
+  /** The name of the property source Boot attaches to an environment over all its others. */
+  private static final String ATTACHED = "configurationProperties";
 
   private static @Nullable UnboundConfigurationPropertiesException unbound(Throwable e) {
     for (Throwable t = e; t != null; t = t.getCause()) {

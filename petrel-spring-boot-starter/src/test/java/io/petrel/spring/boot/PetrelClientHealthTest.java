@@ -5,12 +5,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.ConnectivityState;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.StatusException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -142,5 +149,78 @@ class PetrelClientHealthTest {
       assertThat(endpoints(h, "up")).containsEntry("ready", 1).containsEntry("idle", 0);
       assertThat(client(h, "up")).containsEntry("reachable", true).doesNotContainKey("connections");
     });
+  }
+
+  /**
+   * A client with nothing to call (its endpoint filter leaves none; its DNS name does not resolve) fails every call:
+   * not reachable (a review found both shown reachable and UP).
+   */
+  @Test
+  void aClientWithNoEndpointToCallIsNotReachable() {
+    runner.withPropertyValues("petrel.health.clients-affect-status=true",
+        "petrel.clients.none.target=127.0.0.1:" + up.port(), "petrel.clients.none.endpoint-filter.version=9.9.9",
+        "petrel.clients.nodns.target=dns:///does-not-exist.invalid:7000")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          PetrelClients clients = context.getBean(PetrelClients.class);
+          for (String name : List.of("none", "nodns")) {
+            assertThatThrownBy(() -> clients.client(name).unaryCall(EchoService.ECHO, "x",
+                CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(1)))).isInstanceOf(StatusException.class);
+          }
+          Health h = context.getBean(PetrelHealthIndicator.class).health();
+          assertThat(client(h, "none")).containsEntry("reachable", false).containsEntry("state", "backing_off");
+          assertThat(client(h, "nodns")).containsEntry("reachable", false).containsEntry("state", "backing_off");
+          assertThat(h.getStatus().getCode()).isEqualTo("OUT_OF_SERVICE");
+        });
+  }
+
+  /**
+   * A client whose only host drops connects (a full accept queue here: the kernel drops SYNs) stays unreachable
+   * while it tries again: CONNECTING after a failure is still failing (a review saw readiness flip to UP for each
+   * connect attempt).
+   */
+  @Test
+  void aClientTryingAgainAHostThatDropsConnectsStaysUnreachable() throws Exception {
+    try (ServerSocket full = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      List<java.net.Socket> queued = new ArrayList<>();
+      try {
+        boolean dropping = false;
+        for (int i = 0; i < 8 && !dropping; i++) {
+          java.net.Socket q = new java.net.Socket();
+          queued.add(q);
+          try {
+            q.connect(full.getLocalSocketAddress(), 300);
+          } catch (java.net.SocketTimeoutException timedOut) {
+            dropping = true;
+          }
+        }
+        assertThat(dropping).as("the kernel drops connects to a full accept queue").isTrue();
+        runner.withPropertyValues("petrel.health.clients-affect-status=true",
+            "petrel.clients.gone.target=127.0.0.1:" + full.getLocalPort(), "petrel.clients.gone.connect-timeout=300ms",
+            "petrel.clients.gone.reconnect-backoff-initial=100ms", "petrel.clients.gone.reconnect-backoff-max=100ms")
+            .run(context -> {
+              RpcClient c = context.getBean(PetrelClients.class).client("gone");
+              PetrelHealthIndicator indicator = context.getBean(PetrelHealthIndicator.class);
+              assertThatThrownBy(() -> c.unaryCall(EchoService.ECHO, "x",
+                  CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(5)))).isInstanceOf(StatusException.class);
+              // The next attempts follow by themselves while calls wait: catch it connecting again.
+              CompletableFuture<String> waiting = c.unaryCallAsync(EchoService.ECHO, "x",
+                  CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(5)));
+              long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+              while (c.endpointStates().get(ConnectivityState.CONNECTING) != 1) {
+                assertThat(System.nanoTime()).as("connecting again").isLessThan(until);
+                Thread.onSpinWait();
+              }
+              Health h = indicator.health();
+              waiting.cancel(true);
+              assertThat(client(h, "gone")).containsEntry("reachable", false).containsEntry("state", "backing_off");
+              assertThat(h.getStatus().getCode()).isEqualTo("OUT_OF_SERVICE");
+            });
+      } finally {
+        for (java.net.Socket q : queued) {
+          q.close();
+        }
+      }
+    }
   }
 }

@@ -104,14 +104,17 @@ class PetrelUnknownPropertiesTest {
             Map.<String, Object>of(name, value))));
   }
 
+  /**
+   * Environment variables set options, and are not checked: Kubernetes adds variables for every Service of the
+   * namespace, and those of one named petrel-server-headless fall under petrel.server.
+   */
   @Test
-  void environmentVariablesAreCheckedInTheirOwnForm() {
+  void environmentVariablesSetOptionsAndAreNotChecked() {
     withEnvironmentVariable("PETREL_SERVER_BUSINESSTHREADS", "4").run(context -> {
       assertThat(context).hasNotFailed();
       assertThat(context.getBean(PetrelProperties.class).getServer().getBusinessThreads()).isEqualTo(4);
     });
-    withEnvironmentVariable("PETREL_SERVER_BUSINESTHREADS", "4").run(context -> assertThat(messages(context))
-        .anySatisfy(m -> assertThat(m).startsWith("petrel.server.businesthreads=4 is not a known property")));
+    withEnvironmentVariable("PETREL_SERVER_BUSINESTHREADS", "4").run(context -> assertThat(context).hasNotFailed());
     withEnvironmentVariable("PETREL_HOME", "/opt/petrel").run(context -> assertThat(context).hasNotFailed());
   }
 }

@@ -218,5 +218,17 @@ class TlsPropertiesTest {
             "petrel.clients.x.tls.enabled=true", "petrel.clients.x.tls.server-name=greeter.example:7000")
         .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining(
             "petrel.clients.x.tls.server-name=greeter.example:7000 is refused: serverName is the name"));
+    // A server name with TLS off: on a server a mistake whatever TLS is; on a client it would mean plaintext.
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+        .withUserConfiguration(PetrelAutoConfigurationTest.Echo.class)
+        .withPropertyValues("petrel.server.port=0", "petrel.server.address=127.0.0.1",
+            "petrel.server.tls.server-name=greeter.example")
+        .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining(
+            "petrel.server.tls.server-name=greeter.example is a client option"));
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+        .withPropertyValues("petrel.server.enabled=false", "petrel.clients.x.target=127.0.0.1:1",
+            "petrel.clients.x.tls.server-name=greeter.example")
+        .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining(
+            "petrel.clients.x.tls.server-name=greeter.example is set, but TLS is off for client 'x'"));
   }
 }

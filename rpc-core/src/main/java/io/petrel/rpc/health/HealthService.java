@@ -174,13 +174,14 @@ public final class HealthService implements ServerLifecycleListener {
     synchronized (this) {
       State was = state;
       RpcServer bound = was.server();
-      if (bound != null && bound != server && !was.draining() && !bound.isShutdown()) {
-        log.error("a HealthService follows one server at a time: it follows {}, which still serves, and ignores {}"
-            + " (make one per server)", bound, server);
+      if (bound != null && bound != server && !bound.isTerminated()) {
+        log.error("a HealthService follows one server at a time: it follows {}, which has not terminated, and ignores"
+            + " {} (make one per server)", bound, server);
         return;
       }
-      // Not following one yet, or the one it followed is shutting down or gone (a restart in the same JVM, such
-      // as a Spring context stopped and started): follow this one. What the application set stays set.
+      // Not following one yet, or the one it followed has terminated (a restart in the same JVM, such as a Spring
+      // context stopped and started): follow this one. What the application set stays set. Not while the old one
+      // drains: its checks would answer for the new one.
       java.util.Set<String> names = new java.util.HashSet<>();
       server.services().forEach(d -> names.add(d.name()));
       state = new State(server, java.util.Set.copyOf(names), false);

@@ -165,9 +165,9 @@ public final class ClientChannel extends RpcClient {
         owners.add(sub.authority());
       }
     }
-    // The transport's timers end each attempt: the connect (and TLS handshake), then the server's first frame,
-    // each within connectTimeout.
-    long waitMs = 2 * TimeUnit.NANOSECONDS.toMillis(config.connectTimeoutNanos()) + 1000;
+    // The transport's and the slot's timers end each attempt: the connect, the TLS handshake (with TLS), then the
+    // server's first frame, each within connectTimeout.
+    long waitMs = (config.tls() != null ? 3 : 2) * TimeUnit.NANOSECONDS.toMillis(config.connectTimeoutNanos()) + 1000;
     long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
     StatusException first = null;
     List<String> failures = new ArrayList<>();
@@ -562,6 +562,33 @@ public final class ClientChannel extends RpcClient {
   @Override
   public int pendingCalls() {
     return runtime.pendingCalls();
+  }
+
+  @Override
+  public io.petrel.rpc.ConnectivityState state() {
+    if (isShutdown()) {
+      return io.petrel.rpc.ConnectivityState.SHUTDOWN;
+    }
+    ClientEndpoints<InternalSubchannel> e = endpoints;
+    if (e == null) {
+      return io.petrel.rpc.ConnectivityState.IDLE; // in-process
+    }
+    List<InternalSubchannel> subs = e.subchannels();
+    if (subs.isEmpty()) {
+      return io.petrel.rpc.ConnectivityState.BACKING_OFF; // nothing to call: see noEndpoint's message
+    }
+    boolean failing = false;
+    boolean connecting = false;
+    for (InternalSubchannel s : subs) {
+      io.petrel.rpc.ConnectivityState st = s.state();
+      if (st == io.petrel.rpc.ConnectivityState.READY) {
+        return st;
+      }
+      failing |= s.isFailing();
+      connecting |= st == io.petrel.rpc.ConnectivityState.CONNECTING;
+    }
+    return failing ? io.petrel.rpc.ConnectivityState.BACKING_OFF
+        : connecting ? io.petrel.rpc.ConnectivityState.CONNECTING : io.petrel.rpc.ConnectivityState.IDLE;
   }
 
   @Override

@@ -238,6 +238,11 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
     return !(task instanceof CoreServerCall call) || call.takeBeforeAnswer() != null;
   }
 
+  /** Codes that say the server failed rather than answered: a mapped exception with one is still logged at WARN. */
+  private static boolean isFault(Status.Code code) {
+    return code == Status.Code.UNKNOWN || code == Status.Code.INTERNAL || code == Status.Code.DATA_LOSS;
+  }
+
   private void finish(@Nullable Object response, @Nullable Throwable error) {
     Runnable release = beforeAnswer == null ? null : takeBeforeAnswer(); // a plain read: null in direct mode
     if (release != null) {
@@ -281,9 +286,9 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
               def.method().fullName() + " (oneway) threw; no caller waits for it, so only this log says so ("
                   + answer + ")", thrownNow));
         } else if (t instanceof StatusException || !(t instanceof RuntimeException || t instanceof Error)
-            || (mapped != null && !(t instanceof Error))) {
-          // A status, a checked exception the service declares, or one the exceptionMapper mapped: an answer, not
-          // a server fault.
+            || (mapped != null && !(t instanceof Error) && !isFault(mapped.code()))) {
+          // A status, a checked exception the service declares, or one the exceptionMapper mapped to an answer (not
+          // to a server fault: a catch-all mapper sending every exception as INTERNAL must not hide bugs).
           if (log.isDebugEnabled()) {
             logWithHandlerMdc(() -> log.debug("{} failed with {}", def.method().fullName(), answer));
           }

@@ -109,8 +109,9 @@ class HealthServiceTest {
   }
 
   /**
-   * Once the server it followed is shutting down, a HealthService follows the next one that starts with it (a
-   * restart in the same JVM: a Spring context stopped and started); what the application set stays set.
+   * Once the server it followed has terminated, a HealthService follows the next one that starts with it (a
+   * restart in the same JVM: a Spring context stopped and started); what the application set stays set. Not while
+   * the old one drains, whose checks would answer for the new one.
    */
   @Test
   void afterItsServerShutsDownItFollowsTheNextOne() throws Exception {
@@ -120,6 +121,7 @@ class HealthServiceTest {
     health.setStatus("shop.Orders", ServingStatus.NOT_SERVING);
     first.shutdown();
     assertThat(health.status("")).isEqualTo(ServingStatus.NOT_SERVING);
+    assertThat(first.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
     RpcServer second = RpcServer.builder().inProcess("health-second")
         .addService(ServiceDefinition.builder("shop.Orders").unary(WORK, b -> b).build())
         .addService(health.definition()).addLifecycleListener(health).build().start();
