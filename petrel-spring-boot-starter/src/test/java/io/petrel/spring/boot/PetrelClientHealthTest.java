@@ -10,10 +10,10 @@ import io.petrel.rpc.ConnectivityState;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.StatusException;
+import io.petrel.rpc.testing.DroppingHost;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -181,46 +181,28 @@ class PetrelClientHealthTest {
    */
   @Test
   void aClientTryingAgainAHostThatDropsConnectsStaysUnreachable() throws Exception {
-    try (ServerSocket full = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      List<java.net.Socket> queued = new ArrayList<>();
-      try {
-        boolean dropping = false;
-        for (int i = 0; i < 8 && !dropping; i++) {
-          java.net.Socket q = new java.net.Socket();
-          queued.add(q);
-          try {
-            q.connect(full.getLocalSocketAddress(), 300);
-          } catch (java.net.SocketTimeoutException timedOut) {
-            dropping = true;
-          }
-        }
-        assertThat(dropping).as("the kernel drops connects to a full accept queue").isTrue();
-        runner.withPropertyValues("petrel.health.clients-affect-status=true",
-            "petrel.clients.gone.target=127.0.0.1:" + full.getLocalPort(), "petrel.clients.gone.connect-timeout=300ms",
-            "petrel.clients.gone.reconnect-backoff-initial=100ms", "petrel.clients.gone.reconnect-backoff-max=100ms")
-            .run(context -> {
-              RpcClient c = context.getBean(PetrelClients.class).client("gone");
-              PetrelHealthIndicator indicator = context.getBean(PetrelHealthIndicator.class);
-              assertThatThrownBy(() -> c.unaryCall(EchoService.ECHO, "x",
-                  CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(5)))).isInstanceOf(StatusException.class);
-              // The next attempts follow by themselves while calls wait: catch it connecting again.
-              CompletableFuture<String> waiting = c.unaryCallAsync(EchoService.ECHO, "x",
-                  CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(5)));
-              long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-              while (c.endpointStates().get(ConnectivityState.CONNECTING) != 1) {
-                assertThat(System.nanoTime()).as("connecting again").isLessThan(until);
-                Thread.onSpinWait();
-              }
-              Health h = indicator.health();
-              waiting.cancel(true);
-              assertThat(client(h, "gone")).containsEntry("reachable", false).containsEntry("state", "backing_off");
-              assertThat(h.getStatus().getCode()).isEqualTo("OUT_OF_SERVICE");
-            });
-      } finally {
-        for (java.net.Socket q : queued) {
-          q.close();
-        }
-      }
+    try (DroppingHost full = DroppingHost.open()) {
+      runner.withPropertyValues("petrel.health.clients-affect-status=true",
+          "petrel.clients.gone.target=" + full.authority(), "petrel.clients.gone.connect-timeout=300ms",
+          "petrel.clients.gone.reconnect-backoff-initial=100ms", "petrel.clients.gone.reconnect-backoff-max=100ms")
+          .run(context -> {
+            RpcClient c = context.getBean(PetrelClients.class).client("gone");
+            PetrelHealthIndicator indicator = context.getBean(PetrelHealthIndicator.class);
+            assertThatThrownBy(() -> c.unaryCall(EchoService.ECHO, "x",
+                CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(5)))).isInstanceOf(StatusException.class);
+            // The next attempts follow by themselves while calls wait: catch it connecting again.
+            CompletableFuture<String> waiting = c.unaryCallAsync(EchoService.ECHO, "x",
+                CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(5)));
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (c.endpointStates().get(ConnectivityState.CONNECTING) != 1) {
+              assertThat(System.nanoTime()).as("connecting again").isLessThan(until);
+              Thread.onSpinWait();
+            }
+            Health h = indicator.health();
+            waiting.cancel(true);
+            assertThat(client(h, "gone")).containsEntry("reachable", false).containsEntry("state", "backing_off");
+            assertThat(h.getStatus().getCode()).isEqualTo("OUT_OF_SERVICE");
+          });
     }
   }
 }

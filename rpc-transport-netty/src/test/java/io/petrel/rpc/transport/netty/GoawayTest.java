@@ -94,7 +94,7 @@ class GoawayTest extends TransportFixture {
         first.send(RawPeer.settingsFrame(Protocol.SETTING_MAX_CONCURRENT_CALLS, 100));
         List<RawPeer.RawFrame> requests = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-          requests.add(nextRequest(first));
+          requests.add(first.nextRequest());
         }
         assertThat(requests).extracting(f -> StringValue.parseFrom(f.body()).getValue())
             .containsExactly("one", "two", "three", "four");
@@ -110,7 +110,7 @@ class GoawayTest extends TransportFixture {
         try (RawPeer next = new RawPeer(listener.accept())) {
           next.send(RawPeer.settingsFrame(Protocol.SETTING_MAX_CONCURRENT_CALLS, 100));
           for (int i = 0; i < 2; i++) {
-            RawPeer.RawFrame f = nextRequest(next);
+            RawPeer.RawFrame f = next.nextRequest();
             String text = StringValue.parseFrom(f.body()).getValue();
             secondSaw.add(text);
             next.send(RawPeer.response(f.requestId(), StringValue.of(text + " answered elsewhere").toByteArray()));
@@ -121,7 +121,7 @@ class GoawayTest extends TransportFixture {
           assertThat(calls.get(1)).as("'two' may be running: it stays where it was").isNotDone();
           // Nor was 'two' sent here after the second GOAWAY (it would have come right after 'three' and 'four').
           next.socket.setSoTimeout(1000);
-          org.assertj.core.api.Assertions.assertThatThrownBy(() -> nextRequest(next))
+          org.assertj.core.api.Assertions.assertThatThrownBy(() -> next.nextRequest())
               .isInstanceOf(java.net.SocketTimeoutException.class);
         } // the first connection closes with "two" unanswered:
       }
@@ -202,16 +202,6 @@ class GoawayTest extends TransportFixture {
     assertThat(client.unaryCall(TestService.ECHO, StringValue.of("next")).getValue()).isEqualTo("next");
   }
 
-  /** The next REQUEST the client sends, past its PINGs (each new connection sends one). */
-  private static RawPeer.RawFrame nextRequest(RawPeer peer) throws java.io.IOException {
-    while (true) {
-      RawPeer.RawFrame f = peer.readRaw();
-      if (f.type() == Protocol.TYPE_REQUEST) {
-        return f;
-      }
-      assertThat(f.type()).as("only PINGs besides requests").isEqualTo(Protocol.TYPE_PING);
-    }
-  }
 
   /** A shutting-down server's answer to a request that came after its GOAWAY. */
   private static byte[] refusal(int requestId) {

@@ -501,16 +501,6 @@ class ObservabilityTest extends TransportFixture {
     return sb.toString();
   }
 
-  /** The next REQUEST the client sends, past its PINGs. */
-  private static RawPeer.RawFrame nextRequest(RawPeer peer) throws java.io.IOException {
-    while (true) {
-      RawPeer.RawFrame f = peer.readRaw();
-      if (f.type() == Protocol.TYPE_REQUEST) {
-        return f;
-      }
-      assertThat(f.type()).as("only PINGs besides requests").isEqualTo(Protocol.TYPE_PING);
-    }
-  }
 
   /**
    * A server's GOAWAY that took the first of two requests refuses the second unread: the client sends it again on a
@@ -527,8 +517,8 @@ class ObservabilityTest extends TransportFixture {
       }
       try (RawPeer first = new RawPeer(listener.accept())) {
         first.send(RawPeer.settingsFrame(Protocol.SETTING_MAX_CONCURRENT_CALLS, 100));
-        RawPeer.RawFrame taken = nextRequest(first);
-        RawPeer.RawFrame refused = nextRequest(first);
+        RawPeer.RawFrame taken = first.nextRequest();
+        RawPeer.RawFrame refused = first.nextRequest();
         assertThat(refused.requestId()).isGreaterThan(taken.requestId());
         String takenText = StringValue.parseFrom(taken.body()).getValue();
         String refusedText = StringValue.parseFrom(refused.body()).getValue();
@@ -538,7 +528,7 @@ class ObservabilityTest extends TransportFixture {
         first.send(RawPeer.response(taken.requestId(), StringValue.of("taken").toByteArray()));
         try (RawPeer next = new RawPeer(listener.accept())) {
           next.send(RawPeer.settingsFrame(Protocol.SETTING_MAX_CONCURRENT_CALLS, 100));
-          RawPeer.RawFrame again = nextRequest(next);
+          RawPeer.RawFrame again = next.nextRequest();
           assertThat(StringValue.parseFrom(again.body()).getValue()).isEqualTo(refusedText);
           next.send(RawPeer.response(again.requestId(), StringValue.of("answered elsewhere").toByteArray()));
           assertThat(calls.get(refusedText).get(10, TimeUnit.SECONDS).getValue()).isEqualTo("answered elsewhere");

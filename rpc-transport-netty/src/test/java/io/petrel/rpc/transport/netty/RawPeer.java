@@ -169,6 +169,22 @@ final class RawPeer implements AutoCloseable {
     return settings;
   }
 
+  /**
+   * The next REQUEST the client sends, past its PINGs (each new connection sends one); throws IllegalStateException
+   * on any other frame.
+   */
+  RawFrame nextRequest() throws IOException {
+    while (true) {
+      RawFrame f = readRaw();
+      if (f.type() == TYPE_REQUEST) {
+        return f;
+      }
+      if (f.type() != TYPE_PING) {
+        throw new IllegalStateException("only PINGs besides requests were expected, got frame type " + f.type());
+      }
+    }
+  }
+
   /** Reads the next frame, whatever it is; throws EOFException if the peer closed the connection. */
   RawFrame readRaw() throws IOException {
     first = false;
