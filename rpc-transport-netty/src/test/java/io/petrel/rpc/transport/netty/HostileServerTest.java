@@ -203,10 +203,55 @@ class HostileServerTest extends TransportFixture {
         nextRequest(peer); // never answered, nor its CANCEL; the next request waits in the client for the place
         try {
           for (;;) {
-            peer.readRaw(); // until the client closes it
+            RawPeer.RawFrame f = peer.readRaw(); // until the client closes it
+            if (f.type() == TYPE_PING) {
+              peer.send(RawPeer.control(TYPE_PONG, f.requestId())); // alive: only that call is never answered
+            }
           }
         } catch (java.io.IOException closedByTheClient) {
           // the script ends; the fake takes the client's next connection
+        }
+      }, echo(1));
+    }
+  }
+
+  /**
+   * A connection over which nothing comes back any more (a network partition: TCP retransmits into nothing, and
+   * after the network heals the kernel may take tens of seconds to try again) is taken for dead 2 s after a call's
+   * deadline passed on it with a PING unanswered: it is reset (the requests still in its send buffer are dropped,
+   * not delivered late), a call still in flight there fails with UNAVAILABLE, and the next call goes on a new
+   * connection. Here the fake server reads and never answers, not even PINGs; keepalive is off, so without this
+   * the call in flight would wait to its 20 s deadline, and so would every call after it.
+   */
+  @Test
+  void aConnectionThatAnswersNothingAfterADeadlineIsResetAndTheNextCallConnectsAgain() throws Exception {
+    CompletableFuture<String> howClosed = new CompletableFuture<>();
+    try (LogCapture warnings = new LogCapture(NettyRpcClient.class)) {
+      againstFake(b -> b, client -> {
+        CallFailures.assertFails(client.unaryCallAsync(TestService.ECHO, StringValue.of("lost"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300))), Status.Code.DEADLINE_EXCEEDED);
+        // A call sent meanwhile on the dead connection fails when it is found dead, long before its deadline
+        // (not idempotent: it is not sent again, the server may have had it); the next one gets a new connection.
+        StatusException stuck = failsWithin(6_000, client.unaryCallAsync(TestService.ECHO, StringValue.of("stuck"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(20))));
+        assertThat(stuck.code()).isEqualTo(Status.Code.UNAVAILABLE);
+        assertThat(stuck.status().description()).contains("nothing received for 2000 ms after a call's deadline");
+        StringValue next = client.unaryCall(TestService.ECHO, StringValue.of("next"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(8)));
+        assertThat(next.getValue()).isEqualTo("next");
+        assertThat(warnings.await(Level.WARN, Duration.ofSeconds(5), "nothing received for 2000 ms after a call's"
+            + " deadline passed and a PING was sent")).contains("reconnecting");
+        assertThat(howClosed.get(5, TimeUnit.SECONDS)).as("how the silent connection ended").isEqualTo("reset");
+      }, peer -> {
+        nextRequest(peer); // then silence: nothing is answered, PINGs included
+        try {
+          for (;;) {
+            peer.readRaw();
+          }
+        } catch (java.net.SocketException reset) {
+          howClosed.complete("reset");
+        } catch (java.io.EOFException fin) {
+          howClosed.complete("closed with a FIN");
         }
       }, echo(1));
     }
