@@ -112,9 +112,10 @@ public abstract class RpcClient implements AutoCloseable {
   /**
    * The client's state as a whole, for health checks (grpc-java's {@code ManagedChannel.getState}): READY when an
    * endpoint is; else BACKING_OFF when it cannot reach its servers now: it has no endpoint (the resolver lists none
-   * or failed, or the endpoint filter leaves none) or one that has failed since it was last READY, even while it
-   * tries again (CONNECTING to a host that drops connects); else CONNECTING when a first attempt is under way;
-   * else IDLE (no call has needed a connection yet). SHUTDOWN once shut down. An in-process client is IDLE.
+   * or failed, or the endpoint filter leaves none) or one that has failed since it was last READY and is backing
+   * off or trying again (CONNECTING to a host that drops connects); else CONNECTING when an attempt is under way;
+   * else IDLE (no call needs a connection now: after a failed attempt's backoff, with no call waiting, the endpoint
+   * is IDLE and the client too). SHUTDOWN once shut down. An in-process client is IDLE.
    */
   public ConnectivityState state() {
     return isShutdown() ? ConnectivityState.SHUTDOWN : ConnectivityState.IDLE;

@@ -295,9 +295,16 @@ final class PetrelBuilders {
   private static void fromBundle(String prefix, String name, PetrelProperties.Tls p, @Nullable SslBundles bundles,
       TlsConfig.Builder t) {
     String property = prefix + ".bundle=" + name;
-    if (p.getCertificateChain() != null || p.getPrivateKey() != null || p.getTrustCertificates() != null) {
+    if (p.getCertificateChain() != null || p.getPrivateKey() != null || p.getTrustCertificates() != null
+        || p.getPrivateKeyPassword() != null) {
       throw new IllegalStateException(property + " and the " + prefix + ".certificate-chain / .private-key /"
-          + " .trust-certificates files are two sources of the same material: use the bundle or the files");
+          + " .private-key-password / .trust-certificates properties are two sources of the same material: use the"
+          + " bundle (its key password is spring.ssl.bundle.*." + name + ".key.password) or the files");
+    }
+    if (p.getReloadInterval() != null) {
+      throw new IllegalStateException(property + " is read once, at start, and " + prefix + ".reload-interval"
+          + " watches files: remove " + prefix + ".reload-interval (restart to take a changed bundle), or use the"
+          + " file properties to have them reloaded");
     }
     if (bundles == null) {
       throw new IllegalStateException(property + " needs Spring Boot's SSL bundles (spring.ssl.bundle.*), and this"
@@ -316,6 +323,10 @@ final class PetrelBuilders {
           + "'), which Petrel does not choose by: give the bundle a key store with that one key, and no alias");
     }
     java.security.KeyStore keys = bundle.getStores().getKeyStore();
+    if (keys == null && prefix.startsWith("petrel.server.")) {
+      throw new IllegalStateException(property + ": the bundle has no key store, and a server needs its certificate"
+          + " and key: give spring.ssl.bundle.*." + name + " a keystore (certificate and private-key for PEM)");
+    }
     if (keys != null) {
       String keyPassword = bundle.getKey().getPassword();
       String storePassword = bundle.getStores().getKeyStorePassword();

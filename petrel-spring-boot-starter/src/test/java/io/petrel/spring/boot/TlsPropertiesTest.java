@@ -185,6 +185,13 @@ class TlsPropertiesTest {
             "petrel.server.tls.bundle=server", "petrel.server.tls.trust-certificates=" + ca)
         .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining(
             "are two sources of the same material"));
+    new ApplicationContextRunner().withConfiguration(withSsl)
+        .withUserConfiguration(PetrelAutoConfigurationTest.Echo.class)
+        .withPropertyValues("petrel.server.port=0", "petrel.server.address=127.0.0.1",
+            "spring.ssl.bundle.pem.trust-only.truststore.certificate=file:" + ca,
+            "petrel.server.tls.bundle=trust-only")
+        .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining(
+            "petrel.server.tls.bundle=trust-only: the bundle has no key store, and a server needs its certificate"));
   }
 
   /** A client-only TLS property set on the server (or the reverse) fails the start naming the property. */

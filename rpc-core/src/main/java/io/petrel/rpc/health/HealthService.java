@@ -99,6 +99,8 @@ public final class HealthService implements ServerLifecycleListener {
   private record State(@Nullable RpcServer server, java.util.Set<String> served, boolean draining) {}
 
   private volatile State state = new State(null, java.util.Set.of(), false);
+  /** A server that started while the one followed was draining: followed once that one has terminated. */
+  private volatile @Nullable RpcServer next;
 
   private HealthService() {}
 
@@ -156,6 +158,11 @@ public final class HealthService implements ServerLifecycleListener {
   /** What {@code check} answers for {@code service} now. */
   public ServingStatus status(String service) {
     State s = state;
+    RpcServer waiting = next;
+    if (waiting != null && s.server() != null && s.server().isTerminated()) {
+      follow(waiting); // the old one has ended: the one that started while it drained is the server now
+      s = state;
+    }
     if (s.server() == null) {
       return ServingStatus.NOT_SERVING; // not serving yet
     }
@@ -175,17 +182,31 @@ public final class HealthService implements ServerLifecycleListener {
       State was = state;
       RpcServer bound = was.server();
       if (bound != null && bound != server && !bound.isTerminated()) {
-        log.error("a HealthService follows one server at a time: it follows {}, which has not terminated, and ignores"
-            + " {} (make one per server)", bound, server);
+        if (was.draining()) {
+          // A restart that did not wait for the old server to end: follow this one once it has (status()), so
+          // that the old one's checks keep answering NOT_SERVING while it drains.
+          next = server;
+          return;
+        }
+        log.error("a HealthService follows one server at a time: it follows {}, which still serves, and ignores {}"
+            + " (make one per server)", bound, server);
         return;
       }
-      // Not following one yet, or the one it followed has terminated (a restart in the same JVM, such as a Spring
-      // context stopped and started): follow this one. What the application set stays set. Not while the old one
-      // drains: its checks would answer for the new one.
-      java.util.Set<String> names = new java.util.HashSet<>();
-      server.services().forEach(d -> names.add(d.name()));
-      state = new State(server, java.util.Set.copyOf(names), false);
+      follow(server);
     }
+  }
+
+  /**
+   * Follows {@code server} from now on (not following one yet, or the one followed has terminated: a restart in
+   * the same JVM, such as a Spring context stopped and started). What the application set stays set.
+   */
+  private synchronized void follow(RpcServer server) {
+    if (next == server) {
+      next = null;
+    }
+    java.util.Set<String> names = new java.util.HashSet<>();
+    server.services().forEach(d -> names.add(d.name()));
+    state = new State(server, java.util.Set.copyOf(names), server.isShutdown());
   }
 
   @Override

@@ -140,7 +140,7 @@ public final class ClientChannel extends RpcClient {
 
   /**
    * Connects to every endpoint now and waits for each to answer (its server's first frame) or fail, within the
-   * transport's timers (connect and handshake, then first frame, each the connect timeout). Succeeds when at least
+   * transport's timers (connect, TLS handshake) and the slot's (first frame), each the connect timeout. Succeeds when at least
    * one server answered; otherwise throws UNAVAILABLE naming each failure. Either way the client stays usable: an endpoint that
    * failed is in its backoff, as after any failed attempt, and later calls reach it once it is up. A client
    * dropped after a failed {@code build().start()} holds no connection and, once its backoff has passed, no
@@ -584,7 +584,7 @@ public final class ClientChannel extends RpcClient {
       if (st == io.petrel.rpc.ConnectivityState.READY) {
         return st;
       }
-      failing |= s.isFailing();
+      failing |= s.isFailing() && st != io.petrel.rpc.ConnectivityState.IDLE; // idle: nothing tries it now
       connecting |= st == io.petrel.rpc.ConnectivityState.CONNECTING;
     }
     return failing ? io.petrel.rpc.ConnectivityState.BACKING_OFF

@@ -603,7 +603,7 @@ final class ConnectionSlot {
     }
     if (c != null) {
       log.debug("closing the connection to {}: {}", owner.authority(), why);
-      c.close(why);
+      c.closeIfUnanswered(why); // the transport checks again on its own thread: a first frame may be racing this
     }
   }
 
@@ -649,9 +649,9 @@ final class ConnectionSlot {
         if (!closed) {
           if (!answered) {
             // Accepted, then closed before the server said anything: as good as a failed attempt.
-            String due = a.firstFrameDue;
-            lastFailure = reason != null ? reason
-                : due != null ? due : "the connection was closed before the server answered anything";
+            String due = a.firstFrameDue; // the core closed it: its reason, whatever the transport passed on
+            lastFailure = due != null ? due
+                : reason != null ? reason : "the connection was closed before the server answered anything";
             lastFailureCause = null;
             unanswered = lastFailure;
             log.debug("connection to {} closed before the server answered; next attempt after the backoff",

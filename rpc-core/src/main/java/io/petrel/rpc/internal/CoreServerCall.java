@@ -292,6 +292,11 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
           if (log.isDebugEnabled()) {
             logWithHandlerMdc(() -> log.debug("{} failed with {}", def.method().fullName(), answer));
           }
+        } else if (mapped != null) {
+          logWithHandlerMdc(() -> dispatcher.limitLog().warn("handler threw: " + def.method().fullName(),
+              def.method().fullName() + " threw; the exceptionMapper answers " + answer.code() + ", which says the"
+                  + " server failed, so it is logged as a fault (fix the handler, or map the exception to a status"
+                  + " that is an answer: NOT_FOUND, INVALID_ARGUMENT, ...)", thrownNow));
         } else {
           logWithHandlerMdc(() -> dispatcher.limitLog().warn("handler threw: " + def.method().fullName(),
               def.method().fullName() + " threw; the caller gets " + answer.code() + " (if this is an answer"

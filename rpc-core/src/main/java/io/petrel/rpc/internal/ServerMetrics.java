@@ -102,8 +102,9 @@ public final class ServerMetrics implements ServerRecorder {
   public void virtualThreads(VirtualThreadExecutor executor) {
     String p = "rpc.server.executor";
     owned.add(p + ".active", tags, () -> Gauge.builder(p + ".active", executor, VirtualThreadExecutor::active)
-        .tags(tags).register(registry));
+        .description("Calls running on virtual threads").tags(tags).register(registry));
     owned.add(p + ".completed", tags, () -> FunctionCounter.builder(p + ".completed", executor,
-        VirtualThreadExecutor::completed).tags(tags).register(registry));
+        VirtualThreadExecutor::completed).description("Calls run on virtual threads").tags(tags)
+        .register(registry));
   }
 }

@@ -32,11 +32,13 @@ public interface Connection {
   void close();
 
   /**
-   * As {@link #close()}, {@code reason} saying why (the core closes a connection whose server sent nothing within
-   * the connect timeout): a transport that keeps it gives it to the attempts it ends and to
-   * {@link Listener#closed}. The default closes without it (the core still knows why).
+   * Closes the connection unless its server has answered meanwhile: the core's first-frame timeout, which runs on
+   * a thread of its own, found no first frame, and a transport that reads on another thread must check again
+   * there (a first frame racing the timer keeps the connection, whose calls may already be on their way).
+   * {@code reason} says why, for the attempts it ends and {@link Listener#closed}. The default closes at once,
+   * without the check (the core still knows why).
    */
-  default void close(String reason) {
+  default void closeIfUnanswered(String reason) {
     close();
   }
 
@@ -47,10 +49,10 @@ public interface Connection {
   interface Listener {
     /**
      * The server's first frame arrived: it is really there. The core starts the endpoint's backoff over, and only
-     * from now on counts the endpoint READY and lets balancers pick it (a transport that never calls this leaves its
-     * endpoints CONNECTING). The core closes ({@link Connection#close(String)}) a connection whose first frame does
-     * not come within the connect timeout of its connect future's completion, as a failed connect attempt: a
-     * transport whose protocol has the server speak first only needs to say when it did.
+     * from now on counts the endpoint READY and lets balancers pick it. The core closes
+     * ({@link Connection#closeIfUnanswered}) a connection that has not said this within the connect timeout of its
+     * connect future's completion, as a failed connect attempt: every transport must call it, once the server has
+     * shown it is there (a transport whose protocol has the server speak first: at its first frame).
      */
     void answered();
 

@@ -137,6 +137,28 @@ class HealthServiceTest {
     }
   }
 
+  /**
+   * A server started while the one followed still drains (a restart that did not wait): the old one's checks say
+   * NOT_SERVING while it drains, and the new one is followed once the old one has ended.
+   */
+  @Test
+  void aServerStartedWhileTheOldOneDrainsIsFollowedWhenTheOldOneEnds() throws Exception {
+    HealthService health = HealthService.create();
+    RpcServer first = RpcServer.builder().inProcess("health-draining").drainDelay(Duration.ofMillis(300))
+        .addService(health.definition()).addLifecycleListener(health).build().start();
+    first.shutdown(); // draining for 300 ms
+    RpcServer second = RpcServer.builder().inProcess("health-after-drain").addService(health.definition())
+        .addLifecycleListener(health).build().start();
+    try {
+      assertThat(health.status("")).as("the old one drains").isEqualTo(ServingStatus.NOT_SERVING);
+      assertThat(first.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(health.status("")).as("the old one has ended").isEqualTo(ServingStatus.SERVING);
+    } finally {
+      first.shutdownNow();
+      second.shutdownNow();
+    }
+  }
+
   private static String probe(String... args) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     int code = HealthService.probe(args, new PrintStream(bytes, true, StandardCharsets.UTF_8));

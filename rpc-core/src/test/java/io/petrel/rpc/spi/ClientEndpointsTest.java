@@ -523,4 +523,43 @@ class ClientEndpointsTest {
     assertThat(kept.closedBecause).isNull();
     assertThat(kept.usable).isTrue();
   }
+
+  /**
+   * RpcClient.state(): BACKING_OFF after a failed attempt and while trying again after it (a host that drops
+   * connects would otherwise flip to CONNECTING), IDLE once the backoff has passed with no call waiting (a review
+   * found it stuck at BACKING_OFF, holding a Spring app out of service).
+   */
+  @Test
+  void theClientsStateIsBackingOffWhileItFailsAndIdleWhenNothingTries() throws Exception {
+    Manual resolver = new Manual();
+    RecordingTransport.Client c = client(RpcClient.builder().nameResolver("manual://svc", resolver)
+        .reconnectBackoff(Duration.ofMillis(100), Duration.ofMillis(100)).transport("recording").build());
+    c.manualConnects = true;
+    assertThat(c.rpc.state()).as("no endpoint yet").isEqualTo(ConnectivityState.BACKING_OFF);
+    resolver.listener.onEndpoints(List.of(Endpoint.of("a", 1)));
+    assertThat(c.rpc.state()).isEqualTo(ConnectivityState.IDLE);
+    CompletableFuture<byte[]> call = c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT.withFailFast(true));
+    RecordingTransport.Conn first = c.asked.take();
+    assertThat(c.rpc.state()).isEqualTo(ConnectivityState.CONNECTING);
+    first.fail("refused by the test");
+    assertThat(statusOf(call).code()).isEqualTo(Status.Code.UNAVAILABLE);
+    assertThat(c.rpc.state()).isEqualTo(ConnectivityState.BACKING_OFF);
+    InternalSubchannel a = c.endpoints.subchannels().get(0);
+    long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+    while (a.state() != ConnectivityState.IDLE) {
+      assertThat(System.nanoTime()).as("the backoff ends").isLessThan(until);
+      Thread.onSpinWait();
+    }
+    assertThat(c.rpc.state()).as("idle after the backoff, nothing waiting").isEqualTo(ConnectivityState.IDLE);
+    CompletableFuture<byte[]> again = c.unaryCallAsync(ECHO, new byte[] {1},
+        CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(5)));
+    RecordingTransport.Conn second = c.asked.take();
+    assertThat(c.rpc.state()).as("trying again after a failure").isEqualTo(ConnectivityState.BACKING_OFF);
+    second.succeed();
+    answer(c.started.take());
+    again.get(5, TimeUnit.SECONDS);
+    assertThat(c.rpc.state()).isEqualTo(ConnectivityState.READY);
+    c.rpc.shutdownNow();
+    assertThat(c.rpc.state()).isEqualTo(ConnectivityState.SHUTDOWN);
+  }
 }

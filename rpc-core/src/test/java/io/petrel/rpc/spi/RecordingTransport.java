@@ -144,7 +144,7 @@ public final class RecordingTransport implements TransportProvider {
     public volatile boolean usable = true;
     /** Why it was drained, or null. */
     public volatile @Nullable String drained;
-    /** Why the core closed it ({@link #close(String)}), or null. */
+    /** Why the core closed it ({@link #closeIfUnanswered}), or null. */
     public volatile @Nullable String closedBecause;
     /** Whether the server has answered ({@link #succeed}). */
     public volatile boolean answered;
@@ -204,7 +204,7 @@ public final class RecordingTransport implements TransportProvider {
     }
 
     @Override
-    public void close(String reason) {
+    public void closeIfUnanswered(String reason) {
       closedBecause = reason;
       close();
     }

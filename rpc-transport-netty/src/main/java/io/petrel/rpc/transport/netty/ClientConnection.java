@@ -189,11 +189,17 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     channel.close();
   }
 
-  /** Closes now, {@code reason} saying why to the calls it ends and the core (unless it has a reason already). */
+  /**
+   * Closes, {@code reason} saying why to the calls it ends and the core (unless it has a reason already), unless
+   * the server's first frame has come by the time this runs on the event loop (the core's timer runs elsewhere).
+   */
   @Override
-  public void close(String reason) {
+  public void closeIfUnanswered(String reason) {
     try {
       channel.eventLoop().execute(() -> {
+        if (answered) {
+          return; // the first frame came as the core's timer fired: the connection stays
+        }
         if (closeReason == null) {
           closeReason = reason;
         }

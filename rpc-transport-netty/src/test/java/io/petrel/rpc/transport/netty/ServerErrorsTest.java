@@ -185,8 +185,8 @@ class ServerErrorsTest extends TransportFixture {
       // Mapped to a server fault (INTERNAL): still a bug to see, with its stack trace.
       assertThatThrownBy(() -> client.unaryCall(THROW, StringValue.of("fault")))
           .isInstanceOfSatisfying(StatusException.class, e -> assertThat(e.code()).isEqualTo(Status.Code.INTERNAL));
-      assertThat(log.await(Level.WARN, Duration.ofSeconds(10), "test.Errors/throw threw; the caller gets INTERNAL"))
-          .isNotEmpty();
+      assertThat(log.await(Level.WARN, Duration.ofSeconds(10), "test.Errors/throw threw; the exceptionMapper answers"
+          + " INTERNAL, which says the server failed")).isNotEmpty();
       assertThat(log.lines(Level.WARN, "threw")).as("the unmapped fault only").hasSize(1);
     }
   }
