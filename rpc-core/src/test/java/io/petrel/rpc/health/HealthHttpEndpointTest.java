@@ -264,18 +264,35 @@ class HealthHttpEndpointTest {
       Duration bound = HealthHttpEndpoint.EXCHANGE_TIMEOUT.plus(HealthHttpEndpoint.LATE_GRACE
           .multipliedBy(HealthHttpEndpoint.QUEUE / HealthHttpEndpoint.THREADS + 1)).plus(MARGIN);
       HttpClient kubelet = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build();
-      String answer = null;
-      int tries = 0;
-      while (answer == null && System.nanoTime() - flooded < bound.toNanos()) {
-        tries++;
+      // A prober as the kubelet's (its period shortened to 250 ms): the test waits for its first answer.
+      CompletableFuture<String> answered = new CompletableFuture<>();
+      java.util.concurrent.atomic.AtomicInteger probes = new java.util.concurrent.atomic.AtomicInteger();
+      java.util.concurrent.ScheduledExecutorService period =
+          java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+      String answer;
+      try {
+        period.scheduleWithFixedDelay(() -> {
+          probes.incrementAndGet();
+          try {
+            HttpResponse<String> r = kubelet.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+                + "/livez")).timeout(Duration.ofSeconds(1)).GET().build(), HttpResponse.BodyHandlers.ofString());
+            answered.complete(r.statusCode() + " " + r.body().trim());
+          } catch (java.io.IOException refusedOrTimedOut) {
+            // the next probe, a period later
+          } catch (InterruptedException stopped) {
+            Thread.currentThread().interrupt();
+          }
+        }, 0, 250, TimeUnit.MILLISECONDS);
+        long left = bound.toNanos() - (System.nanoTime() - flooded);
         try {
-          HttpResponse<String> r = kubelet.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
-              + "/livez")).timeout(Duration.ofSeconds(1)).GET().build(), HttpResponse.BodyHandlers.ofString());
-          answer = r.statusCode() + " " + r.body().trim();
-        } catch (java.io.IOException refusedOrTimedOut) {
-          Thread.sleep(250); // the kubelet's period, shortened
+          answer = answered.get(Math.max(left, 0), TimeUnit.NANOSECONDS);
+        } catch (java.util.concurrent.TimeoutException none) {
+          answer = null;
         }
+      } finally {
+        period.shutdownNow();
       }
+      int tries = probes.get();
       long answeredAfter = System.nanoTime() - flooded;
       assertThat(answer).as("a probe answered within " + bound + " of the flood (" + tries + " tries)")
           .isEqualTo("200 ok");

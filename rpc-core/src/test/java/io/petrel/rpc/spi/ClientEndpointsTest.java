@@ -519,7 +519,11 @@ class ClientEndpointsTest {
     answer(d.started.take());
     ok.get(10, TimeUnit.SECONDS);
     RecordingTransport.Conn kept = d.connects.get(0);
-    Thread.sleep(300); // past the connect timeout: nothing may close it (no event to wait for)
+    // The core's first-frame timer runs on the transport's one scheduler thread: a task scheduled there past the
+    // connect timeout runs after it would have.
+    java.util.concurrent.CountDownLatch pastTheTimeout = new java.util.concurrent.CountDownLatch(1);
+    d.scheduler().schedule(pastTheTimeout::countDown, 200, TimeUnit.MILLISECONDS);
+    assertThat(pastTheTimeout.await(10, TimeUnit.SECONDS)).isTrue();
     assertThat(kept.closedBecause).isNull();
     assertThat(kept.usable).isTrue();
   }
