@@ -78,8 +78,8 @@ final class PetrelBuilders {
           + " option: the name a client expects in the server's certificate; remove it from the petrel.server.tls"
           + " properties (it belongs under petrel.clients.<name>.tls)");
     }
-    if (tls.isEnabled() || tls.getBundle() != null) {
-      if (tls.getCertificateChain() == null && tls.getPrivateKey() == null && tls.getBundle() == null) {
+    if (tlsOn("petrel.server.tls", tls, "serve TLS", "serve plaintext")) {
+      if (tls.getCertificateChain() == null && tls.getPrivateKey() == null && bundleName(tls) == null) {
         throw new IllegalStateException("petrel.server.tls.enabled=true needs the server's certificate and key:"
             + " set petrel.server.tls.certificate-chain and petrel.server.tls.private-key (PEM files), or set"
             + " petrel.server.tls.enabled=false to serve plaintext");
@@ -150,13 +150,14 @@ final class PetrelBuilders {
     s.set("keep-alive-time", p.getKeepAliveTime(), b::keepAliveTime);
     applyShared(s, p, b);
     PetrelProperties.Tls tls = p.getTls();
-    if (tls.getServerName() != null && !tls.isEnabled() && tls.getBundle() == null) {
+    boolean tlsOn = tlsOn(prefix + ".tls", tls, "call over TLS", "call in plaintext");
+    if (tls.getServerName() != null && !tlsOn) {
       // The name to check in the server's certificate, over plaintext: the user expects TLS and would not get it.
       throw new IllegalStateException(prefix + ".tls.server-name=" + tls.getServerName() + " is set, but TLS is"
           + " off for client '" + name + "': set " + prefix + ".tls.enabled=true (or " + prefix + ".tls.bundle), or"
           + " remove " + prefix + ".tls.server-name");
     }
-    if (tls.isEnabled() || tls.getBundle() != null) {
+    if (tlsOn) {
       if (tls.getClientAuth() != TlsConfig.ClientAuth.NONE) {
         throw new IllegalStateException(prefix + ".tls.client-auth=" + tls.getClientAuth() + " is a server option:"
             + " a client presents its certificate when " + prefix + ".tls.certificate-chain and .private-key are"
@@ -229,13 +230,39 @@ final class PetrelBuilders {
     s.set("percentile-histograms", p.getPercentileHistograms(), b::percentileHistograms);
   }
 
+  /**
+   * Whether the {@code tls.*} properties under {@code prefix} turn TLS on: {@code enabled=true}, or a bundle with
+   * {@code enabled} unset. {@code enabled=false} beside a bundle fails, naming both and what to do: serving TLS
+   * would ignore the one, plaintext the other.
+   *
+   * @param secure what TLS with the bundle means for this side ("serve TLS"), for the message
+   * @param plain what plaintext means for this side ("serve plaintext")
+   */
+  static boolean tlsOn(String prefix, PetrelProperties.Tls tls, String secure, String plain) {
+    String bundle = bundleName(tls);
+    Boolean enabled = tls.getEnabled();
+    if (bundle != null && Boolean.FALSE.equals(enabled)) {
+      throw new IllegalStateException(prefix + ".enabled=false and " + prefix + ".bundle=" + bundle + " contradict"
+          + " each other: the bundle turns TLS on, enabled=false turns it off. To " + secure + " with the bundle,"
+          + " remove " + prefix + ".enabled (or set it to true); to " + plain + ", remove " + prefix + ".bundle (or"
+          + " set it empty, e.g. in a profile)");
+    }
+    return Boolean.TRUE.equals(enabled) || bundle != null;
+  }
+
+  /** The SSL bundle {@code tls.bundle} names, or null when it is unset or empty (as Boot's server.ssl.bundle). */
+  static @Nullable String bundleName(PetrelProperties.Tls tls) {
+    String bundle = tls.getBundle();
+    return bundle == null || bundle.isBlank() ? null : bundle;
+  }
+
   static TlsConfig tls(String prefix, PetrelProperties.Tls p) {
     return tls(prefix, p, null);
   }
 
   static TlsConfig tls(String prefix, PetrelProperties.Tls p, @Nullable SslBundles bundles) {
     TlsConfig.Builder t = TlsConfig.builder();
-    String bundleName = p.getBundle();
+    String bundleName = bundleName(p);
     if (bundleName != null) {
       fromBundle(prefix, bundleName, p, bundles, t);
     } else if (p.getCertificateChain() != null || p.getPrivateKey() != null) {
