@@ -84,12 +84,12 @@ public class PetrelAutoConfiguration {
       meterRegistry.ifUnique(builder::meterRegistry);
       customizers.orderedStream().forEach(c -> customized(c, () -> c.customize(builder)));
       return builder;
-    }, () -> {
-      // Boot's spring.lifecycle.timeout-per-shutdown-phase (30s unless set); without Boot's
-      // LifecycleAutoConfiguration, Spring's own 10s.
-      LifecycleProperties l = lifecycle.getIfAvailable();
-      return l != null ? l.getTimeoutPerShutdownPhase() : PetrelServerLifecycle.SPRING_PHASE_TIMEOUT;
-    }, port -> publishPort(environment, port));
+    },
+        // The context's lifecycle processor's timeout for the server's phase (Boot's is made from
+        // spring.lifecycle.timeout-per-shutdown-phase, 30s unless set; an application may define its own); one that
+        // cannot be read: Boot's property, else Spring's own 10s.
+        () -> ShutdownPhaseTimeout.of(beans, PetrelServerLifecycle.PHASE, lifecycle.getIfAvailable()),
+        port -> publishPort(environment, port));
   }
 
   /**
