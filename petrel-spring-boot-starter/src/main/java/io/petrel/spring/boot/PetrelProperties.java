@@ -466,7 +466,7 @@ public class PetrelProperties {
     /**
      * The name of a Spring Boot SSL bundle ({@code spring.ssl.bundle.pem.<name>} or {@code .jks.<name>}) to take
      * the own certificate and key and the certificates to trust from, in place of the file properties; setting it
-     * turns TLS on (empty: no bundle). Read once, at start: the bundle's later updates are not applied.
+     * turns TLS on (empty: no bundle). Its updates (reload-on-update) are used by new connections.
      */
     private @Nullable String bundle;
     /** Own certificate chain (PEM): required on a server, for mutual TLS on a client. */
