@@ -1,6 +1,7 @@
 package io.petrel.spring.boot;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.ServiceDefinition;
@@ -276,6 +277,11 @@ class SslBundleReloadTest {
   @Test
   void anUpdateThatCannotBeUsedKeepsThePreviousMaterialAndSaysWhy() throws Exception {
     KeyPair keys = ecKeys();
+    KeyPair stranger = ecKeys();
+    assertThatThrownBy(() -> SslBundleTls.of("petrel.server.tls", "server", bundle(certificate("server", keys,
+        caKeys.getPrivate(), false, BigInteger.valueOf(1)), stranger.getPrivate()), true))
+        .as("at start too").isInstanceOf(IllegalStateException.class).hasMessageStartingWith(
+            "petrel.server.tls.bundle=server: the private key does not belong to the certificate CN=server (serial 1)");
     SslBundleTls material = SslBundleTls.of("petrel.server.tls", "server",
         bundle(certificate("server", keys, caKeys.getPrivate(), false, BigInteger.valueOf(1)), keys.getPrivate()),
         true);
@@ -316,6 +322,14 @@ class SslBundleReloadTest {
         + " for new connections: the Petrel server could not load it: cannot load TLS material (...): refused by the"
         + " transport");
     assertThat(serial(config)).as("the stores as the transport still uses them").isEqualTo(2);
+
+    material.update(SslBundle.of(new PemSslStoreBundle(
+        PemSslStoreDetails.forCertificate(pem("CERTIFICATE", ca.getEncoded()))
+            .withPrivateKey("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"),
+        PemSslStoreDetails.forCertificate(pem("CERTIFICATE", ca.getEncoded())))));
+    assertThat(material.lastWarning()).contains("petrel.server.tls keeps its previous certificate, key and trust"
+        + " for new connections: its stores cannot be loaded: ");
+    assertThat(serial(config)).isEqualTo(2);
 
     material.update(SslBundle.of(new PemSslStoreBundle(
         PemSslStoreDetails.forCertificate(pem("CERTIFICATE", ca.getEncoded())).withPrivateKey(
