@@ -67,11 +67,13 @@ public class PetrelAutoConfiguration {
       ObjectProvider<ExceptionMapper> exceptionMappers, ObjectProvider<LifecycleProperties> lifecycle,
       ObjectProvider<SslBundles> sslBundles, Environment environment) {
     UnknownProperties.check(environment);
+    // Made when the server first starts; a server started again uses the same (which follows the bundle).
+    SslBundleTls.Registry bundles = new SslBundleTls.Registry(sslBundles.getIfAvailable());
     // Everything is looked up when the server starts, after every singleton is made.
     return new PetrelServerLifecycle(() -> {
       List<ServiceDefinition> services = PetrelServices.find(beans);
       RpcServerBuilder builder = RpcServer.builder();
-      PetrelBuilders.applyServer(properties.getServer(), builder, asSet(environment), sslBundles.getIfAvailable());
+      PetrelBuilders.applyServer(properties.getServer(), builder, asSet(environment), bundles);
       services.forEach(builder::addService);
       if (properties.getServer().getHealth().isEnabled()) {
         health.ifUnique(h -> serveHealth(h, services, builder));
@@ -84,12 +86,12 @@ public class PetrelAutoConfiguration {
       meterRegistry.ifUnique(builder::meterRegistry);
       customizers.orderedStream().forEach(c -> customized(c, () -> c.customize(builder)));
       return builder;
-    }, () -> {
-      // Boot's spring.lifecycle.timeout-per-shutdown-phase (30s unless set); without Boot's
-      // LifecycleAutoConfiguration, Spring's own 10s.
-      LifecycleProperties l = lifecycle.getIfAvailable();
-      return l != null ? l.getTimeoutPerShutdownPhase() : PetrelServerLifecycle.SPRING_PHASE_TIMEOUT;
-    }, port -> publishPort(environment, port));
+    },
+        // The context's lifecycle processor's timeout for the server's phase (Boot's is made from
+        // spring.lifecycle.timeout-per-shutdown-phase, 30s unless set; an application may define its own); one that
+        // cannot be read: Boot's property, else Spring's own 10s.
+        () -> ShutdownPhaseTimeout.of(beans, PetrelServerLifecycle.PHASE, lifecycle.getIfAvailable()),
+        port -> publishPort(environment, port));
   }
 
   /**
@@ -174,18 +176,23 @@ public class PetrelAutoConfiguration {
       ObjectProvider<PetrelClientCustomizer> customizers, ObjectProvider<MeterRegistry> meterRegistry,
       ObjectProvider<ClientTracing> tracing, ObjectProvider<SslBundles> sslBundles, Environment environment) {
     UnknownProperties.check(environment); // the server's keys too: with petrel.server.enabled=false no server checks
+    SslBundleTls.Registry bundles = new SslBundleTls.Registry(sslBundles.getIfAvailable());
     return new PetrelClients(properties.getClients().keySet(), name -> {
       try {
         RpcClientBuilder builder = RpcClient.builder();
-        PetrelBuilders.applyClient(name, client(properties, name), builder, asSet(environment),
-            sslBundles.getIfAvailable());
+        PetrelBuilders.applyClient(name, client(properties, name), builder, asSet(environment), bundles);
         // The client's span first (outermost), as the server's: the application's interceptors run inside it,
         // so what they log carries the trace, and a call one of them fails still has its span.
         tracing.ifAvailable(t -> builder.intercept(t.forClient(name)));
         interceptors.orderedStream().forEach(builder::intercept);
         meterRegistry.ifUnique(builder::meterRegistry);
         customizers.orderedStream().forEach(c -> customized(c, () -> c.customize(name, builder)));
-        return builder.build();
+        RpcClient client = builder.build();
+        SslBundleTls material = bundles.material("petrel.clients." + name + ".tls");
+        if (material != null) {
+          material.follow(client); // the bundle's updates reach its new connections
+        }
+        return client;
       } catch (IllegalArgumentException | IllegalStateException e) {
         throw clientProblem(name, client(properties, name).getTarget(), e);
       }

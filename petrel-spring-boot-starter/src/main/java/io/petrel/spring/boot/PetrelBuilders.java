@@ -10,9 +10,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
-import org.springframework.boot.ssl.NoSuchSslBundleException;
-import org.springframework.boot.ssl.SslBundle;
-import org.springframework.boot.ssl.SslBundles;
 import org.springframework.util.unit.DataSize;
 
 /**
@@ -43,11 +40,14 @@ final class PetrelBuilders {
   }
 
   static void applyServer(PetrelProperties.Server p, RpcServerBuilder b, AsSet asSet) {
-    applyServer(p, b, asSet, null);
+    applyServer(p, b, asSet, new SslBundleTls.Registry(null));
   }
 
-  /** {@code bundles}: Spring Boot's SSL bundles, for {@code tls.bundle}; null when the context has none. */
-  static void applyServer(PetrelProperties.Server p, RpcServerBuilder b, AsSet asSet, @Nullable SslBundles bundles) {
+  /**
+   * {@code bundles}: the material of Spring Boot's SSL bundles, for {@code tls.bundle} (followed as they are
+   * updated: the server is told to reload when it serves).
+   */
+  static void applyServer(PetrelProperties.Server p, RpcServerBuilder b, AsSet asSet, SslBundleTls.Registry bundles) {
     Setter s = new Setter("petrel.server", asSet);
     String inProcessName = p.getInProcessName();
     if (inProcessName != null) {
@@ -78,8 +78,8 @@ final class PetrelBuilders {
           + " option: the name a client expects in the server's certificate; remove it from the petrel.server.tls"
           + " properties (it belongs under petrel.clients.<name>.tls)");
     }
-    if (tls.isEnabled() || tls.getBundle() != null) {
-      if (tls.getCertificateChain() == null && tls.getPrivateKey() == null && tls.getBundle() == null) {
+    if (tlsOn("petrel.server.tls", tls, "serve TLS", "serve plaintext")) {
+      if (tls.getCertificateChain() == null && tls.getPrivateKey() == null && bundleName(tls) == null) {
         throw new IllegalStateException("petrel.server.tls.enabled=true needs the server's certificate and key:"
             + " set petrel.server.tls.certificate-chain and petrel.server.tls.private-key (PEM files), or set"
             + " petrel.server.tls.enabled=false to serve plaintext");
@@ -90,6 +90,10 @@ final class PetrelBuilders {
             + " properties (it belongs under petrel.clients.<name>.tls)");
       }
       s.tls(tls("petrel.server.tls", tls, bundles), b::tls);
+      SslBundleTls material = bundleName(tls) != null ? bundles.material("petrel.server.tls") : null;
+      if (material != null) {
+        b.addLifecycleListener(material); // the server it serves with follows the bundle's updates
+      }
     }
     s.set("max-concurrent-calls-per-connection", p.getMaxConcurrentCallsPerConnection(),
         b::maxConcurrentCallsPerConnection);
@@ -118,12 +122,15 @@ final class PetrelBuilders {
   }
 
   static void applyClient(String name, PetrelProperties.Client p, RpcClientBuilder b, AsSet asSet) {
-    applyClient(name, p, b, asSet, null);
+    applyClient(name, p, b, asSet, new SslBundleTls.Registry(null));
   }
 
-  /** {@code bundles}: Spring Boot's SSL bundles, for {@code tls.bundle}; null when the context has none. */
+  /**
+   * {@code bundles}: the material of Spring Boot's SSL bundles, for {@code tls.bundle}; the client built is to
+   * follow it ({@link SslBundleTls#follow(io.petrel.rpc.RpcClient)}, material {@code petrel.clients.<name>.tls}).
+   */
   static void applyClient(String name, PetrelProperties.Client p, RpcClientBuilder b, AsSet asSet,
-      @Nullable SslBundles bundles) {
+      SslBundleTls.Registry bundles) {
     String prefix = "petrel.clients." + name;
     Setter s = new Setter(prefix, asSet);
     String target = p.getTarget();
@@ -150,13 +157,14 @@ final class PetrelBuilders {
     s.set("keep-alive-time", p.getKeepAliveTime(), b::keepAliveTime);
     applyShared(s, p, b);
     PetrelProperties.Tls tls = p.getTls();
-    if (tls.getServerName() != null && !tls.isEnabled() && tls.getBundle() == null) {
+    boolean tlsOn = tlsOn(prefix + ".tls", tls, "call over TLS", "call in plaintext");
+    if (tls.getServerName() != null && !tlsOn) {
       // The name to check in the server's certificate, over plaintext: the user expects TLS and would not get it.
       throw new IllegalStateException(prefix + ".tls.server-name=" + tls.getServerName() + " is set, but TLS is"
           + " off for client '" + name + "': set " + prefix + ".tls.enabled=true (or " + prefix + ".tls.bundle), or"
           + " remove " + prefix + ".tls.server-name");
     }
-    if (tls.isEnabled() || tls.getBundle() != null) {
+    if (tlsOn) {
       if (tls.getClientAuth() != TlsConfig.ClientAuth.NONE) {
         throw new IllegalStateException(prefix + ".tls.client-auth=" + tls.getClientAuth() + " is a server option:"
             + " a client presents its certificate when " + prefix + ".tls.certificate-chain and .private-key are"
@@ -229,13 +237,39 @@ final class PetrelBuilders {
     s.set("percentile-histograms", p.getPercentileHistograms(), b::percentileHistograms);
   }
 
-  static TlsConfig tls(String prefix, PetrelProperties.Tls p) {
-    return tls(prefix, p, null);
+  /**
+   * Whether the {@code tls.*} properties under {@code prefix} turn TLS on: {@code enabled=true}, or a bundle with
+   * {@code enabled} unset. {@code enabled=false} beside a bundle fails, naming both and what to do: serving TLS
+   * would ignore the one, plaintext the other.
+   *
+   * @param secure what TLS with the bundle means for this side ("serve TLS"), for the message
+   * @param plain what plaintext means for this side ("serve plaintext")
+   */
+  static boolean tlsOn(String prefix, PetrelProperties.Tls tls, String secure, String plain) {
+    String bundle = bundleName(tls);
+    Boolean enabled = tls.getEnabled();
+    if (bundle != null && Boolean.FALSE.equals(enabled)) {
+      throw new IllegalStateException(prefix + ".enabled=false and " + prefix + ".bundle=" + bundle + " contradict"
+          + " each other: the bundle turns TLS on, enabled=false turns it off. To " + secure + " with the bundle,"
+          + " remove " + prefix + ".enabled (or set it to true); to " + plain + ", remove " + prefix + ".bundle (or"
+          + " set it empty, e.g. in a profile)");
+    }
+    return Boolean.TRUE.equals(enabled) || bundle != null;
   }
 
-  static TlsConfig tls(String prefix, PetrelProperties.Tls p, @Nullable SslBundles bundles) {
+  /** The SSL bundle {@code tls.bundle} names, or null when it is unset or empty (as Boot's server.ssl.bundle). */
+  static @Nullable String bundleName(PetrelProperties.Tls tls) {
+    String bundle = tls.getBundle();
+    return bundle == null || bundle.isBlank() ? null : bundle;
+  }
+
+  static TlsConfig tls(String prefix, PetrelProperties.Tls p) {
+    return tls(prefix, p, new SslBundleTls.Registry(null));
+  }
+
+  static TlsConfig tls(String prefix, PetrelProperties.Tls p, SslBundleTls.Registry bundles) {
     TlsConfig.Builder t = TlsConfig.builder();
-    String bundleName = p.getBundle();
+    String bundleName = bundleName(p);
     if (bundleName != null) {
       fromBundle(prefix, bundleName, p, bundles, t);
     } else if (p.getCertificateChain() != null || p.getPrivateKey() != null) {
@@ -290,9 +324,10 @@ final class PetrelBuilders {
 
   /**
    * The own certificate and key and the trust of SSL bundle {@code name} ({@code spring.ssl.bundle.*}): its key
-   * store (with the key's password, else the store's) and its trust store (none: the JDK's CAs).
+   * store (with the key's password, else the store's) and its trust store (none: the JDK's CAs), copied into stores
+   * that follow the bundle's updates ({@link SslBundleTls}).
    */
-  private static void fromBundle(String prefix, String name, PetrelProperties.Tls p, @Nullable SslBundles bundles,
+  private static void fromBundle(String prefix, String name, PetrelProperties.Tls p, SslBundleTls.Registry bundles,
       TlsConfig.Builder t) {
     String property = prefix + ".bundle=" + name;
     if (p.getCertificateChain() != null || p.getPrivateKey() != null || p.getTrustCertificates() != null
@@ -302,41 +337,11 @@ final class PetrelBuilders {
           + " bundle (its key password is spring.ssl.bundle.*." + name + ".key.password) or the files");
     }
     if (p.getReloadInterval() != null) {
-      throw new IllegalStateException(property + " is read once, at start, and " + prefix + ".reload-interval"
-          + " watches files: remove " + prefix + ".reload-interval (restart to take a changed bundle), or use the"
-          + " file properties to have them reloaded");
+      throw new IllegalStateException(property + " is reloaded when Spring Boot reloads the bundle (spring.ssl.bundle"
+          + ".*." + name + ".reload-on-update=true), and " + prefix + ".reload-interval watches the file properties:"
+          + " remove " + prefix + ".reload-interval");
     }
-    if (bundles == null) {
-      throw new IllegalStateException(property + " needs Spring Boot's SSL bundles (spring.ssl.bundle.*), and this"
-          + " context has none (is SslAutoConfiguration excluded?)");
-    }
-    SslBundle bundle;
-    try {
-      bundle = bundles.getBundle(name);
-    } catch (NoSuchSslBundleException e) {
-      throw new IllegalStateException(property + ": there is no SSL bundle named '" + name + "' (defined: "
-          + bundles.getBundleNames() + "); define spring.ssl.bundle.pem." + name + ".* or spring.ssl.bundle.jks."
-          + name + ".*, or fix the name", e);
-    }
-    if (bundle.getKey().getAlias() != null) {
-      throw new IllegalStateException(property + ": the bundle names a key alias ('" + bundle.getKey().getAlias()
-          + "'), which Petrel does not choose by: give the bundle a key store with that one key, and no alias");
-    }
-    java.security.KeyStore keys = bundle.getStores().getKeyStore();
-    if (keys == null && prefix.startsWith("petrel.server.")) {
-      throw new IllegalStateException(property + ": the bundle has no key store, and a server needs its certificate"
-          + " and key: give spring.ssl.bundle.*." + name + " a keystore (certificate and private-key for PEM)");
-    }
-    if (keys != null) {
-      String keyPassword = bundle.getKey().getPassword();
-      String storePassword = bundle.getStores().getKeyStorePassword();
-      String password = keyPassword != null ? keyPassword : storePassword != null ? storePassword : "";
-      t.keyStore(keys, password.toCharArray());
-    }
-    java.security.KeyStore trust = bundle.getStores().getTrustStore();
-    if (trust != null) {
-      t.trustStore(trust);
-    }
+    bundles.material(prefix, name, prefix.startsWith("petrel.server.")).configure(t);
   }
 
   /** A TLS file property TlsConfig refused (a file that does not exist or cannot be read). */

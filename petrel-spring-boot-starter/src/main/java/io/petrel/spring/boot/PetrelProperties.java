@@ -454,16 +454,19 @@ public class PetrelProperties {
   }
 
   /**
-   * TLS of the server or of one client ({@code ...tls.*}). Off unless {@code enabled}; files are PEM, as for
-   * {@link TlsConfig}.
+   * TLS of the server or of one client ({@code ...tls.*}). Off unless {@code enabled} or {@code bundle} is set;
+   * files are PEM, as for {@link TlsConfig}.
    */
   public static class Tls {
-    /** Whether to use TLS (default false: plaintext). */
-    private boolean enabled;
+    /**
+     * Whether to use TLS (default: false, plaintext, unless a bundle is set; false beside a bundle fails the
+     * start).
+     */
+    private @Nullable Boolean enabled;
     /**
      * The name of a Spring Boot SSL bundle ({@code spring.ssl.bundle.pem.<name>} or {@code .jks.<name>}) to take
      * the own certificate and key and the certificates to trust from, in place of the file properties; setting it
-     * turns TLS on. Read once, at start: the bundle's later updates are not applied.
+     * turns TLS on (empty: no bundle). Its updates (reload-on-update) are used by new connections.
      */
     private @Nullable String bundle;
     /** Own certificate chain (PEM): required on a server, for mutual TLS on a client. */
@@ -486,8 +489,13 @@ public class PetrelProperties {
     /** How often to look for changed files and load them again (0 = never). */
     private @Nullable Duration reloadInterval;
 
-    public boolean isEnabled() {
+    /** {@code enabled} as set: null when unset (TLS is then on if and only if a bundle is set). */
+    public @Nullable Boolean getEnabled() {
       return enabled;
+    }
+
+    public void setEnabled(@Nullable Boolean enabled) {
+      this.enabled = enabled;
     }
 
     public @Nullable String getBundle() {
@@ -496,10 +504,6 @@ public class PetrelProperties {
 
     public void setBundle(@Nullable String bundle) {
       this.bundle = bundle;
-    }
-
-    public void setEnabled(boolean enabled) {
-      this.enabled = enabled;
     }
 
     public @Nullable Path getCertificateChain() {

@@ -42,7 +42,7 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
   public static final String LOCAL_PORT_PROPERTY = "local.petrel.server.port";
 
   private final Supplier<RpcServerBuilder> plan;
-  private final Supplier<Duration> phaseTimeout;
+  private final Supplier<ShutdownPhaseTimeout> phaseTimeout;
   private final IntConsumer portListener;
   private volatile @Nullable RpcServer server;
   private volatile boolean noServices;
@@ -50,15 +50,17 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
   private volatile @Nullable String phaseWarning;
 
   PetrelServerLifecycle(Supplier<RpcServerBuilder> plan) {
-    this(plan, () -> SPRING_PHASE_TIMEOUT, port -> { });
+    this(plan, () -> ShutdownPhaseTimeout.property(SPRING_PHASE_TIMEOUT), port -> { });
   }
 
   /**
-   * @param phaseTimeout how long the context waits for this bean's phase to stop
-   *     ({@code spring.lifecycle.timeout-per-shutdown-phase}), for the WARN of {@link #phaseWarning}
+   * @param phaseTimeout how long the context waits for this bean's phase to stop (the lifecycle processor's
+   *     timeout, {@code spring.lifecycle.timeout-per-shutdown-phase} with Boot's), for the WARN of
+   *     {@link #phaseWarning}
    * @param portListener told the bound port of each server started on a socket ({@value #LOCAL_PORT_PROPERTY})
    */
-  PetrelServerLifecycle(Supplier<RpcServerBuilder> plan, Supplier<Duration> phaseTimeout, IntConsumer portListener) {
+  PetrelServerLifecycle(Supplier<RpcServerBuilder> plan, Supplier<ShutdownPhaseTimeout> phaseTimeout,
+      IntConsumer portListener) {
     this.plan = plan;
     this.phaseTimeout = phaseTimeout;
     this.portListener = portListener;
@@ -117,18 +119,24 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
    * timeout shorter than the drain delay plus the grace period; null when it is long enough.
    */
   static @Nullable String phaseWarning(Duration timeout, Duration drainDelay, Duration gracePeriod) {
+    return phaseWarning(ShutdownPhaseTimeout.property(timeout), drainDelay, gracePeriod);
+  }
+
+  /** As {@link #phaseWarning(Duration, Duration, Duration)}, naming what sets the phase's timeout. */
+  static @Nullable String phaseWarning(ShutdownPhaseTimeout phase, Duration drainDelay, Duration gracePeriod) {
+    Duration timeout = phase.timeout();
     Duration drain = drainDelay.plus(gracePeriod);
     if (timeout.compareTo(drain) >= 0) {
       return null;
     }
     String delay = drainDelay.isZero() ? "" : "a drain delay of " + text(drainDelay) + " (set by a"
         + " PetrelServerCustomizer) plus ";
-    return "spring.lifecycle.timeout-per-shutdown-phase=" + text(timeout) + " is shorter than the Petrel server's "
+    return phase.setting() + "=" + text(timeout) + " is shorter than the Petrel server's "
         + delay + "petrel.server.shutdown-grace-period=" + text(gracePeriod) + ": when the context closes, Spring"
         + " stops waiting for the server after " + text(timeout) + " and goes on closing the context (the Petrel"
         + " clients and the other beans) while calls are still in flight; when the JVM then exits, those calls are"
-        + " cut and their callers get UNAVAILABLE (\"... the server may or may not have run it\"). Set"
-        + " spring.lifecycle.timeout-per-shutdown-phase to at least " + text(drain.plusSeconds(15)) + " (the drain"
+        + " cut and their callers get UNAVAILABLE (\"... the server may or may not have run it\"). " + phase.fix()
+        + " at least " + text(drain.plusSeconds(15)) + " (the drain"
         + " and 15 s to close), or lower petrel.server.shutdown-grace-period";
   }
 

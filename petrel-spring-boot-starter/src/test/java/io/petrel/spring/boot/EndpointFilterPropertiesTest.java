@@ -3,6 +3,7 @@ package io.petrel.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.petrel.rpc.Endpoint;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.ServiceDefinition;
@@ -10,6 +11,7 @@ import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import java.util.HashSet;
 import java.util.Set;
+import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -124,6 +126,58 @@ class EndpointFilterPropertiesTest {
     runner.withUserConfiguration(GreenOnly.class)
         .withPropertyValues("petrel.clients.echo.endpoint-filter.version=1.0").run(context ->
             assertThat(answered(context.getBean(PetrelClients.class).client("echo"))).containsExactly("green"));
+  }
+
+  /** A filter of the application's own, with a readable name. */
+  record GroupIs(String group) implements Predicate<Endpoint> {
+    @Override
+    public boolean test(Endpoint e) {
+      return group.equals(e.attribute("group"));
+    }
+  }
+
+  @Configuration(proxyBeanMethods = false)
+  static class BlueAndTheProperties {
+    @Bean
+    PetrelClientCustomizer blueAndTheProperties(PetrelProperties properties) {
+      return (name, builder) -> builder.endpointFilter(
+          PropertiesEndpointFilter.of(properties, name).and(new GroupIs("blue")));
+    }
+  }
+
+  /**
+   * A customizer that combines its filter with the properties' ({@code PropertiesEndpointFilter.of(...).and(...)})
+   * calls only the endpoints both accept, and the client's messages name both.
+   */
+  @Test
+  void aCustomizerCombinesItsFilterWithTheProperties() {
+    runner.withUserConfiguration(BlueAndTheProperties.class)
+        .withPropertyValues("petrel.clients.echo.endpoint-filter.version=2.3.0").run(context ->
+            assertThat(answered(context.getBean(PetrelClients.class).client("echo"))).containsExactly("blue"));
+    runner.withUserConfiguration(BlueAndTheProperties.class).run(context ->
+        assertThat(answered(context.getBean(PetrelClients.class).client("echo")))
+            .as("no property set: the customizer's alone").containsExactlyInAnyOrder("old", "blue"));
+    runner.withUserConfiguration(BlueAndTheProperties.class)
+        .withPropertyValues("petrel.clients.echo.endpoint-filter.zone=us-east-1a").run(context -> {
+          RpcClient client = context.getBean(PetrelClients.class).client("echo");
+          assertThatThrownBy(() -> client.unaryCall(EchoService.ECHO, "who"))
+              .isInstanceOfSatisfying(StatusException.class, e -> assertThat(e.getMessage()).contains(
+                  "the client's endpointFilter petrel.clients.echo.endpoint-filter (zone=us-east-1a) and"
+                      + " GroupIs[group=blue] leaves out every one"));
+        });
+  }
+
+  @Test
+  void ofNamesAnUnknownClientAndIsEmptyWithNothingSet() {
+    PetrelProperties properties = new PetrelProperties();
+    properties.getClients().put("a", new PetrelProperties.Client());
+    PropertiesEndpointFilter none = PropertiesEndpointFilter.of(properties, "a");
+    assertThat(none.isEmpty()).isTrue();
+    assertThat(none).hasToString("petrel.clients.a.endpoint-filter (none set: every endpoint)");
+    assertThat(none.and(new GroupIs("blue"))).hasToString("GroupIs[group=blue]");
+    assertThatThrownBy(() -> PropertiesEndpointFilter.of(properties, "b"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("no Petrel client named 'b': configure petrel.clients.b.target (configured: [a])");
   }
 
   @Test

@@ -15,6 +15,7 @@ import org.springframework.boot.autoconfigure.context.LifecycleAutoConfiguration
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.support.DefaultLifecycleProcessor;
 
 /**
  * A {@code spring.lifecycle.timeout-per-shutdown-phase} shorter than the server's drain is warned about at start,
@@ -61,6 +62,87 @@ class PetrelShutdownPhaseTest {
     runner.withUserConfiguration(Echo.class).withPropertyValues("petrel.server.shutdown-grace-period=40s")
         .run(context -> assertThat(context.getBean(PetrelServerLifecycle.class).phaseWarning())
             .startsWith("spring.lifecycle.timeout-per-shutdown-phase=30s is shorter"));
+  }
+
+  /** An application's own lifecycle processor: 2 s for every phase. */
+  @Configuration(proxyBeanMethods = false)
+  static class TwoSecondPhases {
+    @Bean
+    DefaultLifecycleProcessor lifecycleProcessor() {
+      DefaultLifecycleProcessor p = new DefaultLifecycleProcessor();
+      p.setTimeoutPerShutdownPhase(2_000);
+      return p;
+    }
+  }
+
+  /** An application's own lifecycle processor: 60 s for every phase but the server's, which gets 1 s. */
+  @Configuration(proxyBeanMethods = false)
+  static class OneSecondForThePetrelPhase {
+    @Bean
+    DefaultLifecycleProcessor lifecycleProcessor() {
+      DefaultLifecycleProcessor p = new DefaultLifecycleProcessor();
+      p.setTimeoutPerShutdownPhase(60_000);
+      p.setTimeoutForShutdownPhase(PetrelServerLifecycle.PHASE, 1_000);
+      return p;
+    }
+  }
+
+  /**
+   * The WARN judges by the lifecycle processor the context uses, not by Boot's property, which an application's own
+   * lifecycleProcessor bean leaves unused: its timeoutPerShutdownPhase, else its timeout for the server's phase.
+   */
+  @Test
+  void anApplicationsOwnLifecycleProcessorIsTheOneJudged() {
+    runner.withUserConfiguration(Echo.class, TwoSecondPhases.class).run(context -> {
+      assertThat(context).hasNotFailed();
+      assertThat(context.getBean(PetrelServerLifecycle.class).phaseWarning())
+          .startsWith("the lifecycleProcessor bean's timeoutPerShutdownPhase=2s is shorter than the Petrel server's"
+              + " petrel.server.shutdown-grace-period=10s: ")
+          .contains("Set the lifecycleProcessor bean's setTimeoutPerShutdownPhase (or setTimeoutForShutdownPhase("
+              + PetrelServerLifecycle.PHASE + ", ...), for this phase alone) to at least 25s");
+    });
+    runner.withUserConfiguration(Echo.class, OneSecondForThePetrelPhase.class).run(context ->
+        assertThat(context.getBean(PetrelServerLifecycle.class).phaseWarning()).startsWith("the lifecycleProcessor"
+            + " bean's timeout for shutdown phase " + PetrelServerLifecycle.PHASE + " (setTimeoutForShutdownPhase)=1s"
+            + " is shorter").contains("Set the lifecycleProcessor bean's setTimeoutForShutdownPhase("
+                + PetrelServerLifecycle.PHASE + ", ...) to at least 25s"));
+    // The per-phase timeout is long enough, the one for every phase is not: no WARN.
+    runner.withUserConfiguration(Echo.class, OneSecondForThePetrelPhase.class)
+        .withPropertyValues("petrel.server.shutdown-grace-period=500ms")
+        .run(context -> assertThat(context.getBean(PetrelServerLifecycle.class).phaseWarning()).isNull());
+    // Without Boot's LifecycleAutoConfiguration nor a bean: the context's own processor, Spring's 10 s.
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+        .withUserConfiguration(Echo.class).withPropertyValues("petrel.server.port=0",
+            "petrel.server.address=127.0.0.1", "petrel.server.shutdown-grace-period=20s")
+        .run(context -> assertThat(context.getBean(PetrelServerLifecycle.class).phaseWarning())
+            .startsWith("Spring's timeout per shutdown phase (the context has no lifecycleProcessor bean: neither"
+                + " Boot's LifecycleAutoConfiguration nor one of its own)=10s is shorter"));
+  }
+
+  /** The timeout judged is the one Spring waits: 1 s for the server's phase, not the bean's 60 s for the others. */
+  @Test
+  void thePhasesOwnTimeoutIsTheOneTheCloseWaits() {
+    runner.withUserConfiguration(Echo.class, OneSecondForThePetrelPhase.class)
+        .withPropertyValues("petrel.server.shutdown-grace-period=20s").run(context -> {
+          PetrelServerLifecycle lifecycle = context.getBean(PetrelServerLifecycle.class);
+          assertThat(lifecycle.phaseWarning()).contains("(setTimeoutForShutdownPhase)=1s is shorter");
+          RpcServer server = lifecycle.server();
+          assertThat(server).isNotNull();
+          EchoService echo = context.getBean(EchoService.class);
+          try (RpcClient client = RpcClient.builder().address("127.0.0.1", server.port()).build()) {
+            CompletableFuture<String> held = client.unaryCallAsync(EchoService.HOLD, "late", CallOptions.DEFAULT);
+            assertThat(echo.entered.await(10, TimeUnit.SECONDS)).isTrue();
+            long start = System.nanoTime();
+            context.getSourceApplicationContext().close();
+            long closedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertThat(closedMillis).as("the close waited the phase's 1 s, not 60 s nor the grace period")
+                .isBetween(900L, 15_000L);
+            assertThat(held).as("the call is still in flight").isNotDone();
+            echo.release.countDown();
+            assertThat(held.get(10, TimeUnit.SECONDS)).isEqualTo("released late");
+            assertThat(server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+          }
+        });
   }
 
   /**

@@ -194,6 +194,61 @@ class TlsPropertiesTest {
             "petrel.server.tls.bundle=trust-only: the bundle has no key store, and a server needs its certificate"));
   }
 
+  /**
+   * {@code tls.enabled=false} beside {@code tls.bundle}: serving TLS would ignore the one, plaintext the other, so
+   * the start fails naming both and what to do, on the server and on a client; {@code enabled=true} beside a bundle
+   * is TLS, and an empty bundle (a profile turning the bundle off) is none: plaintext.
+   */
+  @Test
+  void enabledFalseBesideABundleFailsTheStartNamingBoth() throws Exception {
+    KeyPair keys = ecKeys();
+    X509Certificate self = certificate("self", keys, "self", keys.getPrivate(), false);
+    Path cert = pem("off.pem", "CERTIFICATE", self.getEncoded());
+    Path key = pem("off.key", "PRIVATE KEY", keys.getPrivate().getEncoded());
+    ApplicationContextRunner withBundle = new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class,
+            org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration.class))
+        .withPropertyValues("spring.ssl.bundle.pem.petrel.keystore.certificate=file:" + cert,
+            "spring.ssl.bundle.pem.petrel.keystore.private-key=file:" + key,
+            "spring.ssl.bundle.pem.petrel.truststore.certificate=file:" + cert);
+    ApplicationContextRunner server = withBundle.withUserConfiguration(PetrelAutoConfigurationTest.Echo.class)
+        .withPropertyValues("petrel.server.port=0", "petrel.server.address=127.0.0.1");
+    server.withPropertyValues("petrel.server.tls.bundle=petrel", "petrel.server.tls.enabled=false")
+        .run(context -> assertThat(context.getStartupFailure()).hasStackTraceContaining(
+            "petrel.server.tls.enabled=false and petrel.server.tls.bundle=petrel contradict each other: the bundle"
+                + " turns TLS on, enabled=false turns it off. To serve TLS with the bundle, remove"
+                + " petrel.server.tls.enabled (or set it to true); to serve plaintext, remove"
+                + " petrel.server.tls.bundle (or set it empty, e.g. in a profile)"));
+    ApplicationContextRunner client = withBundle.withPropertyValues("petrel.server.enabled=false");
+    client.withPropertyValues("petrel.clients.x.target=127.0.0.1:1", "petrel.clients.x.tls.bundle=petrel",
+        "petrel.clients.x.tls.enabled=false").run(context -> assertThat(context.getStartupFailure())
+            .hasStackTraceContaining("petrel.clients.x.tls.enabled=false and petrel.clients.x.tls.bundle=petrel"
+                + " contradict each other")
+            .hasStackTraceContaining("To call over TLS with the bundle, remove petrel.clients.x.tls.enabled (or set"
+                + " it to true); to call in plaintext, remove petrel.clients.x.tls.bundle"));
+    server.withPropertyValues("petrel.server.tls.bundle=petrel", "petrel.server.tls.enabled=true").run(secure -> {
+      assertThat(secure).hasNotFailed();
+      int port = secure.getBean(PetrelServerLifecycle.class).port();
+      client.withPropertyValues("petrel.clients.tls.target=127.0.0.1:" + port, "petrel.clients.tls.tls.bundle=petrel",
+          "petrel.clients.tls.tls.enabled=true", "petrel.clients.plain.target=127.0.0.1:" + port,
+          "petrel.clients.plain.tls.bundle=", "petrel.clients.plain.default-deadline=5s").run(c -> {
+            PetrelClients clients = c.getBean(PetrelClients.class);
+            assertThat(clients.client("tls").unaryCall(EchoService.ECHO, "on")).isEqualTo("on");
+            assertThat(clients.client("plain").isSecure()).as("an empty bundle is no bundle").isFalse();
+            assertThatThrownBy(() -> clients.client("plain").unaryCall(EchoService.ECHO, "plain"))
+                .isInstanceOfSatisfying(StatusException.class,
+                    e -> assertThat(e.code()).isEqualTo(Status.Code.UNAVAILABLE));
+          });
+    });
+    server.withPropertyValues("petrel.server.tls.bundle=").run(plain -> {
+      assertThat(plain).hasNotFailed();
+      int port = plain.getBean(PetrelServerLifecycle.class).port();
+      client.withPropertyValues("petrel.clients.plain.target=127.0.0.1:" + port).run(c -> assertThat(
+          c.getBean(PetrelClients.class).client("plain").unaryCall(EchoService.ECHO, "plaintext"))
+          .isEqualTo("plaintext"));
+    });
+  }
+
   /** A client-only TLS property set on the server (or the reverse) fails the start naming the property. */
   @Test
   void aTlsPropertyOfTheOtherSideFailsTheStartNamingIt() throws Exception {

@@ -1,0 +1,342 @@
+package io.petrel.spring.boot;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.petrel.rpc.ServerContext;
+import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.TlsConfig;
+import java.io.IOException;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.security.KeyPair;
+import java.security.KeyPairGenerator;
+import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.cert.X509Certificate;
+import java.security.spec.ECGenParameterSpec;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collections;
+import java.util.Date;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManagerFactory;
+import org.bouncycastle.asn1.x500.X500Name;
+import org.bouncycastle.asn1.x509.BasicConstraints;
+import org.bouncycastle.asn1.x509.Extension;
+import org.bouncycastle.asn1.x509.GeneralName;
+import org.bouncycastle.asn1.x509.GeneralNames;
+import org.bouncycastle.cert.X509v3CertificateBuilder;
+import org.bouncycastle.cert.jcajce.JcaX509CertificateConverter;
+import org.bouncycastle.cert.jcajce.JcaX509v3CertificateBuilder;
+import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
+import org.springframework.boot.ssl.SslBundle;
+import org.springframework.boot.ssl.SslBundles;
+import org.springframework.boot.ssl.pem.PemSslStoreBundle;
+import org.springframework.boot.ssl.pem.PemSslStoreDetails;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/**
+ * An SSL bundle named by {@code petrel.*.tls.bundle}, with {@code reload-on-update=true}, whose PEM files are
+ * rewritten (a certificate renewed): Boot's file watcher reloads the bundle, and new connections of the server and
+ * of the clients present the new certificate, with no restart; an update that cannot be used (a certificate
+ * without its key) leaves the previous one in use. Real files, Boot's real watcher, real sockets on 127.0.0.1.
+ */
+class SslBundleReloadTest {
+  /** How long Boot's watcher and the reload may take, at most, on a slow machine. */
+  private static final long DEADLINE_SECONDS = 30;
+
+  @TempDir
+  Path dir;
+  private Path tls;
+  private Path staging;
+  private KeyPair caKeys;
+  private X509Certificate ca;
+
+  @BeforeEach
+  void ca() throws Exception {
+    tls = Files.createDirectory(dir.resolve("tls"));
+    staging = Files.createDirectory(dir.resolve("staging"));
+    caKeys = ecKeys();
+    ca = certificate("test-ca", caKeys, caKeys.getPrivate(), true, BigInteger.ONE);
+    write("ca.pem", pem("CERTIFICATE", ca.getEncoded()));
+  }
+
+  private static KeyPair ecKeys() throws Exception {
+    KeyPairGenerator g = KeyPairGenerator.getInstance("EC");
+    g.initialize(new ECGenParameterSpec("secp256r1"));
+    return g.generateKeyPair();
+  }
+
+  private static X509Certificate certificate(String subject, KeyPair subjectKeys, PrivateKey issuerKey, boolean ca,
+      BigInteger serial) throws Exception {
+    Instant now = Instant.now();
+    X509v3CertificateBuilder b = new JcaX509v3CertificateBuilder(new X500Name("CN=test-ca"), serial,
+        Date.from(now.minus(Duration.ofDays(1))), Date.from(now.plus(Duration.ofDays(30))),
+        new X500Name("CN=" + subject), subjectKeys.getPublic());
+    b.addExtension(Extension.basicConstraints, true, new BasicConstraints(ca));
+    if (!ca) {
+      b.addExtension(Extension.subjectAlternativeName, false,
+          new GeneralNames(new GeneralName(GeneralName.iPAddress, "127.0.0.1")));
+    }
+    return new JcaX509CertificateConverter().getCertificate(
+        b.build(new JcaContentSignerBuilder("SHA256withECDSA").build(issuerKey)));
+  }
+
+  private static String pem(String type, byte[] der) {
+    return "-----BEGIN " + type + "-----\n" + Base64.getMimeEncoder(64, new byte[] {'\n'}).encodeToString(der)
+        + "\n-----END " + type + "-----\n";
+  }
+
+  /**
+   * Puts {@code text} in place as {@code tls/name} in one step (written aside, then renamed), as a certificate
+   * manager does: the watcher never sees half a file.
+   */
+  private Path write(String name, String text) throws IOException {
+    Path aside = Files.writeString(staging.resolve(name + "." + System.nanoTime()), text, StandardCharsets.US_ASCII);
+    return Files.move(aside, tls.resolve(name), StandardCopyOption.ATOMIC_MOVE,
+        StandardCopyOption.REPLACE_EXISTING);
+  }
+
+  /** A certificate of {@code subject} with serial {@code serial}, signed by the CA, and its key, as PEM files. */
+  private void issue(String subject, long serial) throws Exception {
+    KeyPair keys = ecKeys();
+    // The key first: a certificate written alone would not match the key in place.
+    write(subject + ".key", pem("PRIVATE KEY", keys.getPrivate().getEncoded()));
+    write(subject + ".pem", pem("CERTIFICATE",
+        certificate(subject, keys, caKeys.getPrivate(), false, BigInteger.valueOf(serial)).getEncoded()));
+  }
+
+  /** The serial of the certificate a new TLS connection to the server presents (a bare handshake). */
+  private BigInteger presented(int port) throws Exception {
+    KeyStore trust = KeyStore.getInstance("PKCS12");
+    trust.load(null, null);
+    trust.setCertificateEntry("ca", ca);
+    TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+    tmf.init(trust);
+    SSLContext context = SSLContext.getInstance("TLS");
+    context.init(null, tmf.getTrustManagers(), null);
+    try (SSLSocket s = (SSLSocket) context.getSocketFactory().createSocket("127.0.0.1", port)) {
+      s.setSoTimeout(10_000);
+      s.startHandshake();
+      return ((X509Certificate) s.getSession().getPeerCertificates()[0]).getSerialNumber();
+    }
+  }
+
+  /** test.Echo/echo answers the serial (hex) of the certificate the calling client presented, or "none". */
+  @Configuration(proxyBeanMethods = false)
+  static class PeerSerial {
+    @Bean
+    ServiceDefinition peerSerial() {
+      return ServiceDefinition.builder(EchoService.NAME).unary(EchoService.ECHO, request -> {
+        ServerContext c = ServerContext.current();
+        List<X509Certificate> peer = c != null ? c.peerCertificates() : List.of();
+        return peer.isEmpty() ? "none" : peer.get(0).getSerialNumber().toString(16);
+      }).build();
+    }
+  }
+
+  private ApplicationContextRunner runner(String bundle, String subject) {
+    return new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class, PetrelAutoConfiguration.class))
+        .withPropertyValues("spring.ssl.bundle.watch.file.quiet-period=200ms",
+            "spring.ssl.bundle.pem." + bundle + ".reload-on-update=true",
+            "spring.ssl.bundle.pem." + bundle + ".keystore.certificate=file:" + tls.resolve(subject + ".pem"),
+            "spring.ssl.bundle.pem." + bundle + ".keystore.private-key=file:" + tls.resolve(subject + ".key"),
+            "spring.ssl.bundle.pem." + bundle + ".truststore.certificate=file:" + tls.resolve("ca.pem"));
+  }
+
+  /** Boot's updates of bundle {@code name}, seen after Petrel's handler (registered first) has run. */
+  private static BlockingQueue<SslBundle> updates(SslBundles bundles, String name) {
+    BlockingQueue<SslBundle> updates = new LinkedBlockingQueue<>();
+    bundles.addBundleUpdateHandler(name, updates::add);
+    return updates;
+  }
+
+  private static void awaitUpdate(BlockingQueue<SslBundle> updates) throws InterruptedException {
+    assertThat(updates.poll(DEADLINE_SECONDS, TimeUnit.SECONDS)).as("Boot reloaded the bundle").isNotNull();
+  }
+
+  @Test
+  void theServerPresentsTheRenewedCertificateOnNewConnections() throws Exception {
+    issue("server", 0x51);
+    runner("server", "server").withUserConfiguration(PeerSerial.class)
+        .withPropertyValues("petrel.server.port=0", "petrel.server.address=127.0.0.1",
+            "petrel.server.tls.bundle=server", "petrel.server.tls.client-auth=OPTIONAL")
+        .run(context -> {
+          assertThat(context).hasNotFailed();
+          int port = context.getBean(PetrelServerLifecycle.class).port();
+          BlockingQueue<SslBundle> updates = updates(context.getBean(SslBundles.class), "server");
+          assertThat(presented(port)).isEqualTo(0x51);
+
+          // A renewed certificate written without its key: Boot reloads the bundle, Petrel refuses it.
+          KeyPair other = ecKeys();
+          write("server.pem", pem("CERTIFICATE",
+              certificate("server", other, caKeys.getPrivate(), false, BigInteger.valueOf(0x52)).getEncoded()));
+          awaitUpdate(updates);
+          assertThat(presented(port)).as("the previous certificate, still whole, stays in use").isEqualTo(0x51);
+
+          // Its key follows: the next update is used, by the next connection.
+          write("server.key", pem("PRIVATE KEY", other.getPrivate().getEncoded()));
+          awaitUpdate(updates);
+          assertThat(presented(port)).isEqualTo(0x52);
+
+          issue("server", 0x53); // key and certificate at once: one update, or two of which the first is refused
+          BigInteger seen = BigInteger.ZERO;
+          long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(DEADLINE_SECONDS);
+          while (!seen.equals(BigInteger.valueOf(0x53)) && System.nanoTime() - deadline < 0) {
+            awaitUpdate(updates); // each update is the event to look again at
+            seen = presented(port);
+          }
+          assertThat(seen).isEqualTo(0x53);
+        });
+  }
+
+  /**
+   * Clients follow their bundle too: a client connected before the renewal keeps its connection (and the certificate
+   * it presented), a client that connects after it presents the new one, to a server that asks for it.
+   */
+  @Test
+  void clientsPresentTheRenewedCertificateOnNewConnections() throws Exception {
+    issue("server", 0x51);
+    issue("client", 0xc1);
+    runner("server", "server").withUserConfiguration(PeerSerial.class)
+        .withPropertyValues("petrel.server.port=0", "petrel.server.address=127.0.0.1",
+            "petrel.server.tls.bundle=server", "petrel.server.tls.client-auth=REQUIRE")
+        .run(server -> {
+          assertThat(server).hasNotFailed();
+          int port = server.getBean(PetrelServerLifecycle.class).port();
+          List<String> clients = List.of("early", "late1", "late2", "late3");
+          List<String> properties = new ArrayList<>();
+          for (String name : clients) {
+            properties.add("petrel.clients." + name + ".target=127.0.0.1:" + port);
+            properties.add("petrel.clients." + name + ".tls.bundle=client");
+          }
+          runner("client", "client").withPropertyValues("petrel.server.enabled=false")
+              .withPropertyValues(properties.toArray(String[]::new)).run(client -> {
+                assertThat(client).hasNotFailed();
+                PetrelClients petrel = client.getBean(PetrelClients.class);
+                BlockingQueue<SslBundle> updates = updates(client.getBean(SslBundles.class), "client");
+                assertThat(petrel.client("early").unaryCall(EchoService.ECHO, "who")).isEqualTo("c1");
+
+                issue("client", 0xc2);
+                // Each update, a client that has not connected yet connects: the first one after the renewal is
+                // applied presents c2 (an update of the key alone, before its certificate, is refused).
+                awaitUpdate(updates);
+                String seen = "c1";
+                for (String late : clients.subList(1, clients.size())) {
+                  seen = petrel.client(late).unaryCall(EchoService.ECHO, "who");
+                  if (seen.equals("c2") || updates.poll(DEADLINE_SECONDS, TimeUnit.SECONDS) == null) {
+                    break;
+                  }
+                }
+                assertThat(seen).as("the certificate a client connecting after the renewal presents")
+                    .isEqualTo("c2");
+                assertThat(petrel.client("early").unaryCall(EchoService.ECHO, "who"))
+                    .as("an open connection keeps the certificate it was made with").isEqualTo("c1");
+              });
+        });
+  }
+
+  private SslBundle bundle(X509Certificate certificate, PrivateKey key) throws Exception {
+    return SslBundle.of(new PemSslStoreBundle(
+        PemSslStoreDetails.forCertificate(pem("CERTIFICATE", certificate.getEncoded()))
+            .withPrivateKey(pem("PRIVATE KEY", key.getEncoded())),
+        PemSslStoreDetails.forCertificate(pem("CERTIFICATE", ca.getEncoded()))));
+  }
+
+  /** The serial of the certificate in {@code config}'s key store, as the transport would read it now. */
+  private static BigInteger serial(TlsConfig config) throws java.security.GeneralSecurityException {
+    KeyStore keys = config.keyStore();
+    assertThat(keys).isNotNull();
+    String alias = Collections.list(keys.aliases()).get(0);
+    return ((X509Certificate) keys.getCertificateChain(alias)[0]).getSerialNumber();
+  }
+
+  /**
+   * What an update that cannot be used does: nothing reloaded, the stores as before (so that an explicit
+   * reloadTls() does not take it either), and a WARN saying what failed and what to do.
+   */
+  @Test
+  void anUpdateThatCannotBeUsedKeepsThePreviousMaterialAndSaysWhy() throws Exception {
+    KeyPair keys = ecKeys();
+    KeyPair stranger = ecKeys();
+    assertThatThrownBy(() -> SslBundleTls.of("petrel.server.tls", "server", bundle(certificate("server", keys,
+        caKeys.getPrivate(), false, BigInteger.valueOf(1)), stranger.getPrivate()), true))
+        .as("at start too").isInstanceOf(IllegalStateException.class).hasMessageStartingWith(
+            "petrel.server.tls.bundle=server: the private key does not belong to the certificate CN=server (serial 1)");
+    SslBundleTls material = SslBundleTls.of("petrel.server.tls", "server",
+        bundle(certificate("server", keys, caKeys.getPrivate(), false, BigInteger.valueOf(1)), keys.getPrivate()),
+        true);
+    TlsConfig.Builder t = TlsConfig.builder();
+    material.configure(t);
+    TlsConfig config = t.build();
+    List<BigInteger> reloads = new ArrayList<>();
+    List<IOException> failures = new ArrayList<>();
+    material.follow(() -> {
+      if (!failures.isEmpty()) {
+        throw failures.remove(0);
+      }
+      try {
+        reloads.add(serial(config));
+      } catch (java.security.GeneralSecurityException e) {
+        throw new IOException(e);
+      }
+    });
+
+    KeyPair other = ecKeys();
+    material.update(bundle(certificate("server", other, caKeys.getPrivate(), false, BigInteger.valueOf(2)),
+        keys.getPrivate()));
+    assertThat(material.lastWarning()).isEqualTo("SSL bundle 'server' was updated, but petrel.server.tls keeps its"
+        + " previous certificate, key and trust for new connections: the private key does not belong to the"
+        + " certificate CN=server (serial 2): were they replaced one at a time? write both, then let the bundle"
+        + " reload. Fix the bundle's files (spring.ssl.bundle.*.server.*): the next update is applied");
+    assertThat(reloads).isEmpty();
+    assertThat(serial(config)).isEqualTo(1);
+
+    material.update(bundle(certificate("server", other, caKeys.getPrivate(), false, BigInteger.valueOf(2)),
+        other.getPrivate()));
+    assertThat(reloads).containsExactly(BigInteger.valueOf(2));
+
+    failures.add(new IOException("cannot load TLS material (...): refused by the transport"));
+    material.update(bundle(certificate("server", other, caKeys.getPrivate(), false, BigInteger.valueOf(3)),
+        other.getPrivate()));
+    assertThat(material.lastWarning()).contains("petrel.server.tls keeps its previous certificate, key and trust"
+        + " for new connections: the Petrel server could not load it: cannot load TLS material (...): refused by the"
+        + " transport");
+    assertThat(serial(config)).as("the stores as the transport still uses them").isEqualTo(2);
+
+    material.update(SslBundle.of(new PemSslStoreBundle(
+        PemSslStoreDetails.forCertificate(pem("CERTIFICATE", ca.getEncoded()))
+            .withPrivateKey("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n"),
+        PemSslStoreDetails.forCertificate(pem("CERTIFICATE", ca.getEncoded())))));
+    assertThat(material.lastWarning()).contains("petrel.server.tls keeps its previous certificate, key and trust"
+        + " for new connections: its stores cannot be loaded: ");
+    assertThat(serial(config)).isEqualTo(2);
+
+    material.update(SslBundle.of(new PemSslStoreBundle(
+        PemSslStoreDetails.forCertificate(pem("CERTIFICATE", ca.getEncoded())).withPrivateKey(
+            pem("PRIVATE KEY", caKeys.getPrivate().getEncoded())), null)));
+    assertThat(material.lastWarning()).contains("it now has a key store and no trust store, it had one and one at"
+        + " start (the JDK's CAs are trusted without one): restart the application to change which stores it has");
+    assertThat(serial(config)).isEqualTo(2);
+    assertThat(reloads).containsExactly(BigInteger.valueOf(2));
+  }
+}
