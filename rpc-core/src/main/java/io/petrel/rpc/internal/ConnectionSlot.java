@@ -135,7 +135,9 @@ final class ConnectionSlot {
     Waiter w = new Waiter(call);
     Link start = null;
     Status failure = null;
+    boolean firstWaiter;
     synchronized (this) {
+      boolean none = waiters.isEmpty();
       c = current();
       if (c == null) {
         if (closed) {
@@ -172,6 +174,10 @@ final class ConnectionSlot {
           start = startConnect();
         }
       }
+      firstWaiter = none && !waiters.isEmpty();
+    }
+    if (firstWaiter) {
+      owner.slotWaiting(); // another endpoint's becoming READY looks here (see ClientEndpoints.becameReady)
     }
     if (start != null) {
       launch(start);
@@ -217,6 +223,11 @@ final class ConnectionSlot {
     for (Waiter w : moving) {
       w.call.onClose(why, Metadata.EMPTY, AttemptProgress.NOT_SENT); // the core sends it again
     }
+  }
+
+  /** Whether calls wait here (for a connect attempt, or a connection after the last one closed). */
+  synchronized boolean hasWaiters() {
+    return !waiters.isEmpty();
   }
 
   // Holding the lock: why a call that could wait here for a connection is sent to another endpoint instead.
