@@ -94,6 +94,8 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   private int resends;
   /** Attempts made again after one that may have run failed with UNAVAILABLE (idempotent methods only). */
   private int retries;
+  /** The call has been counted in {@code rpc.client.retries} with reason not_sent ({@link #countsAgain}). */
+  private boolean countedNotSent;
   /**
    * Why the previous attempt could not be sent, or was refused by a limit of its endpoint, while the next one is
    * being picked; else null. Such a call goes only to another endpoint (see {@link #unsentCause}).
@@ -528,6 +530,24 @@ public class ClientCall<Resp> extends CompletableFuture<Resp>
   /** True for an attempt of a {@link HedgedCall}. */
   boolean isHedgeAttempt() {
     return false;
+  }
+
+  /**
+   * Whether an attempt made again for {@code why}, which has an endpoint to go to, counts in
+   * {@code rpc.client.retries}: refused and unavailable, each time; not_sent, once per call, however many times the
+   * call went on (a call waiting for a connect attempt is moved each time another endpoint becomes READY, and one
+   * that could not be sent tries endpoint after endpoint): 9 calls moved twice counted 16. On the thread that
+   * starts the attempt (one at a time per call).
+   */
+  boolean countsAgain(ClientRuntime.Retry why) {
+    if (why != ClientRuntime.Retry.NOT_SENT) {
+      return true;
+    }
+    if (countedNotSent) {
+      return false;
+    }
+    countedNotSent = true;
+    return true;
   }
 
   /** How many endpoints this call's attempts could not be sent to (NOT_SENT there). */

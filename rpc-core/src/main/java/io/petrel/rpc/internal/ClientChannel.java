@@ -614,13 +614,14 @@ public final class ClientChannel extends RpcClient {
    * One attempt of {@code call}, with the request and options it keeps: picks the endpoint (another than a failed
    * attempt's when there is one) and a connection of it, and starts a stream of the transport there
    * ({@link ClientCall#startStream}), or holds the call until a connection takes it. An attempt made again
-   * ({@code again} not null) is counted in {@code rpc.client.retries} once it has an endpoint. Throws what encoding
+   * ({@code again} not null) is counted in {@code rpc.client.retries} once it has an endpoint (not_sent: once per
+   * call, see {@link ClientCall#countsAgain}). Throws what encoding
    * the request throws (see {@link ClientCall#startFailed}).
    */
   private void startAttempt(ClientCall<?> call, ClientRuntime.@Nullable Retry again) throws Exception {
     ClientEndpoints<InternalSubchannel> e = endpoints;
     if (e == null) {
-      if (again != null) {
+      if (again != null && call.countsAgain(again)) {
         runtime.sentAgain(again);
       }
       call.startStream(transport, null);
@@ -636,7 +637,7 @@ public final class ClientChannel extends RpcClient {
       return;
     }
     call.picked(sub);
-    if (again != null) {
+    if (again != null && call.countsAgain(again)) {
       runtime.sentAgain(again); // rpc.client.retries: counted once it has somewhere to go
     }
     sub.send(call);

@@ -56,6 +56,12 @@ public abstract class ClientSubchannel implements Subchannel {
      */
     default void becameReady(ClientSubchannel s) {}
 
+    /**
+     * Calls have started to wait at {@code s} for a connect attempt ({@link #waitersAdded}): {@link #becameReady}
+     * of another endpoint looks at it (called holding no lock).
+     */
+    default void waitersAdded(ClientSubchannel s) {}
+
     /** An attempt counted on {@code s} ended with {@code outcome}, {@code latencyNanos} after its call started. */
     void callEnded(ClientSubchannel s, Status outcome, long latencyNanos);
   }
@@ -205,6 +211,25 @@ public abstract class ClientSubchannel implements Subchannel {
    * timeout. Default: nothing.
    */
   protected void anotherEndpointReady() {}
+
+  /**
+   * Whether calls wait here for a connect attempt (that {@link #anotherEndpointReady} might move). Default: false.
+   */
+  protected boolean hasWaiters() {
+    return false;
+  }
+
+  /**
+   * Calls have started to wait here for a connect attempt (the first of a connection's waiting calls): tells the
+   * owner, whose {@link Owner#becameReady} then looks only at the endpoints where calls may wait, not at all of them.
+   * Called holding no lock, after the call was queued.
+   */
+  protected final void waitersAdded() {
+    Owner o = owner;
+    if (o != null) {
+      o.waitersAdded(this);
+    }
+  }
 
   /**
    * One of the endpoint's connections was lost or told to go away (GOAWAY) while the endpoint stays

@@ -40,7 +40,10 @@ import org.slf4j.LoggerFactory;
  * makes the next one by itself when its backoff ends, since no call comes to start it. Otherwise, with nobody
  * waiting the slot makes no attempt of its own, so a client nobody calls holds no timer and no connection. The
  * transport only opens the connection
- * ({@link ClientTransport#connect}) and says when it stops being usable ({@link Connection.Listener}).
+ * ({@link ClientTransport#connect}) and says when it stops being usable ({@link Connection.Listener}). The
+ * connection's health is decided here too: the first-frame timeout ({@link #watchFirstFrame}), keepalive and the
+ * liveness check ({@link ConnectionHealth}, for a transport with PINGs); the transport only sends PINGs, says when
+ * it reads, and closes a connection found dead.
  *
  * <p>The per-call path reads one volatile field ({@link #current()}) and takes no lock; everything else (connect
  * attempts, backoff, waiting calls) is under this object's lock, never held while calling the transport or
@@ -132,7 +135,9 @@ final class ConnectionSlot {
     Waiter w = new Waiter(call);
     Link start = null;
     Status failure = null;
+    boolean firstWaiter;
     synchronized (this) {
+      boolean none = waiters.isEmpty();
       c = current();
       if (c == null) {
         if (closed) {
@@ -169,6 +174,10 @@ final class ConnectionSlot {
           start = startConnect();
         }
       }
+      firstWaiter = none && !waiters.isEmpty();
+    }
+    if (firstWaiter) {
+      owner.slotWaiting(); // another endpoint's becoming READY looks here (see ClientEndpoints.becameReady)
     }
     if (start != null) {
       launch(start);
@@ -214,6 +223,11 @@ final class ConnectionSlot {
     for (Waiter w : moving) {
       w.call.onClose(why, Metadata.EMPTY, AttemptProgress.NOT_SENT); // the core sends it again
     }
+  }
+
+  /** Whether calls wait here (for a connect attempt, or a connection after the last one closed). */
+  synchronized boolean hasWaiters() {
+    return !waiters.isEmpty();
   }
 
   // Holding the lock: why a call that could wait here for a connection is sent to another endpoint instead.
@@ -445,6 +459,7 @@ final class ConnectionSlot {
     }
     if (usable != null) {
       log.debug("connected to {}", owner.authority());
+      a.health.start(usable); // keepalive and the liveness check, on the connection's own thread
       boolean answeredAlready;
       synchronized (this) {
         answeredAlready = a.answered;
@@ -768,10 +783,24 @@ final class ConnectionSlot {
     @Nullable ScheduledFuture<?> firstFrameTimer;
     /** Why the core closed the connection before its first frame came, or null. */
     @Nullable String firstFrameDue;
+    /** Keepalive and the liveness check of the connection (not guarded: see {@link ConnectionHealth}). */
+    final ConnectionHealth health = new ConnectionHealth(config.keepAliveTimeNanos());
 
     @Override
     public void answered() {
+      health.answered();
       ConnectionSlot.this.answered(this);
+    }
+
+    /** Once per read batch, on the connection's thread: the per-read path. */
+    @Override
+    public void received() {
+      health.received();
+    }
+
+    @Override
+    public void deadlinePassed() {
+      health.deadlinePassed();
     }
 
     @Override
@@ -781,6 +810,7 @@ final class ConnectionSlot {
 
     @Override
     public void closed(@Nullable String reason, boolean answered) {
+      health.stop();
       ConnectionSlot.this.closed(this, reason, answered);
     }
   }

@@ -137,6 +137,21 @@ public final class InternalSubchannel extends ClientSubchannel {
     }
   }
 
+  @Override
+  protected boolean hasWaiters() {
+    for (ConnectionSlot s : slots) {
+      if (s.hasWaiters()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** A slot's first waiting call was queued (holding no lock). */
+  void slotWaiting() {
+    waitersAdded();
+  }
+
   /**
    * A slot's connection was lost or went away (GOAWAY). With one slot the endpoint's state change asks for the
    * resolver's refresh; with several, the others may keep it READY, so ask here.

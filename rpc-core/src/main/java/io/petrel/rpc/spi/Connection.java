@@ -1,5 +1,6 @@
 package io.petrel.rpc.spi;
 
+import java.util.concurrent.ScheduledExecutorService;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -8,6 +9,14 @@ import org.jspecify.annotations.Nullable;
  * (streams, {@link ClientTransport#newStream}) while it {@linkplain #isUsable() is usable}, and hears through its
  * {@link Listener} when it stops being so; the reconnect backoff, the calls waiting for a connection and the
  * endpoint's state are the core's. A transport implements it; the core never blocks on it.
+ *
+ * <p>The connection's health is the core's too: the first-frame timeout ({@link #closeIfUnanswered}), keepalive
+ * (after {@code keepAliveTime} with nothing received a PING, and the connection is dead if the silence lasts as long
+ * again) and the liveness check (a call's deadline passed here: a PING, and the connection is dead if nothing at
+ * all is received within 2 s). A transport with PINGs gives the core their primitives: {@link #executor()} (the
+ * thread it reports reads on), {@link Listener#received()} once per batch of bytes read,
+ * {@link Listener#deadlinePassed()}, {@link #ping()} and {@link #closeDead}. One without PINGs leaves
+ * {@link #executor()} null, and its connections get neither check.
  */
 public interface Connection {
 
@@ -43,6 +52,38 @@ public interface Connection {
   }
 
   /**
+   * The thread this connection reads on, as an executor (Netty: the channel's event loop), for the core's
+   * keepalive and liveness checks: the transport calls {@link Listener#received()} and
+   * {@link Listener#deadlinePassed()} on it and nowhere else, and the core runs its checks there, so that what
+   * {@code received} notes is a plain field read on the thread that wrote it; the core calls {@link #ping()} and
+   * {@link #closeDead} from it. Null (the default): the transport has no PINGs, and its connections get neither
+   * check (the first-frame timeout still applies).
+   */
+  default @Nullable ScheduledExecutorService executor() {
+    return null;
+  }
+
+  /**
+   * Sends a PING, whose answer (or any other byte) the transport reports with {@link Listener#received()} like
+   * anything read. Called by the core on {@link #executor()}, for keepalive and the liveness check; a closed
+   * connection ignores it. The default does nothing (a transport without PINGs is never asked).
+   */
+  default void ping() {}
+
+  /**
+   * The core found the connection dead (a PING unanswered: keepalive, or the liveness check): close it at once and
+   * so that nothing more is sent, dropping what is still queued to the peer rather than delivering it late (Netty:
+   * a reset, {@code SO_LINGER} 0); attempts in flight end with UNAVAILABLE ({@link AttemptProgress#PROCESSED})
+   * saying {@code reason}, which {@link Listener#closed} passes on too. The transport logs {@code warning} at WARN
+   * (what was found, e.g. "silent for two keepalive periods, a PING went unanswered") with how many attempts it
+   * ends, and that the endpoint reconnects. Called by the core on {@link #executor()}; a closed connection ignores
+   * it. The default closes ({@link #close()}).
+   */
+  default void closeDead(String reason, String warning) {
+    close();
+  }
+
+  /**
    * What a connection tells the core, given to {@link ClientTransport#connect} (implemented by the core only).
    * Called on the transport's threads, holding none of its locks.
    */
@@ -55,6 +96,23 @@ public interface Connection {
      * shown it is there (a transport whose protocol has the server speak first: at its first frame).
      */
     void answered();
+
+    /**
+     * Something was read on the connection (any bytes: part of a frame counts). Called once per batch of reads
+     * (Netty: at each {@code channelReadComplete}), not per frame, on {@link Connection#executor()}; a transport
+     * whose {@code executor()} is null need not call it. Cheap (plain field writes, and a clock reading with
+     * keepalive on), for the core's keepalive and liveness checks.
+     */
+    void received();
+
+    /**
+     * The deadline of a call passed while its request was on this connection (written, no answer yet): the
+     * core checks that the connection still carries anything ({@link Connection#ping()}, then
+     * {@link Connection#closeDead} if nothing at all is received within 2 s). Called on {@link Connection#executor()}
+     * as the transport gives the attempt up (not for a cancel, nor for an attempt never written); a transport whose
+     * {@code executor()} is null need not call it.
+     */
+    void deadlinePassed();
 
     /**
      * The server said it takes no new call here (GOAWAY): new attempts go to another connection; attempts in

@@ -208,6 +208,33 @@ public final class RecordingTransport implements TransportProvider {
       closedBecause = reason;
       close();
     }
+
+    /** The thread this connection "reads" on, for the core's health checks; null: no PINGs (the default). */
+    public volatile java.util.concurrent.@Nullable ScheduledExecutorService executor;
+    /** What the core's health checks did here, in order: "ping", "dead: reason | warning". */
+    public final BlockingQueue<String> health = new LinkedBlockingQueue<>();
+
+    @Override
+    public java.util.concurrent.@Nullable ScheduledExecutorService executor() {
+      return executor;
+    }
+
+    @Override
+    public void ping() {
+      health.add("ping");
+    }
+
+    @Override
+    public void closeDead(String reason, String warning) {
+      health.add("dead: " + reason + " | " + warning);
+      closedBecause = reason;
+      lose(true);
+    }
+
+    /** Plays a batch of bytes read, on {@link #executor}, as a transport reports it. */
+    public void read() {
+      java.util.Objects.requireNonNull(executor, "a connection with an executor").execute(listener::received);
+    }
   }
 
   /** The recording transport of a client built with {@code transport("recording")}. */
@@ -232,6 +259,8 @@ public final class RecordingTransport implements TransportProvider {
     public final java.util.Set<String> refused = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** When set, connects wait for the test ({@link Conn#succeed}, {@link Conn#fail}); else they succeed at once. */
     public volatile boolean manualConnects;
+    /** When set, the connections made from now on have this executor: the core's keepalive and liveness apply. */
+    public volatile java.util.concurrent.@Nullable ScheduledExecutorService connectionExecutor;
     private final java.util.concurrent.ScheduledExecutorService timers =
         java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
           Thread t = new Thread(r, "recording-timers");
@@ -271,6 +300,7 @@ public final class RecordingTransport implements TransportProvider {
     public java.util.concurrent.CompletableFuture<Connection> connect(io.petrel.rpc.Endpoint endpoint,
         Connection.Listener listener) {
       Conn c = new Conn(endpoint, listener);
+      c.executor = connectionExecutor;
       connects.add(c);
       asked.add(c);
       if (refused.contains(endpoint.authority())) {

@@ -9,7 +9,6 @@ import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.DecoderException;
 import io.netty.handler.ssl.SslHandler;
 import io.netty.handler.ssl.SslHandshakeCompletionEvent;
-import io.netty.handler.timeout.IdleStateEvent;
 import io.netty.util.ReferenceCountUtil;
 import io.netty.util.concurrent.ScheduledFuture;
 import io.petrel.rpc.Deadline;
@@ -104,17 +103,6 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
   private boolean validFirstFrame;
   private int nextRequestId = 1;
   private volatile boolean goaway;
-  /** A keepalive PING is unanswered; event loop only. */
-  private boolean pingOutstanding;
-  /**
-   * How long a connection may receive nothing after a call's deadline passed on it (and a PING was sent) before it
-   * counts as dead ({@link #checkLiveness}).
-   */
-  static final long LIVENESS_CHECK_NANOS = TimeUnit.SECONDS.toNanos(2);
-  /** Event loop only: a liveness check is under way ({@link #checkLiveness}). */
-  private boolean livenessCheck;
-  /** Event loop only: bytes were read since the liveness check began (any bytes: a frame may be large). */
-  private boolean readSinceCheck;
   private volatile boolean closed;
   /** Wakes the blocking callers whose responses this connection read, at the end of each read batch (the core's). */
   private final WakeBatch wakeChain;
@@ -444,8 +432,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       Deadline d = call.deadline();
       Status.Code why = d != null && d.isExpired() ? Status.Code.DEADLINE_EXCEEDED : Status.Code.CANCELLED;
       writeQueue.enqueue(FrameEncoder.encodeCancel(channel.alloc(), call.requestId, why));
-      if (why == Status.Code.DEADLINE_EXCEEDED && !livenessCheck && answered && !closed) {
-        startLivenessCheck();
+      if (why == Status.Code.DEADLINE_EXCEEDED && answered && !closed) {
+        listener.deadlinePassed(); // the core may check that the connection still carries anything
       }
     }
     if (goaway) {
@@ -454,63 +442,43 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     return "";
   }
 
-  /**
-   * Event loop: a call's deadline passed while it was in flight here. Is the connection still alive? A network
-   * that stopped carrying packets (a partition, a link down) leaves TCP retransmitting into nothing, with backoff:
-   * the connection looks open, calls sent on it wait to their deadlines, and after the network heals it can take
-   * the kernel tens of seconds to retransmit, while a new connection would work at once. A PING goes out, and
-   * {@link #checkLiveness} looks after {@link #LIVENESS_CHECK_NANOS} whether anything at all came back.
-   */
-  private void startLivenessCheck() {
-    livenessCheck = true;
-    readSinceCheck = false;
+  /** The core's keepalive and liveness checks run on the channel's event loop, where reads are reported. */
+  @Override
+  public java.util.concurrent.ScheduledExecutorService executor() {
+    return channel.eventLoop();
+  }
+
+  /** Event loop (the core's keepalive or liveness check): a PING; any bytes read after it count as its answer. */
+  @Override
+  public void ping() {
     writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_PING, 0));
-    try {
-      channel.eventLoop().schedule(this::checkLiveness, LIVENESS_CHECK_NANOS, TimeUnit.NANOSECONDS);
-    } catch (java.util.concurrent.RejectedExecutionException e) {
-      livenessCheck = false; // the event loop is stopping, and the connection with it
-    }
   }
 
   /**
-   * Event loop: {@link #LIVENESS_CHECK_NANOS} after a call's deadline passed here and a PING was sent. If nothing
-   * was read since (not the PONG, not a byte of any response), the connection is taken for dead: it closes with a
-   * reset, which discards the requests still in the socket's send buffer (so that they do not reach the server
-   * long after their callers gave up), its calls in flight fail with UNAVAILABLE, and the endpoint reconnects. A
-   * live server answers the PING from its event loop within milliseconds, even while its handlers are slow.
+   * Event loop: the core found the connection dead (a PING unanswered): no new calls, a reset rather than a FIN
+   * (the requests still in the send buffer are dropped rather than delivered late), the calls in flight fail.
    */
-  private void checkLiveness() {
-    livenessCheck = false;
-    if (closed || readSinceCheck || !channel.isActive()) {
+  @Override
+  public void closeDead(String reason, String warning) {
+    if (!channel.isActive()) {
       return;
     }
-    int failing = 0;
+    int failing = 0; // calls given up on (deadline, cancel) have ended already
     for (PendingCall c : inFlight.values()) {
       failing += c.abandoned ? 0 : 1;
     }
-    String why = "nothing received for " + TimeUnit.NANOSECONDS.toMillis(LIVENESS_CHECK_NANOS) + " ms after a"
-        + " call's deadline passed and a PING was sent (a network that stopped carrying packets, or a server that"
-        + " stopped)";
-    client.limitLog().warn("liveness " + authority, "closing connection to " + authority + ": " + why + "; "
+    client.limitLog().warn("dead " + authority, "closing connection to " + authority + ": " + warning + "; "
         + failing + " call(s) in flight fail with UNAVAILABLE, reconnecting");
-    closeDead(why);
-  }
-
-  /**
-   * Event loop: the connection is dead (an unanswered PING): no new calls, a reset rather than a FIN (the requests
-   * still in the send buffer are dropped rather than delivered late), the calls in flight fail.
-   */
-  private void closeDead(String why) {
     closed = true;
     if (closeReason == null) {
-      closeReason = why;
+      closeReason = reason;
     }
     try {
       channel.config().setOption(io.netty.channel.ChannelOption.SO_LINGER, 0);
     } catch (RuntimeException e) {
       // A transport without SO_LINGER: a plain close
     }
-    failAll("connection to " + authority + " closed: " + why);
+    failAll("connection to " + authority + " closed: " + reason);
     channel.close();
   }
 
@@ -597,28 +565,11 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
     if (evt instanceof SslHandshakeCompletionEvent done && done.isSuccess()) {
       sendFirstPing(ctx);
     }
-    if (evt instanceof IdleStateEvent) {
-      if (pingOutstanding) {
-        int failing = 0; // calls given up on (deadline, cancel) have ended already
-        for (PendingCall c : inFlight.values()) {
-          failing += c.abandoned ? 0 : 1;
-        }
-        client.limitLog().warn("keepalive " + authority, "closing connection to " + authority
-            + ": silent for two keepalive periods, a PING went unanswered; " + failing + " call(s) in flight"
-            + " fail with UNAVAILABLE, reconnecting");
-        closeDead("no answer to keepalive PING");
-      } else {
-        pingOutstanding = true;
-        writeQueue.enqueue(FrameEncoder.encodeControl(channel.alloc(), TYPE_PING, 0));
-      }
-      return;
-    }
     super.userEventTriggered(ctx, evt);
   }
 
   @Override
   public void channelRead(ChannelHandlerContext ctx, Object msg) {
-    pingOutstanding = false;
     boolean first = !answered;
     if (first) {
       answered = true;
@@ -795,7 +746,9 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
 
   @Override
   public void channelReadComplete(ChannelHandlerContext ctx) throws Exception {
-    readSinceCheck = true; // bytes came (the decoder passes this on even when no frame is whole yet)
+    // Bytes came (the decoder passes this on even when no frame is whole yet): the core's keepalive and liveness
+    // checks look at it. Once per read batch: a clock reading and a field write.
+    listener.received();
     if (pongCount > 0 && channel.isWritable()) {
       sendPongs();
     }

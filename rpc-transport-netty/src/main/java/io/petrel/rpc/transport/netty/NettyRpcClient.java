@@ -10,7 +10,6 @@ import io.netty.channel.EventLoop;
 import io.netty.channel.EventLoopGroup;
 import io.netty.channel.WriteBufferWaterMark;
 import io.netty.handler.ssl.SslHandler;
-import io.netty.handler.timeout.IdleStateHandler;
 import io.netty.util.AttributeKey;
 import io.netty.util.concurrent.EventExecutor;
 import io.netty.util.concurrent.Future;
@@ -37,11 +36,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The Netty client transport: it opens a connection ({@link ClientConnection}: TCP, TLS handshake, keepalive, on
- * one event loop) when the core asks for one, and carries each attempt as a {@link PendingCall} (a
- * {@link ClientStream}) on the connection the core chose; requests are encoded on the caller's thread and sent
- * through per-connection write queues. Reconnecting, backoff, the
- * calls waiting for a connection and the endpoints' state are the core's. Event loops are the JVM's shared ones
+ * The Netty client transport: it opens a connection ({@link ClientConnection}: TCP, TLS handshake, on one event
+ * loop) when the core asks for one, and carries each attempt as a {@link PendingCall} (a {@link ClientStream}) on
+ * the connection the core chose; requests are encoded on the caller's thread and sent through per-connection write
+ * queues. Reconnecting, backoff, the calls waiting for a connection, the endpoints' state and the connections'
+ * health (first-frame timeout, keepalive, liveness check: the transport only sends the PINGs, reports reads and
+ * resets a connection found dead) are the core's. Event loops are the JVM's shared ones
  * unless {@code ioThreads} is set.
  */
 final class NettyRpcClient implements ClientTransport {
@@ -176,10 +176,6 @@ final class NettyRpcClient implements ClientTransport {
           TransportMetrics m = metrics;
           if (m != null) {
             ch.pipeline().addLast("petrel-bytes-in", m.bytesIn());
-          }
-          if (config.keepAliveTimeNanos() > 0) {
-            ch.pipeline().addLast("petrel-keepalive",
-                new IdleStateHandler(config.keepAliveTimeNanos(), 0, 0, TimeUnit.NANOSECONDS));
           }
           ch.pipeline().addLast("petrel-frame-decoder",
               new FrameDecoder(config.maxFrameSize(), config.maxMetadataSize()));

@@ -257,6 +257,35 @@ class HostileServerTest extends TransportFixture {
     }
   }
 
+  /**
+   * Keepalive on an idle connection whose server answers: a PING after each keepAliveTime of silence, and the
+   * connection stays (the core's keepalive counts anything read after its PING as the answer): the next call goes
+   * on the same connection, and nothing is closed.
+   */
+  @Test
+  void keepalivePingsThatAreAnsweredKeepAnIdleConnectionOpen() throws Exception {
+    CountDownLatch pinged = new CountDownLatch(4);
+    try (LogCapture warnings = new LogCapture(NettyRpcClient.class)) {
+      againstFake(b -> b.keepAliveTime(Duration.ofMillis(100)), client -> {
+        assertThat(client.unaryCall(TestService.ECHO, StringValue.of("first")).getValue()).isEqualTo("first");
+        assertThat(pinged.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("4 keepalive PINGs answered").isTrue();
+        // Only the connection the fake serves: a new one would never be answered.
+        assertThat(client.unaryCall(TestService.ECHO, StringValue.of("again"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(5))).getValue()).isEqualTo("again");
+        assertThat(warnings.lines(Level.WARN, "closing connection")).isEmpty();
+      }, peer -> {
+        echo(1).play(peer);
+        while (pinged.getCount() > 0) {
+          RawPeer.RawFrame f = peer.readRaw();
+          assertThat(f.type()).as("frame type on the idle connection").isEqualTo(TYPE_PING);
+          peer.send(RawPeer.control(TYPE_PONG, f.requestId()));
+          pinged.countDown();
+        }
+        echo(1).play(peer);
+      });
+    }
+  }
+
   /** A server whose SETTINGS allow no call in flight: a call waits to its deadline, and its message says why. */
   @Test
   void aServerThatAllowsNoCallInFlightIsNamedInTheDeadlineMessage() throws Exception {
