@@ -128,6 +128,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     }
     registered = e;
     registeredServices = List.copyOf(toRegister);
+    registry.live(this, true);
     ConnectionStateListener lines = new ConnectionLines(e);
     registry.curator().getConnectionStateListenable().addListener(lines);
     connectionLines = lines;
@@ -175,6 +176,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
         registry.curator().getConnectionStateListenable().removeListener(lines);
         connectionLines = null; // nothing registered or waiting: no line about its nodes
         registered = null;
+        registry.live(this, false);
         return;
       }
       if (!late.isEmpty()) {
@@ -385,7 +387,21 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
    * the nodes in the background, and they go anyway when the registry's session ends or expires.
    */
   @Override
-  public synchronized void onDraining(RpcServer server) {
+  public void onDraining(RpcServer server) {
+    deregister(false);
+  }
+
+  /**
+   * The registry is closing while this registrar's server still serves (it should have been closed after the
+   * server): deregisters the server as its shutdown would, so that Curator does not go on creating its nodes on a
+   * closed client.
+   */
+  void registryClosing() {
+    deregister(true);
+  }
+
+  private synchronized void deregister(boolean registryClosing) {
+    registry.live(this, false);
     List<PersistentNode> closing = List.copyOf(nodes);
     List<String> closingPaths = List.copyOf(paths);
     nodes.clear();
@@ -400,11 +416,26 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     if (closing.isEmpty()) {
       return;
     }
+    if (registryClosing) {
+      log.info("the ZooKeeper registry of {} is closing while the server still serves: deregistering it for {}"
+          + " first (close a registry after the server it registers)", e, registeredServices);
+    }
     CompletableFuture<Void> deleted = new CompletableFuture<>();
+    long deadline = System.nanoTime() + registry.connectionTimeout().toNanos();
     Thread t = new Thread(() -> {
       for (int i = 0; i < closing.size(); i++) {
         try {
-          closing.get(i).close();
+          PersistentNode node = closing.get(i);
+          if (registry.curator().getZookeeperClient().isConnected()) {
+            // A node closed while Curator still creates it is created afterwards and then deleted in the
+            // background by Curator, which fails with an ERROR ("Could not delete node after close") once the
+            // registry has closed too: let a creation ZooKeeper is answering end first, within the same bound.
+            node.waitForInitialCreate(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+          }
+          node.close();
+        } catch (InterruptedException ex) {
+          Thread.currentThread().interrupt();
+          break;
         } catch (IOException | RuntimeException ex) {
           if (registry.curator().getState() == CuratorFrameworkState.STOPPED) {
             // The registry was closed (the server's shutdown went on after the connection timeout) before
@@ -423,7 +454,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     t.setDaemon(true);
     t.start();
     try {
-      deleted.get(registry.connectionTimeout().toNanos(), TimeUnit.NANOSECONDS);
+      deleted.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       log.info("deregistered {} from ZooKeeper for {}", e, registeredServices);
     } catch (TimeoutException ex) {
       log.warn("ZooKeeper did not confirm the deregistration of {} for {} within {} ms; draining anyway (the"

@@ -12,6 +12,8 @@ import java.util.Objects;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.curator.framework.api.CuratorEventType;
+import org.apache.curator.framework.api.CuratorListener;
 import org.apache.curator.framework.api.UnhandledErrorListener;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
@@ -60,6 +62,8 @@ public final class ZooKeeperRegistry implements AutoCloseable {
   private final Duration reconnectSettle;
   /** The resolvers made by {@link #resolver} and not yet shut down: told when this registry closes. */
   private final Set<ZooKeeperResolver> resolvers = ConcurrentHashMap.newKeySet();
+  /** The registrars whose nodes are live (from onServing to onDraining): deregistered when this registry closes. */
+  private final Set<ZooKeeperRegistrar> registrars = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
   /** Whether the Curator failure line was logged since the last (re)connection: once per outage. */
   private final AtomicBoolean toldGaveUp = new AtomicBoolean();
@@ -93,6 +97,27 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     };
   }
 
+  /**
+   * Closing the Curator client interrupts its background thread, which may be waiting in a synchronous ZooKeeper
+   * call: Curator makes a node's missing parents that way (a server's first node under a service, or after the
+   * service's node was deleted). Interrupted, Curator logs ERROR "Background exception was not retry-able or retry
+   * gave up" with an InterruptedException, on an ordinary shutdown. Told first that the client closes (its state
+   * already STOPPED, so nothing is retried), this closes the ZooKeeper handle: such a call then ends as a lost
+   * connection, which Curator drops quietly, and the interrupt finds nothing to cut.
+   */
+  private final CuratorListener closing = (c, event) -> {
+    if (event.getType() != CuratorEventType.CLOSING) {
+      return;
+    }
+    try {
+      c.getZookeeperClient().getZooKeeper().close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      log.debug("closing the ZooKeeper handle of the registry {} before its Curator client", connectString(), e);
+    }
+  };
+
   private final ConnectionStateListener reconnections = (c, state) -> {
     if (state == ConnectionState.CONNECTED || state == ConnectionState.RECONNECTED) {
       toldGaveUp.set(false);
@@ -112,6 +137,7 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     if (owned) { // a Curator client of the application's own: its failures are not only this registry's
       curator.getUnhandledErrorListenable().addListener(gaveUp);
       curator.getConnectionStateListenable().addListener(reconnections);
+      curator.getCuratorListenable().addListener(closing);
     }
   }
 
@@ -157,6 +183,15 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     resolvers.remove(r);
   }
 
+  /** A registrar of this registry made its nodes (true), or deleted them (false). */
+  void live(ZooKeeperRegistrar r, boolean live) {
+    if (live) {
+      registrars.add(r);
+    } else {
+      registrars.remove(r);
+    }
+  }
+
   /** The {@code zk://} target naming {@code service} in this registry, for messages and metrics. */
   public String target(String service) {
     return "zk://" + connectString + servicePath(service);
@@ -186,6 +221,11 @@ public final class ZooKeeperRegistry implements AutoCloseable {
    * using a resolver of this registry then keep the endpoints they have, which no longer follow ZooKeeper: each is
    * told (a WARN, and its calls that find no endpoint say so). Close a registry after the clients that use it. A
    * registry on the caller's Curator client leaves it open, and its resolvers go on following ZooKeeper.
+   *
+   * <p>A registry that owns its client and is closed while a server it registered still serves (close it after
+   * the server, as the docs say) first deregisters that server, waiting for ZooKeeper as a shutdown does (at most
+   * the connection timeout): its nodes would go with the session anyway, and Curator, left to create them on a
+   * closed client, logged ERRORs.
    */
   @Override
   public void close() {
@@ -193,6 +233,9 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     curator.getUnhandledErrorListenable().removeListener(gaveUp);
     curator.getConnectionStateListenable().removeListener(reconnections);
     if (owned) {
+      for (ZooKeeperRegistrar r : List.copyOf(registrars)) {
+        r.registryClosing();
+      }
       curator.close(); // first: a resolver starting meanwhile finds it closed (see closedItsClient)
       for (ZooKeeperResolver r : resolvers) {
         r.registryClosed();
