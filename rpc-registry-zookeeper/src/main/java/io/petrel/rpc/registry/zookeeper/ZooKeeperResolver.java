@@ -430,7 +430,9 @@ final class ZooKeeperResolver implements NameResolver {
       if (data == null || data.length == 0) {
         throw new IllegalArgumentException("the node has no data");
       }
-      return RegistryNode.decode(data);
+      Endpoint e = RegistryNode.decode(data);
+      String mismatch = RegistryNode.nameMismatch(pn.getNode(), e);
+      return mismatch != null ? mismatch : e;
     });
     if (r.endpoint() != null) {
       into.put(pn.getNode(), r.endpoint());
@@ -471,10 +473,11 @@ final class ZooKeeperResolver implements NameResolver {
   }
 
   /**
-   * Keeps one node per address: several nodes naming one address (another tool's, or forged ones) would give the
-   * client that server several times over (one connection each, and its share of calls multiplied). The node
-   * named after the address (as a registrar names it) is kept, else the first by name; each other is named in a
-   * WARN once, while it lasts.
+   * Keeps one node per address: several nodes for one address would give the client that server several times
+   * over (one connection each, and its share of calls multiplied). Each node is named after its address (others
+   * are skipped before), so these are spellings of one address ("[::1]:7000" and "[0:0:0:0:0:0:0:1]:7000"): the
+   * node named as a registrar names it is kept, else the first by name; each other is named in a WARN once, while
+   * it lasts.
    */
   private void dropDuplicates(Map<String, Endpoint> now) {
     List<Map.Entry<String, Endpoint>> nodes = new ArrayList<>(now.entrySet());

@@ -31,6 +31,24 @@ class RegistryNodeHostTest {
     assertThat(RegistryNode.checkHost("xn--bcher-kva.example")).isEqualTo("xn--bcher-kva.example");
   }
 
+  /** A node's name is its data's host:port, the host in any spelling of the same address; else it is skipped. */
+  @Test
+  void aNodesNameMustBeTheAddressItsDataLists() {
+    io.petrel.rpc.Endpoint v6 = io.petrel.rpc.Endpoint.of("0:0:0:0:0:0:0:1", 7000);
+    io.petrel.rpc.Endpoint v4 = io.petrel.rpc.Endpoint.of("10.0.0.7", 7000);
+    io.petrel.rpc.Endpoint name = io.petrel.rpc.Endpoint.of("greeter.example.com", 7000);
+    assertThat(RegistryNode.nameMismatch("[0:0:0:0:0:0:0:1]:7000", v6)).isNull();
+    assertThat(RegistryNode.nameMismatch("[::1]:7000", v6)).isNull();
+    assertThat(RegistryNode.nameMismatch("10.0.0.7:7000", v4)).isNull();
+    assertThat(RegistryNode.nameMismatch("Greeter.Example.COM:7000", name)).isNull();
+    for (String other : new String[] {"10.0.0.8:7000", "10.0.0.7:7001", "10.0.0.7:07000", "10.0.0.7", "junk",
+        "[10.0.0.7]:7000", "10.0.0.7:", ":7000", "10.0.0.7:70000000000"}) {
+      assertThat(RegistryNode.nameMismatch(other, v4)).as(other)
+          .startsWith("its name '" + other + "' is not the address its data lists, 10.0.0.7:7000");
+    }
+    assertThat(RegistryNode.nameMismatch("::1:7000", v6)).as("unbracketed").isNotNull();
+  }
+
   @Test
   void whatCannotBeAnAddressIsRefusedSayingWhy() {
     for (String bad : new String[] {"not an address", "999.1.2.3", "1.2.3", "http://h:1", "::g", "[::1", "fe80::1%",
