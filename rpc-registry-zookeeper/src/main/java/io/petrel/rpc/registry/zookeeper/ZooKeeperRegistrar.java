@@ -106,6 +106,13 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
           String.valueOf(bad.getMessage()).replace("field 'host' is ", "is "));
       return;
     }
+    String local = onThisMachineOnly(advertised);
+    if (local != null) {
+      log.error("not registering {} in ZooKeeper: the host to advertise, {}, {}. Set ZooKeeperRegistrar.Builder"
+          + ".host(...) to a global address or a host name clients on other machines can use", toRegister,
+          advertised, local);
+      return;
+    }
     Endpoint e = new Endpoint(advertised, bound.getPort(), weight, zone, version, metadata);
     byte[] data = RegistryNode.encode(e);
     if (data.length > RegistryNode.MAX_BYTES) {
@@ -497,6 +504,35 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     }
   }
 
+  /**
+   * Why {@code host} (as {@link RegistryNode#checkHost} writes it) cannot be used by a client on another machine
+   * although it is an address, or null: an IPv6 address with a scope id ({@code fe80::1%eth0}: the scope names an
+   * interface of this machine, meaningless on the client's, where it names another interface or none), or a
+   * link-local one without it (fe80::/10: usable only with the scope of an interface on the client's machine,
+   * which a registry cannot give each client). Not registered rather than stripped: a link-local address without
+   * its scope still fails on clients with several interfaces, and one on another link cannot reach it at all.
+   * Loopback addresses are taken (a local setup, docs/cluster.md).
+   */
+  static @Nullable String onThisMachineOnly(String host) {
+    if (host.indexOf(':') < 0) {
+      return null; // IPv4, or a host name
+    }
+    int percent = host.indexOf('%');
+    if (percent >= 0) {
+      return "is an IPv6 address with a scope id (" + host.substring(percent) + "), which names an interface of"
+          + " this machine: clients on other machines cannot use it";
+    }
+    try {
+      if (InetAddress.getByName(host).isLinkLocalAddress()) { // a literal: parsed, never looked up
+        return "is a link-local IPv6 address (fe80::/10), which clients can use only with the scope id of an"
+            + " interface of their own machine";
+      }
+    } catch (UnknownHostException e) {
+      return null; // checkHost took it: not reached
+    }
+    return null;
+  }
+
   /** What a registrar registers besides the server's port. */
   public static final class Builder {
     private final ZooKeeperRegistry registry;
@@ -531,6 +567,11 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
         throw new IllegalArgumentException("host "
             + String.valueOf(e.getMessage()).replace("field 'host' is ", "is ")
             + " (clients accept an IPv4 or IPv6 address or a host name)", e);
+      }
+      String local = onThisMachineOnly(host);
+      if (local != null) {
+        throw new IllegalArgumentException("host " + host + " " + local + "; advertise a global address or a host"
+            + " name that clients on other machines can use");
       }
       this.host = host;
       return this;
