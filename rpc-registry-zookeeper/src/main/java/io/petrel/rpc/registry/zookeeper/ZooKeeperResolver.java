@@ -185,7 +185,7 @@ final class ZooKeeperResolver implements NameResolver {
   }
 
   /** A read of the cache failed (on a Curator thread). */
-  private void cacheFailed(Exception e) {
+  void cacheFailed(Exception e) {
     if (shuttingDown || curator.getState() == CuratorFrameworkState.STOPPED) {
       log.debug("a ZooKeeper read for {} ended as its client closed: {}", target, e.toString());
       return;
@@ -213,9 +213,12 @@ final class ZooKeeperResolver implements NameResolver {
           + " or reconnection";
       long now = System.nanoTime();
       if (connected && now - lastReadWarning >= TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS)) {
+        // The failures left out are those since the last WARN, which may be long before this one's window.
+        String leftOut = readWarningsLeftOut == 0 ? "" : " (and " + readWarningsLeftOut + " more like it since the"
+            + " last such WARN, " + TimeUnit.NANOSECONDS.toSeconds(now - lastReadWarning) + " s ago, logged at"
+            + " DEBUG)";
         lastReadWarning = now;
-        log.warn(what + (readWarningsLeftOut == 0 ? "" : " (and " + readWarningsLeftOut + " more like it in the"
-            + " last " + BAD_NODE_WINDOW_SECONDS + " s)"));
+        log.warn(what + leftOut);
         readWarningsLeftOut = 0;
       } else {
         if (connected) {

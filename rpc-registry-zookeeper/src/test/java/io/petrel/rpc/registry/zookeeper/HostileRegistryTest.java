@@ -191,6 +191,39 @@ class HostileRegistryTest {
     }
   }
 
+  /**
+   * Failed reads (other than a node's) are one WARN per 10 s; those left out are counted in the next WARN, which
+   * says since when: it said "in the last 10 s" though it counted all since the last WARN, however long before.
+   */
+  @Test
+  void theFailedReadWarningCountsTheFailuresSinceTheLastOneAndSaysSo() throws Exception {
+    String base = newBase();
+    try (ZooKeeperRegistry clientSide = registry(base)) {
+      ZooKeeperResolver zkResolver = (ZooKeeperResolver) clientSide.resolver(SERVICE);
+      try (RpcClient client = RpcClient.builder().nameResolver(clientSide.target(SERVICE), zkResolver).build()) {
+        long first = System.nanoTime();
+        for (int i = 0; i < 4; i++) { // as Curator's cache hands them over: the first is a WARN, three left out
+          zkResolver.cacheFailed(org.apache.zookeeper.KeeperException.create(
+              org.apache.zookeeper.KeeperException.Code.MARSHALLINGERROR, clientSide.servicePath(SERVICE)));
+        }
+        long window = TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS);
+        while (System.nanoTime() - first < window + TimeUnit.SECONDS.toNanos(2)) {
+          Thread.sleep(100); // the window of the first WARN, and 2 s more: longer ago than a window
+        }
+        zkResolver.cacheFailed(new IllegalStateException("a later failure"));
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (warningsNaming("could not read the nodes of").size() < 2 && System.nanoTime() < until) {
+          Thread.sleep(10); // logged on the resolver's thread
+        }
+        List<String> lines = warningsNaming("could not read the nodes of");
+        assertThat(lines).hasSize(2);
+        assertThat(lines.get(0)).contains("MarshallingError").doesNotContain("more like it");
+        assertThat(lines.get(1)).contains("a later failure")
+            .containsPattern("\\(and 3 more like it since the last such WARN, 1[2-9] s ago, logged at DEBUG\\)$");
+      }
+    }
+  }
+
   /** Hands each line the registrar logs to {@code each} until closed. */
   private static AutoCloseable onRegistrarLines(java.util.function.Consumer<ILoggingEvent> each) {
     AppenderBase<ILoggingEvent> appender = new AppenderBase<>() {
