@@ -221,9 +221,9 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
   /** The session (0x...) owning the ephemeral node at {@code path} when it is not this registry's, else null. */
   private @Nullable String previousOwner(String path, long deadline) {
     try {
-      org.apache.zookeeper.data.Stat st = statWithin(path, deadline);
-      long mine = registry.curator().getZookeeperClient().getZooKeeper().getSessionId();
-      if (st != null && st.getEphemeralOwner() != 0 && st.getEphemeralOwner() != mine) {
+      Read read = statWithin(path, deadline);
+      org.apache.zookeeper.data.Stat st = read.stat();
+      if (st != null && st.getEphemeralOwner() != 0 && st.getEphemeralOwner() != read.session()) {
         return "0x" + Long.toHexString(st.getEphemeralOwner());
       }
     } catch (Exception ex) {
@@ -235,26 +235,41 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
   /** How long a check the registrar makes while the server starts may wait for ZooKeeper's answer. */
   private static final long CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
 
+  /** A node as ZooKeeper gave it (null: there is none), and the session of the handle that asked. */
+  private record Read(org.apache.zookeeper.data.@Nullable Stat stat, long session) {}
+
   /**
-   * The node at {@code path}, or null if there is none; asked once, without Curator's retries, and waited for at
-   * most until {@code deadline} (a nanoTime; a TimeoutException after it), so that a check made while the server
-   * starts cannot hold the start (or the shutdown waiting on this registrar's lock) for a whole retry policy.
+   * The node at {@code path} (its stat null if there is none); asked once, without Curator's retries, and waited
+   * for at most until {@code deadline} (a nanoTime; a TimeoutException after it), so that a check made while the
+   * server starts cannot hold the start (or the shutdown waiting on this registrar's lock) for a whole retry
+   * policy. Curator's handle is taken on a thread of its own, within the same bound: getting it may block (Curator
+   * makes a new handle after a session ends, resolving the connect string's host names, or closes the old one,
+   * waiting for ZooKeeper).
    */
-  private org.apache.zookeeper.data.@Nullable Stat statWithin(String path, long deadline) throws Exception {
-    java.util.concurrent.CompletableFuture<org.apache.zookeeper.data.Stat> f =
-        new java.util.concurrent.CompletableFuture<>();
+  private Read statWithin(String path, long deadline) throws Exception {
+    CompletableFuture<Read> f = new CompletableFuture<>();
     // The raw handle, which knows nothing of a Curator namespace (an application's own client may have one).
     String full = org.apache.curator.utils.ZKPaths.fixForNamespace(registry.curator().getNamespace(), path);
-    registry.curator().getZookeeperClient().getZooKeeper().exists(full, false, (rc, p, ctx, stat) -> {
-      if (rc == org.apache.zookeeper.KeeperException.Code.OK.intValue()) {
-        f.complete(stat);
-      } else if (rc == org.apache.zookeeper.KeeperException.Code.NONODE.intValue()) {
-        f.complete(null);
-      } else {
-        f.completeExceptionally(org.apache.zookeeper.KeeperException.create(
-            org.apache.zookeeper.KeeperException.Code.get(rc), p));
+    Thread asking = new Thread(() -> {
+      try {
+        org.apache.zookeeper.ZooKeeper zk = registry.curator().getZookeeperClient().getZooKeeper();
+        long session = zk.getSessionId();
+        zk.exists(full, false, (rc, p, ctx, stat) -> {
+          if (rc == org.apache.zookeeper.KeeperException.Code.OK.intValue()) {
+            f.complete(new Read(stat, session));
+          } else if (rc == org.apache.zookeeper.KeeperException.Code.NONODE.intValue()) {
+            f.complete(new Read(null, session));
+          } else {
+            f.completeExceptionally(org.apache.zookeeper.KeeperException.create(
+                org.apache.zookeeper.KeeperException.Code.get(rc), p));
+          }
+        }, null);
+      } catch (Exception e) {
+        f.completeExceptionally(e);
       }
-    }, null);
+    }, "petrel-zk-check");
+    asking.setDaemon(true); // left behind if Curator never gives the handle: it ends with the process
+    asking.start();
     return f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
   }
 
@@ -323,7 +338,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     try {
       for (int slash = path.indexOf('/', 1); slash > 0; slash = path.indexOf('/', slash + 1)) {
         String ancestor = path.substring(0, slash);
-        org.apache.zookeeper.data.Stat st = statWithin(ancestor, until);
+        org.apache.zookeeper.data.Stat st = statWithin(ancestor, until).stat();
         if (st != null && st.getEphemeralOwner() != 0) {
           return ancestor + " (of session 0x" + Long.toHexString(st.getEphemeralOwner()) + ")";
         }
