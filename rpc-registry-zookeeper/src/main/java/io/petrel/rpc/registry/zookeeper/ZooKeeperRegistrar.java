@@ -123,6 +123,8 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     }
     List<Recreations> creations = new ArrayList<>(); // in step with nodes
     long started = System.nanoTime();
+    long deadline = started + registry.connectionTimeout().toNanos();
+    makeParents(toRegister, deadline);
     for (String service : toRegister) {
       String path = registry.servicePath(service) + "/" + RegistryNode.name(e);
       PersistentNode node = new PersistentNode(registry.curator(), CreateMode.EPHEMERAL, false, path, data);
@@ -139,7 +141,6 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     ConnectionStateListener lines = new ConnectionLines(e);
     registry.curator().getConnectionStateListenable().addListener(lines);
     connectionLines = lines;
-    long deadline = System.nanoTime() + registry.connectionTimeout().toNanos();
     List<Integer> late = new ArrayList<>();
     try {
       for (int i = 0; i < nodes.size(); i++) {
@@ -215,6 +216,37 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     if (!mine.isEmpty()) {
       createdOnce.set(true); // also when the node was there already (this session's): no nodeCreated then
       log.info("registered {} in ZooKeeper for {}", e, mine);
+    }
+  }
+
+  /**
+   * Makes the services' nodes and the base path (container nodes, as Curator would) before the servers' nodes,
+   * waiting at most until {@code deadline} (then the nodes' creation makes what is missing, as before). Curator
+   * makes a node's missing parents with synchronous calls on its background thread, which a close of the registry
+   * cuts (ZooKeeperRegistry's CLOSING listener) and, if ZooKeeper answers first, follows with the node's create,
+   * answered after the close (docs/cluster.md); made here, on a thread of the registrar's, they are not.
+   */
+  private void makeParents(List<String> services, long deadline) {
+    CompletableFuture<Void> made = new CompletableFuture<>();
+    Thread t = new Thread(() -> {
+      try {
+        for (String service : services) {
+          registry.curator().createContainers(registry.servicePath(service));
+        }
+        made.complete(null);
+      } catch (Exception e) {
+        made.completeExceptionally(e);
+      }
+    }, "petrel-zk-parents");
+    t.setDaemon(true);
+    t.start();
+    try {
+      made.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      log.debug("the parents of the nodes of {} are not made yet ({}); the nodes' creation makes them", services,
+          String.valueOf(e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e));
     }
   }
 

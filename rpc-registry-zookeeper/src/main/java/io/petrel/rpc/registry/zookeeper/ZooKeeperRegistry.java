@@ -236,11 +236,43 @@ public final class ZooKeeperRegistry implements AutoCloseable {
       for (ZooKeeperRegistrar r : List.copyOf(registrars)) {
         r.registryClosing();
       }
+      awaitAnswers();
       curator.close(); // first: a resolver starting meanwhile finds it closed (see closedItsClient)
       for (ZooKeeperResolver r : resolvers) {
         r.registryClosed();
       }
     } // else the caller's Curator client goes on, and the resolvers with it
+  }
+
+  /**
+   * Waits, at most the connection timeout, until ZooKeeper has answered what this registry's client asked so far
+   * (ZooKeeper answers a session's requests in order: one more, answered, says so), so that Curator's callbacks
+   * for them run while its client is open. A server's node closed while ZooKeeper was still creating it is
+   * created, then deleted by Curator in such a callback, which fails with an ERROR ("Could not delete node after
+   * close") once the client is closed. Not when disconnected: nothing is answered then.
+   */
+  private void awaitAnswers() {
+    if (!curator.getZookeeperClient().isConnected()) {
+      return;
+    }
+    java.util.concurrent.CompletableFuture<Void> answered = new java.util.concurrent.CompletableFuture<>();
+    Thread asking = new Thread(() -> {
+      try { // Curator's handle may take time to get (see ZooKeeperRegistrar.statWithin): within the bound too
+        curator.getZookeeperClient().getZooKeeper().exists("/", false, (rc, path, ctx, stat) ->
+            answered.complete(null), null);
+      } catch (Exception e) {
+        answered.complete(null);
+      }
+    }, "petrel-zk-close");
+    asking.setDaemon(true);
+    asking.start();
+    try {
+      answered.get(connectionTimeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      log.debug("ZooKeeper did not answer the registry {} before it closed", connectString, e);
+    }
   }
 
   /** Closed, and its own Curator client with it: its resolvers no longer follow ZooKeeper. */
