@@ -58,8 +58,8 @@ final class RegistryNode {
       }
     }
     String shown = name.length() > 100 ? name.substring(0, 100) + "..." : name;
-    return "its name '" + shown + "' is not the address its data lists, " + expected + " (a server's node is named"
-        + " host:port after its data, which is what clients call)";
+    return "its name '" + shown + "' is not the address its data lists, " + expected + " (the one clients would"
+        + " call)";
   }
 
   static byte[] encode(Endpoint e) {

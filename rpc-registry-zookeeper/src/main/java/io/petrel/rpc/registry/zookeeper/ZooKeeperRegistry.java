@@ -376,7 +376,8 @@ public final class ZooKeeperRegistry implements AutoCloseable {
 
     /**
      * How long to wait for a connection to ZooKeeper (default 5 s): a client's {@code build()} waits this long at
-     * most for the first list of endpoints, a server's {@code start()} this long at most for its registration.
+     * most for the first list of endpoints, a server's {@code start()} this long at most for its registration, its
+     * shutdown for its deregistration, and {@link #close()} for ZooKeeper's answers to what the registry asked.
      */
     public Builder connectionTimeout(Duration timeout) {
       this.connectionTimeout = checkDuration("connectionTimeout", timeout, false);
