@@ -31,6 +31,37 @@ final class RegistryNode {
     return e.authority();
   }
 
+  /**
+   * Why a node named {@code name} does not hold a server's node for {@code e}, or null when it does: its name is
+   * the host:port of its data (the host in any spelling of the same address: "[::1]:7000" for host 0:0:0:0:0:0:0:1,
+   * "Host:7000" for host). The data is what clients connect to; a name that says another address (a copy of a node
+   * under another name, a forged or stale node) would show tools that list the names a server the clients do not
+   * call, so such a node is skipped.
+   */
+  static @Nullable String nameMismatch(String name, Endpoint e) {
+    String expected = name(e);
+    if (name.equals(expected)) {
+      return null;
+    }
+    int colon = name.lastIndexOf(':');
+    if (colon > 0 && name.substring(colon + 1).equals(Integer.toString(e.port()))) {
+      String host = name.substring(0, colon);
+      boolean bracketed = host.startsWith("[") && host.endsWith("]");
+      if (bracketed || host.indexOf(':') < 0) { // an IPv6 address in a name is bracketed, as a port follows it
+        try {
+          if (checkHost(host).equals(e.host())) {
+            return null;
+          }
+        } catch (IllegalArgumentException notAHost) {
+          // said below
+        }
+      }
+    }
+    String shown = name.length() > 100 ? name.substring(0, 100) + "..." : name;
+    return "its name '" + shown + "' is not the address its data lists, " + expected + " (the one clients would"
+        + " call)";
+  }
+
   static byte[] encode(Endpoint e) {
     JsonObject o = new JsonObject();
     o.addProperty("host", e.host());

@@ -106,6 +106,13 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
           String.valueOf(bad.getMessage()).replace("field 'host' is ", "is "));
       return;
     }
+    String local = onThisMachineOnly(advertised);
+    if (local != null) {
+      log.error("not registering {} in ZooKeeper: the host to advertise, {}, {}. Set ZooKeeperRegistrar.Builder"
+          + ".host(...) to a global address or a host name clients on other machines can use", toRegister,
+          advertised, local);
+      return;
+    }
     Endpoint e = new Endpoint(advertised, bound.getPort(), weight, zone, version, metadata);
     byte[] data = RegistryNode.encode(e);
     if (data.length > RegistryNode.MAX_BYTES) {
@@ -116,6 +123,8 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     }
     List<Recreations> creations = new ArrayList<>(); // in step with nodes
     long started = System.nanoTime();
+    long deadline = started + registry.connectionTimeout().toNanos();
+    makeParents(toRegister, deadline);
     for (String service : toRegister) {
       String path = registry.servicePath(service) + "/" + RegistryNode.name(e);
       PersistentNode node = new PersistentNode(registry.curator(), CreateMode.EPHEMERAL, false, path, data);
@@ -128,10 +137,10 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     }
     registered = e;
     registeredServices = List.copyOf(toRegister);
+    registry.live(this, true);
     ConnectionStateListener lines = new ConnectionLines(e);
     registry.curator().getConnectionStateListenable().addListener(lines);
     connectionLines = lines;
-    long deadline = System.nanoTime() + registry.connectionTimeout().toNanos();
     List<Integer> late = new ArrayList<>();
     try {
       for (int i = 0; i < nodes.size(); i++) {
@@ -175,6 +184,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
         registry.curator().getConnectionStateListenable().removeListener(lines);
         connectionLines = null; // nothing registered or waiting: no line about its nodes
         registered = null;
+        registry.live(this, false);
         return;
       }
       if (!late.isEmpty()) {
@@ -209,12 +219,43 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     }
   }
 
+  /**
+   * Makes the services' nodes and the base path (container nodes, as Curator would) before the servers' nodes,
+   * waiting at most until {@code deadline} (then the nodes' creation makes what is missing, as before). Curator
+   * makes a node's missing parents with synchronous calls on its background thread, which a close of the registry
+   * cuts (ZooKeeperRegistry's CLOSING listener) and, if ZooKeeper answers first, follows with the node's create,
+   * answered after the close (docs/cluster.md); made here, on a thread of the registrar's, they are not.
+   */
+  private void makeParents(List<String> services, long deadline) {
+    CompletableFuture<Void> made = new CompletableFuture<>();
+    Thread t = new Thread(() -> {
+      try {
+        for (String service : services) {
+          registry.curator().createContainers(registry.servicePath(service));
+        }
+        made.complete(null);
+      } catch (Exception e) {
+        made.completeExceptionally(e);
+      }
+    }, "petrel-zk-parents");
+    t.setDaemon(true);
+    t.start();
+    try {
+      made.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      log.debug("the parents of the nodes of {} are not made yet ({}); the nodes' creation makes them", services,
+          String.valueOf(e instanceof ExecutionException && e.getCause() != null ? e.getCause() : e));
+    }
+  }
+
   /** The session (0x...) owning the ephemeral node at {@code path} when it is not this registry's, else null. */
   private @Nullable String previousOwner(String path, long deadline) {
     try {
-      org.apache.zookeeper.data.Stat st = statWithin(path, deadline);
-      long mine = registry.curator().getZookeeperClient().getZooKeeper().getSessionId();
-      if (st != null && st.getEphemeralOwner() != 0 && st.getEphemeralOwner() != mine) {
+      Read read = statWithin(path, deadline);
+      org.apache.zookeeper.data.Stat st = read.stat();
+      if (st != null && st.getEphemeralOwner() != 0 && st.getEphemeralOwner() != read.session()) {
         return "0x" + Long.toHexString(st.getEphemeralOwner());
       }
     } catch (Exception ex) {
@@ -226,26 +267,41 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
   /** How long a check the registrar makes while the server starts may wait for ZooKeeper's answer. */
   private static final long CHECK_NANOS = TimeUnit.SECONDS.toNanos(1);
 
+  /** A node as ZooKeeper gave it (null: there is none), and the session of the handle that asked. */
+  private record Read(org.apache.zookeeper.data.@Nullable Stat stat, long session) {}
+
   /**
-   * The node at {@code path}, or null if there is none; asked once, without Curator's retries, and waited for at
-   * most until {@code deadline} (a nanoTime; a TimeoutException after it), so that a check made while the server
-   * starts cannot hold the start (or the shutdown waiting on this registrar's lock) for a whole retry policy.
+   * The node at {@code path} (its stat null if there is none); asked once, without Curator's retries, and waited
+   * for at most until {@code deadline} (a nanoTime; a TimeoutException after it), so that a check made while the
+   * server starts cannot hold the start (or the shutdown waiting on this registrar's lock) for a whole retry
+   * policy. Curator's handle is taken on a thread of its own, within the same bound: getting it may block (Curator
+   * makes a new handle after a session ends, resolving the connect string's host names, or closes the old one,
+   * waiting for ZooKeeper).
    */
-  private org.apache.zookeeper.data.@Nullable Stat statWithin(String path, long deadline) throws Exception {
-    java.util.concurrent.CompletableFuture<org.apache.zookeeper.data.Stat> f =
-        new java.util.concurrent.CompletableFuture<>();
+  private Read statWithin(String path, long deadline) throws Exception {
+    CompletableFuture<Read> f = new CompletableFuture<>();
     // The raw handle, which knows nothing of a Curator namespace (an application's own client may have one).
     String full = org.apache.curator.utils.ZKPaths.fixForNamespace(registry.curator().getNamespace(), path);
-    registry.curator().getZookeeperClient().getZooKeeper().exists(full, false, (rc, p, ctx, stat) -> {
-      if (rc == org.apache.zookeeper.KeeperException.Code.OK.intValue()) {
-        f.complete(stat);
-      } else if (rc == org.apache.zookeeper.KeeperException.Code.NONODE.intValue()) {
-        f.complete(null);
-      } else {
-        f.completeExceptionally(org.apache.zookeeper.KeeperException.create(
-            org.apache.zookeeper.KeeperException.Code.get(rc), p));
+    Thread asking = new Thread(() -> {
+      try {
+        org.apache.zookeeper.ZooKeeper zk = registry.curator().getZookeeperClient().getZooKeeper();
+        long session = zk.getSessionId();
+        zk.exists(full, false, (rc, p, ctx, stat) -> {
+          if (rc == org.apache.zookeeper.KeeperException.Code.OK.intValue()) {
+            f.complete(new Read(stat, session));
+          } else if (rc == org.apache.zookeeper.KeeperException.Code.NONODE.intValue()) {
+            f.complete(new Read(null, session));
+          } else {
+            f.completeExceptionally(org.apache.zookeeper.KeeperException.create(
+                org.apache.zookeeper.KeeperException.Code.get(rc), p));
+          }
+        }, null);
+      } catch (Exception e) {
+        f.completeExceptionally(e);
       }
-    }, null);
+    }, "petrel-zk-check");
+    asking.setDaemon(true); // left behind if Curator never gives the handle: it ends with the process
+    asking.start();
     return f.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
   }
 
@@ -314,7 +370,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     try {
       for (int slash = path.indexOf('/', 1); slash > 0; slash = path.indexOf('/', slash + 1)) {
         String ancestor = path.substring(0, slash);
-        org.apache.zookeeper.data.Stat st = statWithin(ancestor, until);
+        org.apache.zookeeper.data.Stat st = statWithin(ancestor, until).stat();
         if (st != null && st.getEphemeralOwner() != 0) {
           return ancestor + " (of session 0x" + Long.toHexString(st.getEphemeralOwner()) + ")";
         }
@@ -385,7 +441,21 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
    * the nodes in the background, and they go anyway when the registry's session ends or expires.
    */
   @Override
-  public synchronized void onDraining(RpcServer server) {
+  public void onDraining(RpcServer server) {
+    deregister(false);
+  }
+
+  /**
+   * The registry is closing while this registrar's server still serves (it should have been closed after the
+   * server): deregisters the server as its shutdown would, so that Curator does not go on creating its nodes on a
+   * closed client.
+   */
+  void registryClosing() {
+    deregister(true);
+  }
+
+  private synchronized void deregister(boolean registryClosing) {
+    registry.live(this, false);
     List<PersistentNode> closing = List.copyOf(nodes);
     List<String> closingPaths = List.copyOf(paths);
     nodes.clear();
@@ -400,11 +470,26 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     if (closing.isEmpty()) {
       return;
     }
+    if (registryClosing) {
+      log.info("the ZooKeeper registry of {} is closing while the server still serves: deregistering it for {}"
+          + " first (close a registry after the server it registers)", e, registeredServices);
+    }
     CompletableFuture<Void> deleted = new CompletableFuture<>();
+    long deadline = System.nanoTime() + registry.connectionTimeout().toNanos();
     Thread t = new Thread(() -> {
       for (int i = 0; i < closing.size(); i++) {
         try {
-          closing.get(i).close();
+          PersistentNode node = closing.get(i);
+          if (registry.curator().getZookeeperClient().isConnected()) {
+            // A node closed while Curator still creates it is created afterwards and then deleted in the
+            // background by Curator, which fails with an ERROR ("Could not delete node after close") once the
+            // registry has closed too: let a creation ZooKeeper is answering end first, within the same bound.
+            node.waitForInitialCreate(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+          }
+          node.close();
+        } catch (InterruptedException ex) {
+          Thread.currentThread().interrupt();
+          break;
         } catch (IOException | RuntimeException ex) {
           if (registry.curator().getState() == CuratorFrameworkState.STOPPED) {
             // The registry was closed (the server's shutdown went on after the connection timeout) before
@@ -423,7 +508,7 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     t.setDaemon(true);
     t.start();
     try {
-      deleted.get(registry.connectionTimeout().toNanos(), TimeUnit.NANOSECONDS);
+      deleted.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
       log.info("deregistered {} from ZooKeeper for {}", e, registeredServices);
     } catch (TimeoutException ex) {
       log.warn("ZooKeeper did not confirm the deregistration of {} for {} within {} ms; draining anyway (the"
@@ -466,6 +551,35 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     }
   }
 
+  /**
+   * Why {@code host} (as {@link RegistryNode#checkHost} writes it) cannot be used by a client on another machine
+   * although it is an address, or null: an IPv6 address with a scope id ({@code fe80::1%eth0}: the scope names an
+   * interface of this machine, meaningless on the client's, where it names another interface or none), or a
+   * link-local one without it (fe80::/10: usable only with the scope of an interface on the client's machine,
+   * which a registry cannot give each client). Not registered rather than stripped: a link-local address without
+   * its scope still fails on clients with several interfaces, and one on another link cannot reach it at all.
+   * Loopback addresses are taken (a local setup, docs/cluster.md).
+   */
+  static @Nullable String onThisMachineOnly(String host) {
+    if (host.indexOf(':') < 0) {
+      return null; // IPv4, or a host name
+    }
+    int percent = host.indexOf('%');
+    if (percent >= 0) {
+      return "is an IPv6 address with a scope id (" + host.substring(percent) + "), which names an interface of"
+          + " this machine: clients on other machines cannot use it";
+    }
+    try {
+      if (InetAddress.getByName(host).isLinkLocalAddress()) { // a literal: parsed, never looked up
+        return "is a link-local IPv6 address (fe80::/10), which clients can use only with the scope id of an"
+            + " interface of their own machine";
+      }
+    } catch (UnknownHostException e) {
+      return null; // checkHost took it: not reached
+    }
+    return null;
+  }
+
   /** What a registrar registers besides the server's port. */
   public static final class Builder {
     private final ZooKeeperRegistry registry;
@@ -500,6 +614,11 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
         throw new IllegalArgumentException("host "
             + String.valueOf(e.getMessage()).replace("field 'host' is ", "is ")
             + " (clients accept an IPv4 or IPv6 address or a host name)", e);
+      }
+      String local = onThisMachineOnly(host);
+      if (local != null) {
+        throw new IllegalArgumentException("host " + host + " " + local + "; advertise a global address or a host"
+            + " name that clients on other machines can use");
       }
       this.host = host;
       return this;

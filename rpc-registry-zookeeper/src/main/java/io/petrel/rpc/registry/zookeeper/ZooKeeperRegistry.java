@@ -12,6 +12,8 @@ import java.util.Objects;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.curator.framework.api.CuratorEventType;
+import org.apache.curator.framework.api.CuratorListener;
 import org.apache.curator.framework.api.UnhandledErrorListener;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
@@ -60,6 +62,8 @@ public final class ZooKeeperRegistry implements AutoCloseable {
   private final Duration reconnectSettle;
   /** The resolvers made by {@link #resolver} and not yet shut down: told when this registry closes. */
   private final Set<ZooKeeperResolver> resolvers = ConcurrentHashMap.newKeySet();
+  /** The registrars whose nodes are live (from onServing to onDraining): deregistered when this registry closes. */
+  private final Set<ZooKeeperRegistrar> registrars = ConcurrentHashMap.newKeySet();
   private volatile boolean closed;
   /** Whether the Curator failure line was logged since the last (re)connection: once per outage. */
   private final AtomicBoolean toldGaveUp = new AtomicBoolean();
@@ -93,6 +97,27 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     };
   }
 
+  /**
+   * Closing the Curator client interrupts its background thread, which may be waiting in a synchronous ZooKeeper
+   * call: Curator makes a node's missing parents that way (a server's first node under a service, or after the
+   * service's node was deleted). Interrupted, Curator logs ERROR "Background exception was not retry-able or retry
+   * gave up" with an InterruptedException, on an ordinary shutdown. Told first that the client closes (its state
+   * already STOPPED, so nothing is retried), this closes the ZooKeeper handle: such a call then ends as a lost
+   * connection, which Curator drops quietly, and the interrupt finds nothing to cut.
+   */
+  private final CuratorListener closing = (c, event) -> {
+    if (event.getType() != CuratorEventType.CLOSING) {
+      return;
+    }
+    try {
+      c.getZookeeperClient().getZooKeeper().close();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (Exception e) {
+      log.debug("closing the ZooKeeper handle of the registry {} before its Curator client", connectString(), e);
+    }
+  };
+
   private final ConnectionStateListener reconnections = (c, state) -> {
     if (state == ConnectionState.CONNECTED || state == ConnectionState.RECONNECTED) {
       toldGaveUp.set(false);
@@ -112,6 +137,7 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     if (owned) { // a Curator client of the application's own: its failures are not only this registry's
       curator.getUnhandledErrorListenable().addListener(gaveUp);
       curator.getConnectionStateListenable().addListener(reconnections);
+      curator.getCuratorListenable().addListener(closing);
     }
   }
 
@@ -157,6 +183,15 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     resolvers.remove(r);
   }
 
+  /** A registrar of this registry made its nodes (true), or deleted them (false). */
+  void live(ZooKeeperRegistrar r, boolean live) {
+    if (live) {
+      registrars.add(r);
+    } else {
+      registrars.remove(r);
+    }
+  }
+
   /** The {@code zk://} target naming {@code service} in this registry, for messages and metrics. */
   public String target(String service) {
     return "zk://" + connectString + servicePath(service);
@@ -186,6 +221,11 @@ public final class ZooKeeperRegistry implements AutoCloseable {
    * using a resolver of this registry then keep the endpoints they have, which no longer follow ZooKeeper: each is
    * told (a WARN, and its calls that find no endpoint say so). Close a registry after the clients that use it. A
    * registry on the caller's Curator client leaves it open, and its resolvers go on following ZooKeeper.
+   *
+   * <p>A registry that owns its client and is closed while a server it registered still serves (close it after
+   * the server, as the docs say) first deregisters that server, waiting for ZooKeeper as a shutdown does (at most
+   * the connection timeout): its nodes would go with the session anyway, and Curator, left to create them on a
+   * closed client, logged ERRORs.
    */
   @Override
   public void close() {
@@ -193,11 +233,46 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     curator.getUnhandledErrorListenable().removeListener(gaveUp);
     curator.getConnectionStateListenable().removeListener(reconnections);
     if (owned) {
+      for (ZooKeeperRegistrar r : List.copyOf(registrars)) {
+        r.registryClosing();
+      }
+      awaitAnswers();
       curator.close(); // first: a resolver starting meanwhile finds it closed (see closedItsClient)
       for (ZooKeeperResolver r : resolvers) {
         r.registryClosed();
       }
     } // else the caller's Curator client goes on, and the resolvers with it
+  }
+
+  /**
+   * Waits, at most the connection timeout, until ZooKeeper has answered what this registry's client asked so far
+   * (ZooKeeper answers a session's requests in order: one more, answered, says so), so that Curator's callbacks
+   * for them run while its client is open. A server's node closed while ZooKeeper was still creating it is
+   * created, then deleted by Curator in such a callback, which fails with an ERROR ("Could not delete node after
+   * close") once the client is closed. Not when disconnected: nothing is answered then.
+   */
+  private void awaitAnswers() {
+    if (!curator.getZookeeperClient().isConnected()) {
+      return;
+    }
+    java.util.concurrent.CompletableFuture<Void> answered = new java.util.concurrent.CompletableFuture<>();
+    Thread asking = new Thread(() -> {
+      try { // Curator's handle may take time to get (see ZooKeeperRegistrar.statWithin): within the bound too
+        curator.getZookeeperClient().getZooKeeper().exists("/", false, (rc, path, ctx, stat) ->
+            answered.complete(null), null);
+      } catch (Exception e) {
+        answered.complete(null);
+      }
+    }, "petrel-zk-close");
+    asking.setDaemon(true);
+    asking.start();
+    try {
+      answered.get(connectionTimeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      log.debug("ZooKeeper did not answer the registry {} before it closed", connectString, e);
+    }
   }
 
   /** Closed, and its own Curator client with it: its resolvers no longer follow ZooKeeper. */
@@ -301,7 +376,8 @@ public final class ZooKeeperRegistry implements AutoCloseable {
 
     /**
      * How long to wait for a connection to ZooKeeper (default 5 s): a client's {@code build()} waits this long at
-     * most for the first list of endpoints, a server's {@code start()} this long at most for its registration.
+     * most for the first list of endpoints, a server's {@code start()} this long at most for its registration, its
+     * shutdown for its deregistration, and {@link #close()} for ZooKeeper's answers to what the registry asked.
      */
     public Builder connectionTimeout(Duration timeout) {
       this.connectionTimeout = checkDuration("connectionTimeout", timeout, false);

@@ -185,7 +185,7 @@ final class ZooKeeperResolver implements NameResolver {
   }
 
   /** A read of the cache failed (on a Curator thread). */
-  private void cacheFailed(Exception e) {
+  void cacheFailed(Exception e) {
     if (shuttingDown || curator.getState() == CuratorFrameworkState.STOPPED) {
       log.debug("a ZooKeeper read for {} ended as its client closed: {}", target, e.toString());
       return;
@@ -213,9 +213,12 @@ final class ZooKeeperResolver implements NameResolver {
           + " or reconnection";
       long now = System.nanoTime();
       if (connected && now - lastReadWarning >= TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS)) {
+        // The failures left out are those since the last WARN, which may be long before this one's window.
+        String leftOut = readWarningsLeftOut == 0 ? "" : " (and " + readWarningsLeftOut + " more like it since the"
+            + " last such WARN, " + TimeUnit.NANOSECONDS.toSeconds(now - lastReadWarning) + " s ago, logged at"
+            + " DEBUG)";
         lastReadWarning = now;
-        log.warn(what + (readWarningsLeftOut == 0 ? "" : " (and " + readWarningsLeftOut + " more like it in the"
-            + " last " + BAD_NODE_WINDOW_SECONDS + " s)"));
+        log.warn(what + leftOut);
         readWarningsLeftOut = 0;
       } else {
         if (connected) {
@@ -430,7 +433,9 @@ final class ZooKeeperResolver implements NameResolver {
       if (data == null || data.length == 0) {
         throw new IllegalArgumentException("the node has no data");
       }
-      return RegistryNode.decode(data);
+      Endpoint e = RegistryNode.decode(data);
+      String mismatch = RegistryNode.nameMismatch(pn.getNode(), e);
+      return mismatch != null ? mismatch : e;
     });
     if (r.endpoint() != null) {
       into.put(pn.getNode(), r.endpoint());
@@ -471,10 +476,11 @@ final class ZooKeeperResolver implements NameResolver {
   }
 
   /**
-   * Keeps one node per address: several nodes naming one address (another tool's, or forged ones) would give the
-   * client that server several times over (one connection each, and its share of calls multiplied). The node
-   * named after the address (as a registrar names it) is kept, else the first by name; each other is named in a
-   * WARN once, while it lasts.
+   * Keeps one node per address: several nodes for one address would give the client that server several times
+   * over (one connection each, and its share of calls multiplied). Each node is named after its address (others
+   * are skipped before), so these are spellings of one address ("[::1]:7000" and "[0:0:0:0:0:0:0:1]:7000"): the
+   * node named as a registrar names it is kept, else the first by name; each other is named in a WARN once, while
+   * it lasts.
    */
   private void dropDuplicates(Map<String, Endpoint> now) {
     List<Map.Entry<String, Endpoint>> nodes = new ArrayList<>(now.entrySet());

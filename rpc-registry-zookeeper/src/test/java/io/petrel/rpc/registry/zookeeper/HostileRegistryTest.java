@@ -191,6 +191,39 @@ class HostileRegistryTest {
     }
   }
 
+  /**
+   * Failed reads (other than a node's) are one WARN per 10 s; those left out are counted in the next WARN, which
+   * says since when: it said "in the last 10 s" though it counted all since the last WARN, however long before.
+   */
+  @Test
+  void theFailedReadWarningCountsTheFailuresSinceTheLastOneAndSaysSo() throws Exception {
+    String base = newBase();
+    try (ZooKeeperRegistry clientSide = registry(base)) {
+      ZooKeeperResolver zkResolver = (ZooKeeperResolver) clientSide.resolver(SERVICE);
+      try (RpcClient client = RpcClient.builder().nameResolver(clientSide.target(SERVICE), zkResolver).build()) {
+        long first = System.nanoTime();
+        for (int i = 0; i < 4; i++) { // as Curator's cache hands them over: the first is a WARN, three left out
+          zkResolver.cacheFailed(org.apache.zookeeper.KeeperException.create(
+              org.apache.zookeeper.KeeperException.Code.MARSHALLINGERROR, clientSide.servicePath(SERVICE)));
+        }
+        long window = TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS);
+        while (System.nanoTime() - first < window + TimeUnit.SECONDS.toNanos(2)) {
+          Thread.sleep(100); // the window of the first WARN, and 2 s more: longer ago than a window
+        }
+        zkResolver.cacheFailed(new IllegalStateException("a later failure"));
+        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (warningsNaming("could not read the nodes of").size() < 2 && System.nanoTime() < until) {
+          Thread.sleep(10); // logged on the resolver's thread
+        }
+        List<String> lines = warningsNaming("could not read the nodes of");
+        assertThat(lines).hasSize(2);
+        assertThat(lines.get(0)).contains("MarshallingError").doesNotContain("more like it");
+        assertThat(lines.get(1)).contains("a later failure")
+            .containsPattern("\\(and 3 more like it since the last such WARN, 1[2-9] s ago, logged at DEBUG\\)$");
+      }
+    }
+  }
+
   /** Hands each line the registrar logs to {@code each} until closed. */
   private static AutoCloseable onRegistrarLines(java.util.function.Consumer<ILoggingEvent> each) {
     AppenderBase<ILoggingEvent> appender = new AppenderBase<>() {
@@ -238,7 +271,8 @@ class HostileRegistryTest {
         Server a = new Server("a", regA.registrar(SERVICE).build(), Duration.ZERO)) {
       CuratorFramework c = clientSide.curator();
       String service = clientSide.servicePath(SERVICE);
-      // Good data, but a's address again, twice: a is listed once, as its own node says (weight 1).
+      // Good data, but a's address again, twice, under names that are not that address: a is listed once, as its
+      // own node says (weight 1).
       bad.put("a-again", utf8("{\"host\":\"127.0.0.1\",\"port\":" + a.server.port() + ",\"weight\":7}"));
       bad.put("0-a-again", utf8("{\"host\":\"127.0.0.1\",\"port\":" + a.server.port() + "}"));
       int half = 0;
@@ -257,7 +291,7 @@ class HostileRegistryTest {
           }
         }
         // A good node written after all the bad ones: once the client lists it, it has seen them all.
-        c.create().forPath(service + "/marker", utf8("{\"host\":\"127.0.0.1\",\"port\":1}"));
+        c.create().forPath(service + "/127.0.0.1:1", utf8("{\"host\":\"127.0.0.1\",\"port\":1}"));
         resolver.until(list -> list.stream().anyMatch(e -> e.port() == 1)).get(10, TimeUnit.SECONDS);
         for (int i = 0; i < 20; i++) {
           assertThat(call(client)).isEqualTo("a");
@@ -275,6 +309,44 @@ class HostileRegistryTest {
         }
         assertThat(warningsNaming(service + "/huge ").get(0)).contains("1000000 bytes");
         assertThat(warningsNaming(service + "/host-spaces ").get(0)).contains("'not an address'");
+      }
+    }
+  }
+
+  /**
+   * A node's name is the host:port of its data, the address clients call. A node named for one address whose data
+   * says another (a copy, a stale or forged node) is a bad node, in the same bounded WARN: before, the client
+   * called what the data said while tools listing the names showed another server. Other spellings of the same
+   * address in the name are taken.
+   */
+  @Test
+  void aNodeNamedForAnotherAddressThanItsDataIsABadNode() throws Exception {
+    String base = newBase();
+    try (ZooKeeperRegistry clientSide = registry(base); ZooKeeperRegistry regA = registry(base);
+        Server a = new Server("a", regA.registrar(SERVICE).build(), Duration.ZERO)) {
+      CuratorFramework c = clientSide.curator();
+      String service = clientSide.servicePath(SERVICE);
+      c.create().forPath(service + "/127.0.0.1:6", utf8("{\"host\":\"127.0.0.1\",\"port\":7}"));
+      c.create().forPath(service + "/10.0.0.8:" + a.server.port(),
+          utf8("{\"host\":\"127.0.0.1\",\"port\":" + a.server.port() + "}"));
+      c.create().forPath(service + "/forged", utf8("{\"host\":\"127.0.0.1\",\"port\":8}"));
+      c.create().forPath(service + "/[::1]:9", utf8("{\"host\":\"::1\",\"port\":9}")); // ::1 written short
+      c.create().forPath(service + "/LocalHost:5", utf8("{\"host\":\"localhost\",\"port\":5}"));
+      Recording resolver = new Recording(clientSide.resolver(SERVICE));
+      try (RpcClient client = RpcClient.builder().nameResolver(clientSide.target(SERVICE), resolver).build()) {
+        assertThat(call(client)).isEqualTo("a");
+        List<Endpoint> last = resolver.lists.get(resolver.lists.size() - 1);
+        assertThat(last).extracting(Endpoint::authority).containsExactlyInAnyOrder("127.0.0.1:" + a.server.port(),
+            "[0:0:0:0:0:0:0:1]:9", "localhost:5");
+        assertThat(resolver.lists).allSatisfy(list -> assertThat(list).extracting(Endpoint::port)
+            .doesNotContain(7, 8));
+        assertThat(warningsNaming(service + "/127.0.0.1:6 ")).singleElement().asString()
+            .contains("its name '127.0.0.1:6' is not the address its data lists, 127.0.0.1:7");
+        assertThat(warningsNaming(service + "/10.0.0.8:" + a.server.port() + " ")).singleElement().asString()
+            .contains("is not the address its data lists, 127.0.0.1:" + a.server.port());
+        assertThat(warningsNaming(service + "/forged ")).hasSize(1);
+        assertThat(warningsNaming(service + "/[::1]:9 ")).isEmpty();
+        assertThat(warningsNaming(service + "/LocalHost:5 ")).isEmpty();
       }
     }
   }

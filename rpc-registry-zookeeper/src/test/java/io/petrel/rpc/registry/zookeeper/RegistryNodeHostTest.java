@@ -31,6 +31,47 @@ class RegistryNodeHostTest {
     assertThat(RegistryNode.checkHost("xn--bcher-kva.example")).isEqualTo("xn--bcher-kva.example");
   }
 
+  /**
+   * A registrar does not advertise an address only this machine can use: an IPv6 address with a scope id (it names
+   * one of this machine's interfaces) or a link-local one (clients would need a scope of their own). Before,
+   * {@code fe80::1%eth0} was registered as is. Clients still read such a node (another tool may write it for a
+   * client on the same machine).
+   */
+  @Test
+  void aRegistrarRefusesAnAddressOnlyThisMachineCanUse() {
+    try (ZooKeeperRegistry registry = ZooKeeperRegistry.builder().connectString("127.0.0.1:1").build()) {
+      ZooKeeperRegistrar.Builder b = registry.registrar(Greeters.SERVICE);
+      assertThatThrownBy(() -> b.host("fe80::1%eth0")).isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("host fe80:0:0:0:0:0:0:1%eth0 is an IPv6 address with a scope id (%eth0), which names an"
+              + " interface of this machine: clients on other machines cannot use it; advertise a global address or"
+              + " a host name that clients on other machines can use");
+      assertThatThrownBy(() -> b.host("[fe80::1%2]")).hasMessageContaining("with a scope id (%2)");
+      assertThatThrownBy(() -> b.host("fe80::1")).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("host fe80:0:0:0:0:0:0:1 is a link-local IPv6 address (fe80::/10)");
+      b.host("2001:db8::7").host("::1").host("10.0.0.7").host("greeter.example.com"); // taken
+    }
+    assertThat(RegistryNode.checkHost("fe80::1%eth0")).as("a client still reads it")
+        .isEqualTo("fe80:0:0:0:0:0:0:1%eth0");
+  }
+
+  /** A node's name is its data's host:port, the host in any spelling of the same address; else it is skipped. */
+  @Test
+  void aNodesNameMustBeTheAddressItsDataLists() {
+    io.petrel.rpc.Endpoint v6 = io.petrel.rpc.Endpoint.of("0:0:0:0:0:0:0:1", 7000);
+    io.petrel.rpc.Endpoint v4 = io.petrel.rpc.Endpoint.of("10.0.0.7", 7000);
+    io.petrel.rpc.Endpoint name = io.petrel.rpc.Endpoint.of("greeter.example.com", 7000);
+    assertThat(RegistryNode.nameMismatch("[0:0:0:0:0:0:0:1]:7000", v6)).isNull();
+    assertThat(RegistryNode.nameMismatch("[::1]:7000", v6)).isNull();
+    assertThat(RegistryNode.nameMismatch("10.0.0.7:7000", v4)).isNull();
+    assertThat(RegistryNode.nameMismatch("Greeter.Example.COM:7000", name)).isNull();
+    for (String other : new String[] {"10.0.0.8:7000", "10.0.0.7:7001", "10.0.0.7:07000", "10.0.0.7", "junk",
+        "[10.0.0.7]:7000", "10.0.0.7:", ":7000", "10.0.0.7:70000000000"}) {
+      assertThat(RegistryNode.nameMismatch(other, v4)).as(other)
+          .startsWith("its name '" + other + "' is not the address its data lists, 10.0.0.7:7000");
+    }
+    assertThat(RegistryNode.nameMismatch("::1:7000", v6)).as("unbracketed").isNotNull();
+  }
+
   @Test
   void whatCannotBeAnAddressIsRefusedSayingWhy() {
     for (String bad : new String[] {"not an address", "999.1.2.3", "1.2.3", "http://h:1", "::g", "[::1", "fe80::1%",

@@ -297,6 +297,51 @@ class ZooKeeperDiscoveryTest {
     }
   }
 
+  /**
+   * The registrar's checks at the start (whose node it is, whose parent refuses it) wait at most a second for
+   * ZooKeeper. Their call on Curator's ZooKeeper handle ran outside that bound: a handle that blocks there (here,
+   * one whose plain exists blocks under this test's path; Curator's own getZooKeeper() can, while it makes a new
+   * handle or closes the old one) held the server's start() for as long. Now the start returns within the bound.
+   */
+  @Test
+  void aBlockedZooKeeperHandleDoesNotHoldTheStartPastTheChecksBound() throws Exception {
+    String base = newBase();
+    CountDownLatch release = new CountDownLatch(1);
+    AtomicInteger blocked = new AtomicInteger();
+    org.apache.curator.utils.ZookeeperFactory blocking = (connect, timeout, watcher, readOnly) ->
+        new org.apache.zookeeper.ZooKeeper(connect, timeout, watcher, readOnly) {
+          @Override
+          public void exists(String path, boolean watch, org.apache.zookeeper.AsyncCallback.StatCallback cb,
+              Object ctx) {
+            if (!watch && path.startsWith(base + "/")) { // Curator's own (watched, or with a watcher) go on
+              blocked.incrementAndGet();
+              try {
+                release.await(30, TimeUnit.SECONDS);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            }
+            super.exists(path, watch, cb, ctx);
+          }
+        };
+    try (CuratorFramework own = org.apache.curator.framework.CuratorFrameworkFactory.builder()
+        .connectString(zk.getConnectString()).connectionTimeoutMs(2_000).zookeeperFactory(blocking)
+        .retryPolicy(new org.apache.curator.retry.RetryOneTime(100)).build()) {
+      own.start();
+      ZooKeeperRegistry reg = ZooKeeperRegistry.builder().curator(own).basePath(base).build();
+      long t = System.nanoTime();
+      try (Server a = new Server("a", reg.registrar(SERVICE).build(), Duration.ZERO)) {
+        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t);
+        assertThat(blocked.get()).as("the check reached the blocking handle").isPositive();
+        assertThat(ms).as("start() with the check's call blocked").isLessThan(5_000L);
+        assertThat(own.checkExists().forPath(reg.servicePath(SERVICE) + "/127.0.0.1:" + a.server.port()))
+            .as("registered all the same").isNotNull();
+      } finally {
+        release.countDown();
+      }
+    }
+  }
+
   @Test
   void aServerStartedWhileZooKeeperIsDownServesAndRegistersWhenItReturns() throws Exception {
     try (TestingServer own = new TestingServer()) {
