@@ -281,6 +281,19 @@ final class ZooKeeperResolver implements NameResolver {
     }
   }
 
+  /**
+   * Tests: runs {@code task} on the resolver's thread after everything queued there before it (what the cache
+   * handed over, with its logging), and returns once it has run.
+   */
+  void runOnResolverThread(Runnable task) throws Exception {
+    thread.submit(task).get(10, TimeUnit.SECONDS);
+  }
+
+  /** Tests (resolver thread): the last failed-read WARN is taken as {@code nanos} older than it is. */
+  void backdateReadWarning(long nanos) {
+    lastReadWarning -= nanos;
+  }
+
   /** The cache changed: queues one recompute unless one is queued already (a burst of changes costs one). */
   private void changed() {
     if (recomputeQueued.compareAndSet(false, true)) {

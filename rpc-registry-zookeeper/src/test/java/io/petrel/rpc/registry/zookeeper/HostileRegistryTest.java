@@ -201,20 +201,15 @@ class HostileRegistryTest {
     try (ZooKeeperRegistry clientSide = registry(base)) {
       ZooKeeperResolver zkResolver = (ZooKeeperResolver) clientSide.resolver(SERVICE);
       try (RpcClient client = RpcClient.builder().nameResolver(clientSide.target(SERVICE), zkResolver).build()) {
-        long first = System.nanoTime();
         for (int i = 0; i < 4; i++) { // as Curator's cache hands them over: the first is a WARN, three left out
           zkResolver.cacheFailed(org.apache.zookeeper.KeeperException.create(
               org.apache.zookeeper.KeeperException.Code.MARSHALLINGERROR, clientSide.servicePath(SERVICE)));
         }
-        long window = TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS);
-        while (System.nanoTime() - first < window + TimeUnit.SECONDS.toNanos(2)) {
-          Thread.sleep(100); // the window of the first WARN, and 2 s more: longer ago than a window
-        }
+        // After those four: the first WARN was logged 12 s ago, longer ago than a window.
+        long longer = TimeUnit.SECONDS.toNanos(BAD_NODE_WINDOW_SECONDS + 2);
+        zkResolver.runOnResolverThread(() -> zkResolver.backdateReadWarning(longer));
         zkResolver.cacheFailed(new IllegalStateException("a later failure"));
-        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (warningsNaming("could not read the nodes of").size() < 2 && System.nanoTime() < until) {
-          Thread.sleep(10); // logged on the resolver's thread
-        }
+        zkResolver.runOnResolverThread(() -> { }); // its WARN is logged on the resolver's thread, before this
         List<String> lines = warningsNaming("could not read the nodes of");
         assertThat(lines).hasSize(2);
         assertThat(lines.get(0)).contains("MarshallingError").doesNotContain("more like it");
