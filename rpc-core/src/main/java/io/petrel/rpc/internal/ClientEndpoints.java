@@ -57,7 +57,7 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
   private record Listing(boolean none, int filteredOut) {}
   /**
    * The subchannels at which calls may wait for a connect attempt: every one where calls wait is in it (it is added
-   * when its first call starts to wait, {@link #waitersAdded}), and some where none waits any more (removed by the
+   * as its first call may start to wait, {@link #waitersAdded}), and some where none waits (removed by the
    * next {@link #becameReady}). What becameReady walks: its cost follows the endpoints with waiting calls, not all.
    */
   private final java.util.Set<ClientSubchannel> withWaiters = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -258,10 +258,13 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
    * endpoints where calls may wait ({@link #withWaiters}): with 3000 endpoints becoming READY one by one, walking
    * every one of them each time took 125-140 ms in all (under 1 ms now, no call waiting). Each is taken out of the
    * set before its calls are moved and put back if calls still wait there (those that may not move), so that one
-   * whose first call starts to wait meanwhile is never left out (it adds itself after queueing the call). The walk
-   * goes over a copy of the set, as the walk of the list did: the endpoints the moved calls land on add themselves
-   * to the set meanwhile, and a walk that followed them moved the same calls on again and again, each time to
-   * another endpoint not tried (with 300 dead endpoints and one live,
+   * whose first call starts to wait meanwhile is never left out. An endpoint adds itself before its first waiting
+   * call checks whether another endpoint is available, under the lock it queues the call under (see
+   * ConnectionSlot.send): added after queueing, a walk in between missed it and the call waited for the connect
+   * attempt, up to connectTimeout (MovedCallsTest.aCallThatStartsToWaitAsAnotherEndpointBecomesReadyMovesThere).
+   * The walk goes over a copy of the set, as the walk of the list did: the endpoints the moved calls land on add
+   * themselves to the set meanwhile, and a walk that followed them moved the same calls on again and again, each
+   * time to another endpoint not tried (with 300 dead endpoints and one live,
    * ClientChannelTest.withManyDeadEndpointsAndOneLiveNoCallFails then failed 4 runs in 9: calls used up their 64
    * re-sends).
    */
@@ -283,7 +286,7 @@ public final class ClientEndpoints<S extends ClientSubchannel> implements NameRe
     }
   }
 
-  /** Calls have started to wait at {@code s} for a connect attempt: {@link #becameReady} looks there. */
+  /** Calls may start to wait at {@code s} for a connect attempt: {@link #becameReady} looks there. */
   @Override
   public void waitersAdded(ClientSubchannel s) {
     withWaiters.add(s);

@@ -57,8 +57,8 @@ public abstract class ClientSubchannel implements Subchannel {
     default void becameReady(ClientSubchannel s) {}
 
     /**
-     * Calls have started to wait at {@code s} for a connect attempt ({@link #waitersAdded}): {@link #becameReady}
-     * of another endpoint looks at it (called holding no lock).
+     * Calls may start to wait at {@code s} for a connect attempt ({@link #waitersAdded}): {@link #becameReady}
+     * of another endpoint looks at it. Called holding a lock of {@code s}'s: only notes {@code s}.
      */
     default void waitersAdded(ClientSubchannel s) {}
 
@@ -220,9 +220,12 @@ public abstract class ClientSubchannel implements Subchannel {
   }
 
   /**
-   * Calls have started to wait here for a connect attempt (the first of a connection's waiting calls): tells the
+   * Calls may start to wait here for a connect attempt (the first of a connection's waiting calls): tells the
    * owner, whose {@link Owner#becameReady} then looks only at the endpoints where calls may wait, not at all of them.
-   * Called holding no lock, after the call was queued.
+   * Called before the call is queued, holding the lock under which it is queued and under which
+   * {@link #anotherEndpointReady} takes the calls that may move, and before the call checks whether another
+   * endpoint is available: a becameReady that does not find this subchannel in its set was for an endpoint that
+   * call sees available.
    */
   protected final void waitersAdded() {
     Owner o = owner;

@@ -97,7 +97,7 @@ final class ConnectionHealth {
     executor = ex;
     lastRead = System.nanoTime(); // the silence is counted from now
     if (keepAliveNanos > 0) {
-      keepAliveTimer = schedule(this::keepAliveDue, keepAliveNanos);
+      keepAliveTimer(schedule(this::keepAliveDue, keepAliveNanos));
     }
   }
 
@@ -117,7 +117,10 @@ final class ConnectionHealth {
     answered = true;
   }
 
-  /** Any thread: the connection closed; no check runs any more. */
+  /**
+   * Any thread: the connection closed; no check runs any more, and no timer stays scheduled (one set on the
+   * executor as this runs is cancelled there, see {@link #keepAliveTimer(ScheduledFuture)}).
+   */
   void stop() {
     stopped = true;
     ScheduledFuture<?> t = keepAliveTimer;
@@ -143,7 +146,7 @@ final class ConnectionHealth {
     long now = System.nanoTime();
     long silent = now - lastRead;
     if (silent < keepAliveNanos) {
-      keepAliveTimer = schedule(this::keepAliveDue, keepAliveNanos - silent);
+      keepAliveTimer(schedule(this::keepAliveDue, keepAliveNanos - silent));
       return;
     }
     if (pingSent && lastRead - pingSentAt < 0) {
@@ -151,7 +154,7 @@ final class ConnectionHealth {
       c.closeDead(KEEPALIVE_FAILED, KEEPALIVE_WARNING);
       return;
     }
-    keepAliveTimer = schedule(this::keepAliveDue, keepAliveNanos);
+    keepAliveTimer(schedule(this::keepAliveDue, keepAliveNanos));
     pingSent = true;
     pingSentAt = now;
     c.ping();
@@ -174,6 +177,9 @@ final class ConnectionHealth {
       livenessCheck = false; // the executor is stopping, and the connection with it
     }
     livenessTimer = t;
+    if (t != null && stopped) {
+      t.cancel(false); // see keepAliveTimer(t)
+    }
   }
 
   /**
@@ -188,6 +194,19 @@ final class ConnectionHealth {
     }
     stopped = true;
     c.closeDead(LIVENESS_FAILED, LIVENESS_FAILED);
+  }
+
+  /**
+   * Executor: {@code t} is the keepalive timer now. A transport may report the close ({@link #stop}) on another
+   * thread, which cancels the timer it sees: if it came as this one was being set, this one is cancelled here
+   * (volatile write, then read of {@link #stopped}; stop writes it, then reads the timer), else it would stay
+   * scheduled for a keepalive period, holding the connection.
+   */
+  private void keepAliveTimer(@Nullable ScheduledFuture<?> t) {
+    keepAliveTimer = t;
+    if (t != null && stopped) {
+      t.cancel(false);
+    }
   }
 
   // Executor: null if it is shutting down.

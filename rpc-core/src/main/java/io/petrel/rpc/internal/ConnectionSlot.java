@@ -135,10 +135,16 @@ final class ConnectionSlot {
     Waiter w = new Waiter(call);
     Link start = null;
     Status failure = null;
-    boolean firstWaiter;
     synchronized (this) {
-      boolean none = waiters.isEmpty();
       c = current();
+      if (c == null && !closed && waiters.isEmpty()) {
+        // The call may be the first to wait here: the endpoint joins the set another endpoint's becoming READY
+        // looks at (ClientEndpoints.becameReady) now, before othersAvailable is read below and the call queued, not
+        // after. Either that walk sees this endpoint (and moves the call, taking this lock), or the endpoint it
+        // reports is READY before the read below (and the call goes there). Joined too early, if the call does not
+        // wait: the next walk takes it out.
+        owner.slotWaiting();
+      }
       if (c == null) {
         if (closed) {
           failure = shutDown();
@@ -174,10 +180,6 @@ final class ConnectionSlot {
           start = startConnect();
         }
       }
-      firstWaiter = none && !waiters.isEmpty();
-    }
-    if (firstWaiter) {
-      owner.slotWaiting(); // another endpoint's becoming READY looks here (see ClientEndpoints.becameReady)
     }
     if (start != null) {
       launch(start);

@@ -147,7 +147,7 @@ public final class InternalSubchannel extends ClientSubchannel {
     return false;
   }
 
-  /** A slot's first waiting call was queued (holding no lock). */
+  /** A slot's first waiting call may be queued (holding that slot's lock, before the call is queued). */
   void slotWaiting() {
     waitersAdded();
   }

@@ -56,8 +56,11 @@ public interface Connection {
    * keepalive and liveness checks: the transport calls {@link Listener#received()} and
    * {@link Listener#deadlinePassed()} on it and nowhere else, and the core runs its checks there, so that what
    * {@code received} notes is a plain field read on the thread that wrote it; the core calls {@link #ping()} and
-   * {@link #closeDead} from it. Null (the default): the transport has no PINGs, and its connections get neither
-   * check (the first-frame timeout still applies).
+   * {@link #closeDead} from it. It must run its tasks one at a time, in order (one thread, as an event loop is),
+   * and be the same for the connection's life; the core asks for it once, on any thread, when the connection
+   * becomes usable. {@link Listener#closed} may come on any thread (the checks stop, and no timer of theirs stays
+   * scheduled). Null (the default): the transport has no PINGs, and its connections get neither check (the
+   * first-frame timeout still applies).
    */
   default @Nullable ScheduledExecutorService executor() {
     return null;

@@ -12,9 +12,15 @@ import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.Subchannel;
 import io.petrel.rpc.marshal.Marshallers;
 import io.petrel.rpc.spi.RecordingTransport;
+import java.lang.reflect.Field;
+import java.util.AbstractSet;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -123,5 +129,89 @@ class MovedCallsTest {
     assertThat(movedTwice).as("calls sent more than once again").isEqualTo(calls - sentToB);
     // Before: once per move (here 9 + the calls that moved again, and those picked for c while it connected).
     assertThat(ClientChannel.runtimeOf(rpc).retries(ClientRuntime.Retry.NOT_SENT)).isEqualTo(calls);
+  }
+
+  /**
+   * A call that starts to wait at one endpoint (its connect under way, no other endpoint available) just as another
+   * becomes READY is not left waiting for the connect attempt: either the READY endpoint's becameReady finds the
+   * first one in its set of endpoints with waiting calls, or the call sees the other one available and goes there.
+   * Here the first endpoint's adding itself to that set is held until the other one is READY. Before, it added
+   * itself only after queueing the call, outside its lock: becameReady ran in between, saw no endpoint with waiting
+   * calls, and the call waited for the connect attempt (up to connectTimeout; here forever).
+   */
+  @Test
+  void aCallThatStartsToWaitAsAnotherEndpointBecomesReadyMovesThere() throws Exception {
+    Pinned lb = new Pinned();
+    RpcClient rpc = RpcClient.builder().target("static://a:1,b:2").transport("recording").loadBalancer(lb)
+        .build();
+    clients.add(rpc);
+    RecordingTransport.Client c = RecordingTransport.of(rpc);
+    c.manualConnects = true;
+    ClientEndpoints<InternalSubchannel> endpoints = java.util.Objects.requireNonNull(ClientChannel.endpointsOf(rpc));
+    InternalSubchannel a = endpoints.subchannels().get(0);
+    InternalSubchannel b = endpoints.subchannels().get(1);
+    a.connectNow();
+    b.connectNow(); // both connecting: neither is available, so a call picked for a waits there
+    CountDownLatch adding = new CountDownLatch(1);
+    CountDownLatch go = new CountDownLatch(1);
+    Set<ClientSubchannel> set = ConcurrentHashMap.newKeySet();
+    Set<ClientSubchannel> held = new AbstractSet<>() {
+      @Override
+      public boolean add(ClientSubchannel s) {
+        if (s == a && adding.getCount() > 0) {
+          adding.countDown();
+          try {
+            go.await(10, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        return set.add(s);
+      }
+
+      @Override
+      public boolean remove(Object o) {
+        return set.remove(o);
+      }
+
+      @Override
+      public boolean contains(Object o) {
+        return set.contains(o);
+      }
+
+      @Override
+      public Iterator<ClientSubchannel> iterator() {
+        return set.iterator();
+      }
+
+      @Override
+      public int size() {
+        return set.size();
+      }
+    };
+    Field f = ClientEndpoints.class.getDeclaredField("withWaiters");
+    f.setAccessible(true);
+    f.set(endpoints, held);
+
+    lb.to = a;
+    CompletableFuture<CompletableFuture<byte[]>> call = CompletableFuture.supplyAsync(
+        () -> c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT));
+    try {
+      assertThat(adding.await(10, TimeUnit.SECONDS)).as("a adds itself to the set").isTrue();
+      lb.to = b;
+      conn(c, "b:2", 0).succeed();
+      assertThat(b.state()).isEqualTo(ConnectivityState.READY);
+    } finally {
+      go.countDown();
+    }
+    RecordingTransport.Call attempt = c.started.poll(5, TimeUnit.SECONDS);
+    assertThat(attempt).as("the call sent to b, not left waiting for a's connect").isNotNull();
+    var body = Unpooled.copiedBuffer("ok", UTF_8);
+    try {
+      attempt.onMessage(body, true);
+    } finally {
+      body.release();
+    }
+    assertThat(call.get(10, TimeUnit.SECONDS).get(10, TimeUnit.SECONDS)).isEqualTo("ok".getBytes(UTF_8));
   }
 }

@@ -14,6 +14,8 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -129,5 +131,58 @@ class ConnectionHealthTest {
     assertThat(later.await(10, TimeUnit.SECONDS)).isTrue();
     assertThat(conn.health).isEmpty();
     assertThat(conn.usable).isTrue();
+  }
+
+  /**
+   * A transport may report a close on a thread of its own, not the connection's executor: a close that comes while
+   * the checks begin there leaves no keepalive timer behind (holding the connection for a keepalive period). Here
+   * the executor's scheduling of the first keepalive timer is held until the connection has closed. Before, the
+   * close cancelled the timer it saw (none yet), and the one set a moment later stayed scheduled.
+   */
+  @Test
+  void aConnectionClosedAsTheChecksBeginLeavesNoTimerScheduled() throws Exception {
+    CountDownLatch scheduling = new CountDownLatch(1);
+    CountDownLatch go = new CountDownLatch(1);
+    List<ScheduledFuture<?>> timers = new java.util.concurrent.CopyOnWriteArrayList<>();
+    ScheduledThreadPoolExecutor held = new ScheduledThreadPoolExecutor(1) {
+      @Override
+      public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+        if (delay == 0) {
+          return super.schedule(command, delay, unit); // execute: the checks beginning
+        }
+        if (scheduling.getCount() > 0) {
+          scheduling.countDown();
+          try {
+            go.await(10, TimeUnit.SECONDS);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        ScheduledFuture<?> f = super.schedule(command, delay, unit);
+        timers.add(f);
+        return f;
+      }
+    };
+    try {
+      RpcClient rpc = RpcClient.builder().target("static://a:1").transport("recording")
+          .keepAliveTime(Duration.ofHours(1)).build();
+      clients.add(rpc);
+      RecordingTransport.Client c = RecordingTransport.of(rpc);
+      c.connectionExecutor = held;
+      c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT);
+      try {
+        assertThat(scheduling.await(10, TimeUnit.SECONDS)).as("keepalive's first timer being set").isTrue();
+        c.connects.get(0).lose(true); // reported on this thread, not the connection's executor
+      } finally {
+        go.countDown();
+      }
+      CountDownLatch begun = new CountDownLatch(1);
+      held.execute(begun::countDown);
+      assertThat(begun.await(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(timers).isNotEmpty();
+      assertThat(timers.get(0).isCancelled()).as("the keepalive timer set as the connection closed").isTrue();
+    } finally {
+      held.shutdownNow();
+    }
   }
 }
