@@ -11,8 +11,10 @@ import io.petrel.rpc.registry.zookeeper.Greeters.Server;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -29,15 +31,41 @@ import org.slf4j.LoggerFactory;
  */
 class QuietShutdownTest {
   /**
-   * The rounds: how late ZooKeeper's answers are, whether the registry closes before the server shuts down, and
-   * when, after start() returned, they close. Creating the node's two parents and the node takes six answers:
-   * 150 ms late, they end within the registrar's two waits (500 ms at the start, 500 ms at the shutdown); 300 ms
-   * late, they do not, and the parents or the node are still being created when the registry closes.
+   * How late ZooKeeper's answers are: late enough that the node and its parents are not made within the
+   * registrar's 500 ms wait at the start, so that their creation goes on after start() has returned (150 ms late,
+   * the registrar makes them within the start: nothing is left to close on).
    */
-  private static final long[][] ROUNDS = {
-      {150, 0, 0}, {150, 1, 0}, {150, 0, 150}, {150, 1, 150}, {150, 0, 300}, {150, 1, 300},
-      {300, 0, 0}, {300, 1, 0}, {300, 0, 0}, {300, 1, 0},
-      {300, 0, 300}, {300, 1, 300}, {300, 0, 600}, {300, 1, 600}};
+  private static final long DELAY_MS = 300;
+
+  /** Which of the creation's requests the close waits for, ZooKeeper's answer to it being held. */
+  private enum Moment {
+    /** Any request about one of the node's parents (the base path, the service's node): they are being made. */
+    PARENTS,
+    /** The create of the service's node, the last parent: the node's create comes right after it. */
+    LAST_PARENT,
+    /** The create of the server's node itself. */
+    NODE
+  }
+
+  /**
+   * A round: everything closes once the proxy holds the answer to a request of {@code moment} (the first held
+   * once start() has returned), the registry before the server's shutdown or after.
+   */
+  private record Round(Moment moment, boolean registryFirst) {
+    @Override
+    public String toString() {
+      return moment + ", " + (registryFirst ? "registry closed first" : "server first");
+    }
+  }
+
+  /**
+   * On the code before the fix, each of these rounds logged an ERROR (PARENTS, the server first, logged the
+   * InterruptedException as LAST_PARENT does: left out, for the time).
+   */
+  private static final List<Round> ROUNDS = List.of(
+      new Round(Moment.PARENTS, true),
+      new Round(Moment.LAST_PARENT, false), new Round(Moment.LAST_PARENT, true),
+      new Round(Moment.NODE, false), new Round(Moment.NODE, true));
 
   private final List<ILoggingEvent> logged = new CopyOnWriteArrayList<>();
   private final AppenderBase<ILoggingEvent> appender = new AppenderBase<>() {
@@ -72,29 +100,41 @@ class QuietShutdownTest {
 
   /**
    * Rounds of: a server starts while ZooKeeper answers late (its start() gives up waiting after the 500 ms
-   * connection timeout, the node's parents half made), then either the server shuts down and then its registry
-   * closes (the documented order), or the registry closes first. On the old code 13 of these 14 rounds logged an
-   * ERROR.
+   * connection timeout, the node's parents half made); once the proxy holds ZooKeeper's answer to a request of the
+   * round's moment, either the server shuts down and then its registry closes (the documented order), or the
+   * registry closes first. Then, once the client has closed its connections and ZooKeeper's client threads have
+   * ended (nothing more can be logged about the node), no ERROR was logged. On the code before the fix each
+   * round logged one: InterruptedException (parents), "Could not delete node after close" (node, server first),
+   * CuratorClosedException (node, registry first); with the close's first fix only, "Could not delete node after
+   * close" when the last parent was being made (the node's create answered after the registry's wait).
    */
   @Test
   void closingWhileTheNodeIsBeingCreatedLogsNoError() throws Exception {
     List<String> errorRounds = new ArrayList<>();
+    List<String> moments = new ArrayList<>();
     try (TestingServer zk = new TestingServer(); SlowZooKeeper slow = new SlowZooKeeper(zk.getConnectString())) {
-      for (int round = 0; round < ROUNDS.length; round++) {
-        long delayMs = ROUNDS[round][0];
-        boolean registryFirst = ROUNDS[round][1] == 1;
-        long offsetMs = ROUNDS[round][2];
+      for (int i = 0; i < ROUNDS.size(); i++) {
+        Round round = ROUNDS.get(i);
+        Set<Thread> threadsBefore = Thread.getAllStackTraces().keySet();
         slow.delay(0);
+        String base = "/quiet-" + i;
         ZooKeeperRegistry registry = ZooKeeperRegistry.builder().connectString(slow.connectString())
-            .basePath("/quiet-" + round).connectionTimeout(Duration.ofMillis(500)).build();
+            .basePath(base).connectionTimeout(Duration.ofMillis(500)).build();
         assertThat(registry.curator().blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
-        slow.delay(delayMs);
+        slow.delay(DELAY_MS);
         int before = logged.size();
         Server a = new Server("a", registry.registrar(SERVICE).build(), Duration.ZERO);
-        if (offsetMs > 0) {
-          Thread.sleep(offsetMs); // the moment of the creation at which everything closes
-        }
-        if (registryFirst) {
+        String service = registry.servicePath(SERVICE);
+        String node = service + "/127.0.0.1:" + a.server.port();
+        Predicate<SlowZooKeeper.Request> moment = switch (round.moment()) {
+          case PARENTS -> r -> (r.path().equals(base) || r.path().equals(service))
+              && (r.op() == SlowZooKeeper.EXISTS || r.op() == SlowZooKeeper.CREATE_CONTAINER);
+          case LAST_PARENT -> r -> r.op() == SlowZooKeeper.CREATE_CONTAINER && r.path().equals(service);
+          case NODE -> r -> r.op() == SlowZooKeeper.CREATE2 && r.path().equals(node);
+        };
+        SlowZooKeeper.Request held = slow.awaitHeld(moment, 10_000);
+        moments.add(held.toString());
+        if (round.registryFirst()) {
           registry.close();
           a.server.shutdown();
         } else {
@@ -103,65 +143,93 @@ class QuietShutdownTest {
           registry.close();
         }
         assertThat(a.server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-        // Curator's background thread has ended when close() returns; its callbacks may still log, on
-        // ZooKeeper's event thread, until the session's close is answered (one delay).
-        Thread.sleep(3 * delayMs);
+        awaitClientGone(slow, threadsBefore);
         List<String> errors = logged.subList(before, logged.size()).stream()
             .filter(e -> e.getLevel() == Level.ERROR).map(QuietShutdownTest::describe).toList();
         if (!errors.isEmpty()) {
-          errorRounds.add("round " + round + " (" + delayMs + " ms late, " + (registryFirst ? "registry closed first"
-              : "server first") + ", +" + offsetMs + " ms): " + errors);
+          errorRounds.add("round " + i + " (" + round + "; closed at " + held + "): " + errors);
         }
       }
     }
     System.out.println("QuietShutdownTest.closingWhileTheNodeIsBeingCreatedLogsNoError: " + errorRounds.size()
-        + " of " + ROUNDS.length + " rounds logged an ERROR"
+        + " of " + ROUNDS.size() + " rounds logged an ERROR (closed while ZooKeeper's answer was held to: "
+        + String.join(", ", moments) + ")"
         + (errorRounds.isEmpty() ? "" : ":\n  " + String.join("\n  ", errorRounds)));
     assertThat(errorRounds).isEmpty();
   }
 
   /**
-   * The service's node is deleted (a cleanup tool) while ZooKeeper answers 400 ms late: the server's node goes with
-   * it, and Curator creates it again, its parents first, with synchronous calls on its background thread; the
-   * server shuts down and its registry closes while they run. Closing the Curator client interrupts that thread:
-   * before, Curator logged ERROR "Background exception was not retry-able or retry gave up" with an
-   * InterruptedException in each round; now the registry closes ZooKeeper's handle first, and the call ends as a
-   * lost connection, quietly.
+   * Waits until the registry's client can log nothing more: its connections through the proxy are closed (no
+   * answer of ZooKeeper's can reach it), and the ZooKeeper client's threads made since {@code before} have ended
+   * (the event thread, which runs Curator's callbacks for the answers it had, last).
+   */
+  private static void awaitClientGone(SlowZooKeeper slow, Set<Thread> before) throws Exception {
+    slow.awaitAllClosed(10_000);
+    for (Thread t : Thread.getAllStackTraces().keySet()) {
+      String name = t.getName();
+      if (!before.contains(t) && (name.endsWith("-EventThread") || name.contains("-SendThread("))) {
+        t.join(10_000);
+        assertThat(t.isAlive()).as("ZooKeeper client thread %s ended", name).isFalse();
+      }
+    }
+  }
+
+  /**
+   * The service's node is deleted (a cleanup tool) while ZooKeeper answers late: the server's node goes with it,
+   * and Curator creates it again, its parents first, with synchronous calls on its background thread; once the
+   * proxy holds the answer to one of those calls (the service's node looked up, or created), the server shuts down
+   * and its registry closes (or the registry first). Closing the Curator client interrupts that thread: before,
+   * Curator logged ERROR "Background exception was not retry-able or retry gave up" with an InterruptedException
+   * (or, the parents made before the close, "Could not delete node after close"), in each round; now the registry
+   * closes ZooKeeper's handle first, and the call ends as a lost connection, quietly.
    */
   @Test
   void closingWhileTheNodeIsCreatedAgainLogsNoError() throws Exception {
-    long delayMs = 400;
     List<String> errorRounds = new ArrayList<>();
-    int rounds = 3;
+    List<String> moments = new ArrayList<>();
+    // The service's node looked up, the server first; created, the registry first (created, the server first,
+    // is the LAST_PARENT round of closingWhileTheNodeIsBeingCreatedLogsNoError).
+    int[] ops = {SlowZooKeeper.EXISTS, SlowZooKeeper.CREATE_CONTAINER};
+    boolean[] registryFirst = {false, true};
     try (TestingServer zk = new TestingServer(); SlowZooKeeper slow = new SlowZooKeeper(zk.getConnectString());
         ZooKeeperRegistry direct = ZooKeeperRegistry.builder().connectString(zk.getConnectString()).build()) {
-      for (int round = 0; round < rounds; round++) {
+      for (int round = 0; round < ops.length; round++) {
+        Set<Thread> threadsBefore = Thread.getAllStackTraces().keySet();
         slow.delay(0);
         String base = "/again-" + round;
         ZooKeeperRegistry registry = ZooKeeperRegistry.builder().connectString(slow.connectString())
-            .basePath(base).connectionTimeout(Duration.ofSeconds(2)).build();
+            .basePath(base).connectionTimeout(Duration.ofSeconds(1)).build();
         Server a = new Server("a", registry.registrar(SERVICE).build(), Duration.ZERO);
-        String node = registry.servicePath(SERVICE) + "/127.0.0.1:" + a.server.port();
+        String service = registry.servicePath(SERVICE);
+        String node = service + "/127.0.0.1:" + a.server.port();
         assertThat(direct.curator().checkExists().forPath(node)).as("registered").isNotNull();
-        slow.delay(delayMs);
+        slow.delay(DELAY_MS);
         int before = logged.size();
-        direct.curator().delete().deletingChildrenIfNeeded().forPath(registry.servicePath(SERVICE));
-        // The deletion reaches the registrar's session (one delay), its create is refused (NONODE, two): Curator
-        // is making the parents, with three more answers to wait for, when the shutdown begins.
-        Thread.sleep(2 * delayMs + 100);
-        a.server.shutdown();
+        direct.curator().delete().deletingChildrenIfNeeded().forPath(service);
+        int op = ops[round];
+        SlowZooKeeper.Request held = slow.awaitHeld(r -> r.op() == op && r.path().equals(service), 10_000);
+        moments.add(held.toString());
+        if (registryFirst[round]) {
+          registry.close();
+          a.server.shutdown();
+        } else {
+          a.server.shutdown();
+          assertThat(a.server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+          registry.close();
+        }
         assertThat(a.server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-        registry.close();
-        Thread.sleep(3 * delayMs);
+        awaitClientGone(slow, threadsBefore);
         List<String> errors = logged.subList(before, logged.size()).stream()
             .filter(e -> e.getLevel() == Level.ERROR).map(QuietShutdownTest::describe).toList();
         if (!errors.isEmpty()) {
-          errorRounds.add("round " + round + ": " + errors);
+          errorRounds.add("round " + round + " (" + (registryFirst[round] ? "registry closed first" : "server first")
+              + ", closed at " + held + "): " + errors);
         }
       }
     }
     System.out.println("QuietShutdownTest.closingWhileTheNodeIsCreatedAgainLogsNoError: " + errorRounds.size()
-        + " of " + rounds + " rounds logged an ERROR" + (errorRounds.isEmpty() ? "" : ":\n  "
+        + " of " + ops.length + " rounds logged an ERROR (closed while ZooKeeper's answer was held to: "
+        + String.join(", ", moments) + ")" + (errorRounds.isEmpty() ? "" : ":\n  "
         + String.join("\n  ", errorRounds)));
     assertThat(errorRounds).isEmpty();
   }
