@@ -4,13 +4,12 @@ import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.ServerLifecycleListener;
 import io.petrel.rpc.TlsConfig;
+import io.petrel.rpc.internal.KeyPairCheck;
 import java.io.IOException;
 import java.security.GeneralSecurityException;
 import java.security.Key;
 import java.security.KeyStore;
 import java.security.PrivateKey;
-import java.security.SecureRandom;
-import java.security.Signature;
 import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
@@ -361,31 +360,7 @@ final class SslBundleTls implements ServerLifecycleListener {
    * and key replaced one at a time, with which every handshake would fail.
    */
   private static void checkMatches(PrivateKey key, X509Certificate cert) {
-    @Nullable String algorithm = switch (key.getAlgorithm()) {
-      case "RSA" -> "SHA256withRSA";
-      case "EC" -> "SHA256withECDSA";
-      case "EdDSA", "Ed25519", "Ed448" -> "EdDSA";
-      default -> null; // e.g. RSASSA-PSS: left to the handshake
-    };
-    if (algorithm == null) {
-      return;
-    }
-    byte[] challenge = new byte[32];
-    new SecureRandom().nextBytes(challenge);
-    boolean matches;
-    try {
-      Signature signer = Signature.getInstance(algorithm);
-      signer.initSign(key);
-      signer.update(challenge);
-      byte[] signature = signer.sign();
-      Signature verifier = Signature.getInstance(algorithm);
-      verifier.initVerify(cert.getPublicKey());
-      verifier.update(challenge);
-      matches = verifier.verify(signature);
-    } catch (GeneralSecurityException | RuntimeException e) {
-      matches = false; // e.g. an EC key against an RSA certificate
-    }
-    if (!matches) {
+    if (KeyPairCheck.check(key, cert) == KeyPairCheck.Result.DIFFERENT) {
       throw new IllegalStateException("the private key does not belong to the certificate "
           + cert.getSubjectX500Principal() + " (serial " + cert.getSerialNumber().toString(16) + "): were they"
           + " replaced one at a time? write both, then let the bundle reload");

@@ -6,17 +6,14 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
 import io.petrel.rpc.TlsConfig;
+import io.petrel.rpc.internal.KeyPairCheck;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
-import java.security.KeyFactory;
 import java.security.KeyStore;
 import java.security.PrivateKey;
-import java.security.SecureRandom;
-import java.security.Signature;
 import java.security.cert.X509Certificate;
-import java.security.spec.PKCS8EncodedKeySpec;
 import java.util.Locale;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -166,52 +163,17 @@ final class TlsContexts {
   }
 
   /**
-   * Refuses a private key that does not belong to the certificate: signs a random value with the key and checks
-   * it with the certificate's public key. Catches a certificate and key replaced one at a time, where the
-   * handshake would otherwise fail for every peer.
+   * Refuses a private key that does not belong to the certificate ({@link KeyPairCheck}): a certificate and key
+   * replaced one at a time, where the handshake would otherwise fail for every peer.
    */
   private static void checkKeyMatches(PrivateKey key, X509Certificate cert, TlsConfig config) throws IOException {
-    String family;
-    String algorithm;
-    if (key instanceof java.security.interfaces.RSAPrivateKey) {
-      family = "RSA";
-      algorithm = "SHA256withRSA";
-    } else if (key instanceof java.security.interfaces.ECPrivateKey) {
-      family = "EC";
-      algorithm = "SHA256withECDSA";
-    } else if (key instanceof java.security.interfaces.EdECPrivateKey) {
-      family = "EdDSA";
-      algorithm = "EdDSA";
-    } else {
-      return; // e.g. RSASSA-PSS: left to the handshake
-    }
-    byte[] challenge = new byte[32];
-    new SecureRandom().nextBytes(challenge);
-    byte[] signature;
-    try {
-      // The reader may return another provider's key object (BouncyCastle's, when present): use the JDK's.
-      PrivateKey jdkKey = KeyFactory.getInstance(family).generatePrivate(new PKCS8EncodedKeySpec(key.getEncoded()));
-      Signature signer = Signature.getInstance(algorithm);
-      signer.initSign(jdkKey);
-      signer.update(challenge);
-      signature = signer.sign();
-    } catch (GeneralSecurityException | RuntimeException e) {
-      log.debug("cannot check that the private key {} belongs to its certificate: {}", config.privateKeyFile(), e);
-      return; // left to the handshake
-    }
-    boolean matches;
-    try {
-      Signature verifier = Signature.getInstance(algorithm);
-      verifier.initVerify(cert.getPublicKey());
-      verifier.update(challenge);
-      matches = verifier.verify(signature);
-    } catch (GeneralSecurityException | RuntimeException e) {
-      matches = false; // e.g. an EC key against an RSA certificate
-    }
-    if (!matches) {
-      throw new IOException("the private key " + config.privateKeyFile() + " does not belong to the certificate "
-          + cert.getSubjectX500Principal() + " of " + config.certificateChainFile() + " (were they replaced one"
-          + " at a time? write both, then reload)");
+    switch (KeyPairCheck.check(key, cert)) {
+      case MATCHES -> { }
+      case UNKNOWN -> log.debug("cannot check that the private key {} belongs to its certificate (a kind of key"
+          + " it does not sign with, or signing failed): left to the handshake", config.privateKeyFile());
+      case DIFFERENT -> throw new IOException("the private key " + config.privateKeyFile() + " does not belong to"
+          + " the certificate " + cert.getSubjectX500Principal() + " of " + config.certificateChainFile()
+          + " (were they replaced one at a time? write both, then reload)");
     }
   }
 
