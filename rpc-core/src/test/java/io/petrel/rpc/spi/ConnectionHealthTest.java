@@ -50,16 +50,7 @@ class ConnectionHealthTest {
     clients.add(rpc);
     RecordingTransport.Client c = RecordingTransport.of(rpc);
     c.connectionExecutor = loop;
-    var f = c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT);
-    RecordingTransport.Call attempt = c.started.poll(10, TimeUnit.SECONDS);
-    assertThat(attempt).isNotNull();
-    var body = Unpooled.copiedBuffer("ok", UTF_8);
-    try {
-      attempt.onMessage(body, true);
-    } finally {
-      body.release();
-    }
-    f.get(10, TimeUnit.SECONDS);
+    answerOneCall(c);
     return c.connects.get(0);
   }
 
@@ -114,16 +105,7 @@ class ConnectionHealthTest {
         .keepAliveTime(Duration.ofMillis(50)).build();
     clients.add(rpc);
     RecordingTransport.Client c = RecordingTransport.of(rpc);
-    var f = c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT);
-    RecordingTransport.Call attempt = c.started.poll(10, TimeUnit.SECONDS);
-    assertThat(attempt).isNotNull();
-    var body = Unpooled.copiedBuffer("ok", UTF_8);
-    try {
-      attempt.onMessage(body, true);
-    } finally {
-      body.release();
-    }
-    f.get(10, TimeUnit.SECONDS);
+    answerOneCall(c);
     RecordingTransport.Conn conn = c.connects.get(0);
     conn.listener.deadlinePassed();
     CountDownLatch later = new CountDownLatch(1);
@@ -184,5 +166,19 @@ class ConnectionHealthTest {
     } finally {
       held.shutdownNow();
     }
+  }
+
+  /** Makes one call on {@code c} and answers it, so that its connection is usable and answered. */
+  private static void answerOneCall(RecordingTransport.Client c) throws Exception {
+    var f = c.unaryCallAsync(ECHO, new byte[] {1}, CallOptions.DEFAULT);
+    RecordingTransport.Call attempt = c.started.poll(10, TimeUnit.SECONDS);
+    assertThat(attempt).isNotNull();
+    var body = Unpooled.copiedBuffer("ok", UTF_8);
+    try {
+      attempt.onMessage(body, true);
+    } finally {
+      body.release();
+    }
+    f.get(10, TimeUnit.SECONDS);
   }
 }

@@ -134,18 +134,7 @@ class QuietShutdownTest {
         };
         SlowZooKeeper.Request held = slow.awaitHeld(moment, 10_000);
         moments.add(held.toString());
-        if (round.registryFirst()) {
-          registry.close();
-          a.server.shutdown();
-        } else {
-          a.server.shutdown();
-          assertThat(a.server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-          registry.close();
-        }
-        assertThat(a.server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-        awaitClientGone(slow, threadsBefore);
-        List<String> errors = logged.subList(before, logged.size()).stream()
-            .filter(e -> e.getLevel() == Level.ERROR).map(QuietShutdownTest::describe).toList();
+        List<String> errors = closeAndCollectErrors(round.registryFirst(), registry, a, slow, threadsBefore, before);
         if (!errors.isEmpty()) {
           errorRounds.add("round " + i + " (" + round + "; closed at " + held + "): " + errors);
         }
@@ -163,6 +152,26 @@ class QuietShutdownTest {
    * answer of ZooKeeper's can reach it), and the ZooKeeper client's threads made since {@code before} have ended
    * (the event thread, which runs Curator's callbacks for the answers it had, last).
    */
+  /**
+   * Closes the registry and the server in the round's order, waits until the round's ZooKeeper client has gone, and
+   * returns the ERRORs logged since {@code before}.
+   */
+  private List<String> closeAndCollectErrors(boolean registryFirst, ZooKeeperRegistry registry, Server a,
+      SlowZooKeeper slow, Set<Thread> threadsBefore, int before) throws Exception {
+    if (registryFirst) {
+      registry.close();
+      a.server.shutdown();
+    } else {
+      a.server.shutdown();
+      assertThat(a.server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+      registry.close();
+    }
+    assertThat(a.server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+    awaitClientGone(slow, threadsBefore);
+    return logged.subList(before, logged.size()).stream()
+        .filter(e -> e.getLevel() == Level.ERROR).map(QuietShutdownTest::describe).toList();
+  }
+
   private static void awaitClientGone(SlowZooKeeper slow, Set<Thread> before) throws Exception {
     slow.awaitAllClosed(10_000);
     for (Thread t : Thread.getAllStackTraces().keySet()) {
@@ -209,18 +218,7 @@ class QuietShutdownTest {
         int op = ops[round];
         SlowZooKeeper.Request held = slow.awaitHeld(r -> r.op() == op && r.path().equals(service), 10_000);
         moments.add(held.toString());
-        if (registryFirst[round]) {
-          registry.close();
-          a.server.shutdown();
-        } else {
-          a.server.shutdown();
-          assertThat(a.server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-          registry.close();
-        }
-        assertThat(a.server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-        awaitClientGone(slow, threadsBefore);
-        List<String> errors = logged.subList(before, logged.size()).stream()
-            .filter(e -> e.getLevel() == Level.ERROR).map(QuietShutdownTest::describe).toList();
+        List<String> errors = closeAndCollectErrors(registryFirst[round], registry, a, slow, threadsBefore, before);
         if (!errors.isEmpty()) {
           errorRounds.add("round " + round + " (" + (registryFirst[round] ? "registry closed first" : "server first")
               + ", closed at " + held + "): " + errors);
