@@ -172,8 +172,8 @@ class InvalidServicesTest {
           }
         }
         """, 2);
-    assertThat(p.message()).isEqualTo("service interface Svc is sealed, but the generated SvcRpc.SvcStub and"
-        + " SvcRpc.SvcAsyncStub implement it and are not in its permits clause: remove sealed and permits, or put"
+    assertThat(p.message()).isEqualTo("service interface Svc is sealed, but the generated SvcRpc.SvcStub"
+        + " implements it and cannot be one of its permitted subtypes: remove sealed and permits, or put"
         + " @RpcService on a non-sealed interface that the sealed hierarchy does not include");
   }
 
@@ -220,6 +220,24 @@ class InvalidServicesTest {
             + " and one named withHashKey, with any parameters, would be confused with"
             + " AbstractStub.withHashKey(...) in the generated stub; rename the method"),
         m -> assertThat(m).contains("deadlineMillis = -5", "non-negative integer literal"));
+  }
+
+  @Test
+  void methodNamesWithOneGeneratedConstantNameBoth() throws Exception {
+    List<Problem> problems = problems("""
+        @RpcService("bad.Svc")
+        public interface Svc {
+          void fooBar();
+          void foo_bar();
+          String getURL();
+          String getUrl();
+        }
+        """);
+    assertThat(problems).extracting(Problem::message).containsExactly(
+        "methods fooBar (line " + (HEADER.lines().count() + 3) + ") and foo_bar both map to the generated constant"
+            + " METHOD_FOO_BAR: rename one of them",
+        "methods getURL (line " + (HEADER.lines().count() + 5) + ") and getUrl both map to the generated constant"
+            + " METHOD_GET_URL: rename one of them");
   }
 
   /** Reserved whatever the parameters: the message must not claim the stub inherits this very signature. */
