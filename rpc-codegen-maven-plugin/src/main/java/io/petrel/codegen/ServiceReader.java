@@ -1,6 +1,7 @@
 package io.petrel.codegen;
 
 import com.github.javaparser.ast.CompilationUnit;
+import com.github.javaparser.ast.Modifier;
 import com.github.javaparser.ast.ImportDeclaration;
 import com.github.javaparser.ast.Node;
 import com.github.javaparser.ast.NodeList;
@@ -55,10 +56,17 @@ final class ServiceReader {
   private static final ClassName FIELD_CODECS = ClassName.get("io.petrel.rpc.marshal", "FieldCodecs");
   private static final ClassName PRIMITIVE_CODECS = ClassName.get("io.petrel.rpc.stub", "PrimitiveCodecs");
 
-  /** Names the generated stub inherits from AbstractStub and Object: a remote method cannot use them. */
-  private static final Set<String> RESERVED_METHOD_NAMES = Set.of(
+  /**
+   * Names of methods the generated stub inherits from AbstractStub: a remote method cannot use them, whatever its
+   * parameters (remote methods are identified by name). docs/codegen.md section 5 lists them all.
+   */
+  private static final Set<String> STUB_METHOD_NAMES = Set.of(
       "build", "withDeadline", "withMetadata", "withInterceptors", "withOptions", "withHashKey", "callOptions",
-      "client", "equals", "hashCode", "toString", "getClass", "notify", "notifyAll", "wait", "clone", "finalize");
+      "client");
+
+  /** Names of Object's methods, reserved like {@link #STUB_METHOD_NAMES}. */
+  private static final Set<String> OBJECT_METHOD_NAMES = Set.of(
+      "equals", "hashCode", "toString", "getClass", "notify", "notifyAll", "wait", "clone", "finalize");
 
   private static final Map<String, String> BOXES = Map.of(
       "java.lang.Integer", "INT32", "java.lang.Long", "INT64", "java.lang.Boolean", "BOOL",
@@ -142,6 +150,12 @@ final class ServiceReader {
       problem(file, decl, "service interface " + simpleName + " is generic (" + decl.getTypeParameters()
           + "); stubs and dispatchers need concrete types: remove the type parameters");
     }
+    if (decl.hasModifier(Modifier.Keyword.SEALED)) {
+      problem(file, decl, "service interface " + simpleName + " is sealed, but the generated " + simpleName
+          + "Rpc." + simpleName + "Stub implements it and cannot be one of its permitted subtypes: remove sealed"
+          + " and permits, or put @RpcService on a non-sealed interface that the sealed hierarchy does not"
+          + " include");
+    }
     if (!decl.getExtendedTypes().isEmpty()) {
       problem(file, decl, "service interface " + simpleName + " extends " + decl.getExtendedTypes()
           + "; inherited methods would be missing from the stub: declare all remote methods in "
@@ -169,6 +183,8 @@ final class ServiceReader {
     }
     TypeIndex.Scope scope = new TypeIndex.Scope(pkg, cu.getImports(), enclosing);
 
+    Set<String> typeVariables = decl.getTypeParameters().stream()
+        .map(p -> p.getNameAsString()).collect(Collectors.toSet());
     List<MethodModel> methods = new ArrayList<>();
     Map<String, MethodDeclaration> byName = new HashMap<>();
     Map<String, MethodModel> byConstant = new HashMap<>();
@@ -187,6 +203,10 @@ final class ServiceReader {
         problem(file, m, "method " + name + " is overloaded (also declared at line " + line(previous)
             + "); remote methods are identified by name: give each overload its own name");
         continue;
+      }
+      if (m.findFirst(ClassOrInterfaceType.class, t -> t.getScope().isEmpty()
+          && typeVariables.contains(t.getNameAsString())).isPresent()) {
+        continue; // names a type parameter of the interface, already reported: it is not an unresolved type
       }
       MethodModel model = readMethod(file, serviceName, scope, m);
       if (model == null) {
@@ -307,9 +327,11 @@ final class ServiceReader {
       MethodDeclaration m) {
     int before = problems.size();
     String name = m.getNameAsString();
-    if (RESERVED_METHOD_NAMES.contains(name)) {
-      problem(file, m, "method name " + name + " is reserved: the generated stub inherits " + name
-          + " from AbstractStub or Object; rename the method");
+    if (STUB_METHOD_NAMES.contains(name) || OBJECT_METHOD_NAMES.contains(name)) {
+      problem(file, m, "method name " + name + " is reserved: remote methods are identified by name, and one"
+          + " named " + name + ", with any parameters, would be confused with "
+          + (OBJECT_METHOD_NAMES.contains(name) ? "Object." : "AbstractStub.") + name
+          + "(...) in the generated stub; rename the method");
     }
     if (!m.getTypeParameters().isEmpty()) {
       problem(file, m, "method " + name + " is generic (" + m.getTypeParameters() + "); the wire encoding needs"

@@ -466,7 +466,11 @@ final class ServiceWriter {
       } else {
         invoke.addCode("case $L:\n", idConstant(m)).addCode("$>");
       }
-      if (async) {
+      if (async && m.result().kind() == ValueType.Kind.PRIMITIVE) {
+        // The interface returns a primitive: the async view's future completed with null has no value to send.
+        invoke.addStatement("return $T.primitiveFuture($L,$W$L,$W$T.class)", SERVER_CALLS, call, d,
+            m.result().javaType());
+      } else if (async) {
         invoke.addStatement("return $T.$L($L,$W$L)", SERVER_CALLS, m.result().isMessage() ? "messageFuture" : "future",
             call, d);
       } else if (m.result().isVoid()) {

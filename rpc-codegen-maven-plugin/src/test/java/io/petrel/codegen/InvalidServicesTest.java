@@ -141,6 +141,42 @@ class InvalidServicesTest {
         m -> assertThat(m).contains("extends [Runnable]", "declare all remote methods in Svc itself"));
   }
 
+  /** A generic interface: one problem, not also "type T cannot be resolved ... protoc" for each use of T. */
+  @Test
+  void aGenericInterfaceIsOneProblem() throws Exception {
+    Problem p = single("""
+        @RpcService("bad.Svc")
+        public interface Svc<T, K extends Comparable<K>> {
+          T get(String key);
+          List<T> all(K from) throws IllegalStateException;
+          void put(Map<String, T> values);
+        }
+        """, 2);
+    assertThat(p.message()).contains("service interface Svc is generic", "remove the type parameters");
+  }
+
+  /** The generated stub implements the interface: javac would fail in the generated file, far from the cause. */
+  @Test
+  void aSealedInterfaceIsRejectedAtItsDeclaration() throws Exception {
+    Problem p = single("""
+        @RpcService("bad.Svc")
+        public sealed interface Svc
+            permits SvcImpl {
+          String name();
+        }
+
+        final class SvcImpl implements Svc {
+          @Override
+          public String name() {
+            return "";
+          }
+        }
+        """, 2);
+    assertThat(p.message()).isEqualTo("service interface Svc is sealed, but the generated SvcRpc.SvcStub"
+        + " implements it and cannot be one of its permitted subtypes: remove sealed and permits, or put"
+        + " @RpcService on a non-sealed interface that the sealed hierarchy does not include");
+  }
+
   /** A generic method: one problem, not also "type T cannot be resolved" for each use of T. */
   @Test
   void aGenericMethodIsOneProblem() throws Exception {
@@ -180,8 +216,42 @@ class InvalidServicesTest {
     assertThat(problems).extracting(Problem::message).satisfiesExactly(
         m -> assertThat(m).contains("must be a string literal"),
         m -> assertThat(m).contains("method name client is reserved"),
-        m -> assertThat(m).contains("method name withHashKey is reserved"),
+        m -> assertThat(m).isEqualTo("method name withHashKey is reserved: remote methods are identified by name,"
+            + " and one named withHashKey, with any parameters, would be confused with"
+            + " AbstractStub.withHashKey(...) in the generated stub; rename the method"),
         m -> assertThat(m).contains("deadlineMillis = -5", "non-negative integer literal"));
+  }
+
+  @Test
+  void methodNamesWithOneGeneratedConstantNameBoth() throws Exception {
+    List<Problem> problems = problems("""
+        @RpcService("bad.Svc")
+        public interface Svc {
+          void fooBar();
+          void foo_bar();
+          String getURL();
+          String getUrl();
+        }
+        """);
+    assertThat(problems).extracting(Problem::message).containsExactly(
+        "methods fooBar (line " + (HEADER.lines().count() + 3) + ") and foo_bar both map to the generated constant"
+            + " METHOD_FOO_BAR: rename one of them",
+        "methods getURL (line " + (HEADER.lines().count() + 5) + ") and getUrl both map to the generated constant"
+            + " METHOD_GET_URL: rename one of them");
+  }
+
+  /** Reserved whatever the parameters: the message must not claim the stub inherits this very signature. */
+  @Test
+  void aReservedNameIsReservedWithAnyParameters() throws Exception {
+    Problem p = single("""
+        @RpcService("bad.Svc")
+        public interface Svc {
+          String toString(int radix);
+        }
+        """, 3);
+    assertThat(p.message()).isEqualTo("method name toString is reserved: remote methods are identified by name,"
+        + " and one named toString, with any parameters, would be confused with Object.toString(...) in the"
+        + " generated stub; rename the method");
   }
 
   @Test

@@ -354,7 +354,8 @@ public final class GreeterRpc {
           return ServerCalls.messageFuture(impl.sayHello((StringValue) request), METHOD_SAY_HELLO);
         case ID_ADD: {
           Object[] args = (Object[]) request;
-          return ServerCalls.future(impl.add((Integer) args[0], (Integer) args[1]), METHOD_ADD);
+          return ServerCalls.primitiveFuture(impl.add((Integer) args[0], (Integer) args[1]),
+              METHOD_ADD, int.class);
         }
         case ID_LOG:
           return ServerCalls.future(impl.log((String) request), METHOD_LOG);

@@ -517,7 +517,8 @@ public final class BillingRpc {
       switch (methodId) {
         case ID_CHARGE: {
           Object[] args = (Object[]) request;
-          return ServerCalls.future(impl.charge((String) args[0], (Long) args[1]), METHOD_CHARGE);
+          return ServerCalls.primitiveFuture(impl.charge((String) args[0], (Long) args[1]),
+              METHOD_CHARGE, long.class);
         }
         case ID_CHARGE_LATER: {
           Object[] args = (Object[]) request;
@@ -528,7 +529,8 @@ public final class BillingRpc {
           return ServerCalls.future(impl.refund((String) request), METHOD_REFUND);
         case ID_DEBIT: {
           Object[] args = (Object[]) request;
-          return ServerCalls.future(impl.debit((String) args[0], (Long) args[1]), METHOD_DEBIT);
+          return ServerCalls.primitiveFuture(impl.debit((String) args[0], (Long) args[1]),
+              METHOD_DEBIT, long.class);
         }
         case ID_LEGACY_PING:
           return ServerCalls.future(impl.legacyPing(), METHOD_LEGACY_PING);

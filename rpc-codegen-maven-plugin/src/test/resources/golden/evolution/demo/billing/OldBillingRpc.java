@@ -246,7 +246,8 @@ public final class OldBillingRpc {
     public CompletionStage<Object> invoke(Object request) throws Exception {
       switch (methodId) {
         case ID_BALANCE:
-          return ServerCalls.future(impl.balance((String) request), METHOD_BALANCE);
+          return ServerCalls.primitiveFuture(impl.balance((String) request), METHOD_BALANCE,
+              long.class);
         case ID_BALANCE_LATER:
           return ServerCalls.future(impl.balanceLater((String) request), METHOD_BALANCE_LATER);
         default:

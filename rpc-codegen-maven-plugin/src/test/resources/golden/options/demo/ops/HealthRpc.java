@@ -263,7 +263,7 @@ public final class HealthRpc {
     public CompletionStage<Object> invoke(Object request) throws Exception {
       switch (methodId) {
         case ID_PING:
-          return ServerCalls.future(impl.ping(), METHOD_PING);
+          return ServerCalls.primitiveFuture(impl.ping(), METHOD_PING, boolean.class);
         case ID_SHUTDOWN:
           return ServerCalls.future(impl.shutdown((Long) request), METHOD_SHUTDOWN);
         case ID_DRAIN:

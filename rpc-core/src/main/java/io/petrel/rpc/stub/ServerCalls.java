@@ -57,6 +57,25 @@ public final class ServerCalls {
     return (CompletionStage<Object>) response;
   }
 
+  /**
+   * {@link #future} of a method whose interface returns the primitive {@code type}: a null completion has no
+   * value to send (written as 0 it would reach the caller as a plausible answer), so the caller gets INTERNAL
+   * naming the method instead.
+   */
+  public static CompletionStage<Object> primitiveFuture(
+      CompletionStage<?> response, MethodDescriptor<?, ?> method, Class<?> type) {
+    return future(response, method).thenApply(value -> {
+      if (value == null) {
+        String boxed = type == int.class ? "Integer" : type == char.class ? "Character"
+            : Character.toUpperCase(type.getName().charAt(0)) + type.getName().substring(1);
+        throw Status.INTERNAL.withDescription(method.fullName() + " completed its future with null; its response type "
+            + type.getName() + " cannot be null (complete it with a value, or return " + boxed
+            + " in the interface if null is meant to be a value)").asException();
+      }
+      return value;
+    });
+  }
+
   /** {@link #future} whose value is a protobuf message, checked like {@link #message}. */
   public static CompletionStage<Object> messageFuture(CompletionStage<?> response, MethodDescriptor<?, ?> method) {
     return future(response, method).thenApply(value -> message(value, method));

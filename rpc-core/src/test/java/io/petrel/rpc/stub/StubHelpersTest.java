@@ -87,6 +87,19 @@ class StubHelpersTest {
         .cause().isInstanceOf(StatusException.class);
     assertThat(ServerCalls.messageFuture(CompletableFuture.completedFuture(StringValue.of("v")), ECHO)
         .toCompletableFuture().get()).isEqualTo(StringValue.of("v"));
+
+    CompletionStage<Object> nullLong = ServerCalls.primitiveFuture(CompletableFuture.completedFuture(null), ECHO,
+        long.class);
+    assertThatThrownBy(() -> nullLong.toCompletableFuture().get())
+        .isInstanceOf(ExecutionException.class)
+        .cause().isInstanceOfSatisfying(StatusException.class, e -> {
+          assertThat(e.code()).isEqualTo(Status.Code.INTERNAL);
+          assertThat(e.status().description()).isEqualTo("demo.Echo/echo completed its future with null; its"
+              + " response type long cannot be null (complete it with a value, or return Long in the interface"
+              + " if null is meant to be a value)");
+        });
+    assertThat(ServerCalls.primitiveFuture(CompletableFuture.completedFuture(0), ECHO, int.class)
+        .toCompletableFuture().get()).isEqualTo(0);
   }
 
   @Test

@@ -53,7 +53,7 @@ class QuotesTest {
   }
 
   /** A non-blocking implementation of the generated async view. */
-  static final class AsyncBoard implements QuotesAsync {
+  static class AsyncBoard implements QuotesAsync {
     final Board board = new Board();
 
     @Override
@@ -114,6 +114,24 @@ class QuotesTest {
     QuotesRpc.asyncStub(client).publish("XYZ", 3.0).get(10, TimeUnit.SECONDS);
     assertThat(pending.get(10, TimeUnit.SECONDS)).isEqualTo(3.0);
     assertThat(quotes.symbols()).isEqualTo(1);
+  }
+
+  @Test
+  void anAsyncImplementationCompletingAPrimitiveMethodWithNullFailsTheCallWithInternal() throws Exception {
+    // symbols() returns int in the interface: a null completion has no value to send, and must not read as 0.
+    start(QuotesRpc.bindAsync(new AsyncBoard() {
+      @Override
+      public CompletableFuture<Integer> symbols() {
+        return CompletableFuture.supplyAsync(() -> null);
+      }
+    }));
+    assertThatThrownBy(() -> QuotesRpc.stub(client).symbols())
+        .isInstanceOfSatisfying(StatusException.class, e -> {
+          assertThat(e.code()).isEqualTo(Status.Code.INTERNAL);
+          assertThat(e.status().description()).isEqualTo("it.Quotes/symbols completed its future with null;"
+              + " its response type int cannot be null (complete it with a value, or return Integer in the"
+              + " interface if null is meant to be a value)");
+        });
   }
 
   @Test
