@@ -4,7 +4,7 @@ import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.ServerLifecycleListener;
 import io.petrel.rpc.TlsConfig;
-import io.petrel.rpc.internal.KeyPairCheck;
+import io.petrel.rpc.spi.KeyPairCheck;
 import java.io.IOException;
 import java.security.GeneralSecurityException;
 import java.security.Key;

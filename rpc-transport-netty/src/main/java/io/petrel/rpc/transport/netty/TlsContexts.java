@@ -6,7 +6,7 @@ import io.netty.handler.ssl.SslContext;
 import io.netty.handler.ssl.SslContextBuilder;
 import io.netty.handler.ssl.SslProvider;
 import io.petrel.rpc.TlsConfig;
-import io.petrel.rpc.internal.KeyPairCheck;
+import io.petrel.rpc.spi.KeyPairCheck;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Path;

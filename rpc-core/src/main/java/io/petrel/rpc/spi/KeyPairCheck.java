@@ -1,4 +1,4 @@
-package io.petrel.rpc.internal;
+package io.petrel.rpc.spi;
 
 import java.security.GeneralSecurityException;
 import java.security.KeyFactory;
