@@ -196,7 +196,7 @@ public class PetrelAutoConfiguration {
       } catch (IllegalArgumentException | IllegalStateException e) {
         throw clientProblem(name, client(properties, name).getTarget(), e);
       }
-    });
+    }, bundles::close); // Boot keeps the bundles' update handlers: they must not hold the closed clients
   }
 
   /**

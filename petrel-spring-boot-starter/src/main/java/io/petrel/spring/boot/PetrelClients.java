@@ -15,8 +15,15 @@ import java.util.function.Function;
  */
 public final class PetrelClients implements AutoCloseable {
   private final Map<String, RpcClient> clients;
+  /** Run once the clients are shut down (their SSL bundles' materials stop following the bundles). */
+  private final Runnable afterClose;
 
   PetrelClients(Set<String> names, Function<String, RpcClient> factory) {
+    this(names, factory, () -> { });
+  }
+
+  PetrelClients(Set<String> names, Function<String, RpcClient> factory, Runnable afterClose) {
+    this.afterClose = afterClose;
     Map<String, RpcClient> made = new LinkedHashMap<>();
     try {
       for (String name : names) {
@@ -24,6 +31,7 @@ public final class PetrelClients implements AutoCloseable {
       }
     } catch (RuntimeException e) {
       made.values().forEach(RpcClient::shutdownNow);
+      afterClose.run();
       throw e;
     }
     this.clients = Collections.unmodifiableMap(made);
@@ -57,15 +65,19 @@ public final class PetrelClients implements AutoCloseable {
   @Override
   public void close() {
     clients.values().forEach(RpcClient::shutdown);
-    for (RpcClient c : clients.values()) {
-      try {
-        if (!c.awaitTermination(10, TimeUnit.SECONDS)) {
+    try {
+      for (RpcClient c : clients.values()) {
+        try {
+          if (!c.awaitTermination(10, TimeUnit.SECONDS)) {
+            c.shutdownNow();
+          }
+        } catch (InterruptedException e) {
           c.shutdownNow();
+          Thread.currentThread().interrupt();
         }
-      } catch (InterruptedException e) {
-        c.shutdownNow();
-        Thread.currentThread().interrupt();
       }
+    } finally {
+      afterClose.run();
     }
   }
 }

@@ -61,6 +61,12 @@ final class SslBundleTls implements ServerLifecycleListener {
   /** The generation the target's TLS was last loaded with; guarded by this. */
   private long loaded;
   private volatile @Nullable String lastWarning;
+  /**
+   * Set when the context whose server or client this material served closed ({@link Registry#close}): Boot's
+   * registry keeps the update handler (it has no way to remove one), and it must hold neither a closed client nor
+   * say it updated one. Guarded by this.
+   */
+  private boolean ended;
 
   private SslBundleTls(String prefix, String name, boolean server, char[] password, Material first) {
     this.prefix = prefix;
@@ -124,6 +130,9 @@ final class SslBundleTls implements ServerLifecycleListener {
    * transport read them, is reloaded at once.
    */
   synchronized void follow(Reload r) {
+    if (ended) {
+      return;
+    }
     target = r;
     if (loaded != generation) {
       reload(r, "an update of SSL bundle '" + name + "' while " + side() + " started");
@@ -132,6 +141,12 @@ final class SslBundleTls implements ServerLifecycleListener {
 
   /** Boot's update handler of the bundle: checks the new material, and uses it for new connections if it can. */
   void update(SslBundle bundle) {
+    synchronized (this) {
+      if (ended) {
+        log.debug("SSL bundle '{}' updated: not followed by {} any more, its context closed", name, prefix);
+        return;
+      }
+    }
     Material m;
     try {
       m = Material.of(bundle, server, password);
@@ -146,6 +161,9 @@ final class SslBundleTls implements ServerLifecycleListener {
       return;
     }
     synchronized (this) {
+      if (ended) {
+        return; // the context closed while the update was read
+      }
       Material previous;
       try {
         previous = Material.copy(keys, trust, password);
@@ -166,6 +184,12 @@ final class SslBundleTls implements ServerLifecycleListener {
       log.info("SSL bundle '{}' updated: {} {} on new connections; open connections keep theirs", name, prefix,
           m.describe());
     }
+  }
+
+  /** The context closed: updates are no longer followed, and the server or client is no longer held. */
+  synchronized void end() {
+    ended = true;
+    target = null;
   }
 
   /** Reloads the target's TLS from the stores; false, with a WARN, when it refused them. Holds this. */
@@ -413,6 +437,15 @@ final class SslBundleTls implements ServerLifecycleListener {
       });
       byPrefix.put(prefix, material);
       return material;
+    }
+
+    /**
+     * The context closed: its materials stop following their bundles. Boot's SslBundles has no way to remove an
+     * update handler, and may outlive the context (a parent context's); the handlers then hold nothing of it but
+     * the stores.
+     */
+    synchronized void close() {
+      byPrefix.values().forEach(SslBundleTls::end);
     }
 
     /** The material of {@code prefix}, or null when it has none (no bundle, or not made yet). */

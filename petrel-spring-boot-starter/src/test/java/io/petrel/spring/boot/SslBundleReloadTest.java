@@ -3,10 +3,12 @@ package io.petrel.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.TlsConfig;
 import java.io.IOException;
+import java.lang.ref.WeakReference;
 import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -46,6 +48,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
 import org.springframework.boot.ssl.SslBundle;
+import org.springframework.boot.ssl.SslBundleRegistry;
 import org.springframework.boot.ssl.SslBundles;
 import org.springframework.boot.ssl.pem.PemSslStoreBundle;
 import org.springframework.boot.ssl.pem.PemSslStoreDetails;
@@ -252,6 +255,50 @@ class SslBundleReloadTest {
                 assertThat(petrel.client("early").unaryCall(EchoService.ECHO, "who"))
                     .as("an open connection keeps the certificate it was made with").isEqualTo("c1");
               });
+        });
+  }
+
+  /**
+   * Contexts whose clients follow a bundle of their parent context's SslBundles, each closed in turn (a child
+   * context refreshed, tests starting many contexts under one parent): Boot's registry has no way to remove an
+   * update handler, so the handlers stay with the parent; they must hold nothing of the closed contexts' clients
+   * (on the old code each closed client stayed reachable from the parent's bundles, with all it holds: its
+   * interceptors, meters, customizers' objects), and the bundle's next update is not followed by them.
+   */
+  @Test
+  void aClosedContextsClientsAreNotHeldByItsParentsBundles() throws Exception {
+    issue("client", 0xc1);
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class))
+        .withPropertyValues(
+            "spring.ssl.bundle.pem.client.keystore.certificate=file:" + tls.resolve("client.pem"),
+            "spring.ssl.bundle.pem.client.keystore.private-key=file:" + tls.resolve("client.key"),
+            "spring.ssl.bundle.pem.client.truststore.certificate=file:" + tls.resolve("ca.pem"))
+        .run(parent -> {
+          assertThat(parent).hasNotFailed();
+          java.lang.ref.ReferenceQueue<RpcClient> collected = new java.lang.ref.ReferenceQueue<>();
+          List<WeakReference<RpcClient>> closed = new ArrayList<>();
+          for (int i = 0; i < 3; i++) {
+            new ApplicationContextRunner().withParent(parent)
+                .withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+                .withPropertyValues("petrel.server.enabled=false", "petrel.clients.c.target=127.0.0.1:1",
+                    "petrel.clients.c.tls.bundle=client")
+                .run(child -> {
+                  assertThat(child).hasNotFailed();
+                  closed.add(new WeakReference<>(child.getBean(PetrelClients.class).client("c"), collected));
+                });
+          }
+          SslBundles bundles = parent.getBean(SslBundles.class);
+          ((SslBundleRegistry) bundles).updateBundle("client", bundles.getBundle("client"));
+          int gone = 0;
+          long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(DEADLINE_SECONDS);
+          while (gone < closed.size() && System.nanoTime() < deadline) {
+            System.gc();
+            if (collected.remove(100) != null) { // the event: a closed client was collected
+              gone++;
+            }
+          }
+          assertThat(closed.size() - gone)
+              .as("closed clients still reachable (from the parent's SSL bundles)").isZero();
         });
   }
 

@@ -442,19 +442,21 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
    */
   @Override
   public void onDraining(RpcServer server) {
-    deregister(false);
+    deregister(false, null); // its own bound, from when it has this registrar
   }
 
   /**
    * The registry is closing while this registrar's server still serves (it should have been closed after the
    * server): deregisters the server as its shutdown would, so that Curator does not go on creating its nodes on a
-   * closed client.
+   * closed client. Waits until {@code deadline} ({@link System#nanoTime()}) at most: the registry's close gives
+   * all its registrars one bound, as documented.
    */
-  void registryClosing() {
-    deregister(true);
+  void registryClosing(long deadline) {
+    deregister(true, deadline);
   }
 
-  private synchronized void deregister(boolean registryClosing) {
+  private synchronized void deregister(boolean registryClosing, @Nullable Long until) {
+    long deadline = until != null ? until : System.nanoTime() + registry.connectionTimeout().toNanos();
     registry.live(this, false);
     List<PersistentNode> closing = List.copyOf(nodes);
     List<String> closingPaths = List.copyOf(paths);
@@ -475,12 +477,14 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
           + " first (close a registry after the server it registers)", e, registeredServices);
     }
     CompletableFuture<Void> deleted = new CompletableFuture<>();
-    long deadline = System.nanoTime() + registry.connectionTimeout().toNanos();
+    // On ZooKeeper's event thread (closed from a Curator callback), the callback that ends a node's creation
+    // cannot run while this waits: waiting for it would always last the whole bound.
+    boolean callbacksRun = !ZooKeeperRegistry.onZooKeeperEventThread();
     Thread t = new Thread(() -> {
       for (int i = 0; i < closing.size(); i++) {
         try {
           PersistentNode node = closing.get(i);
-          if (registry.curator().getZookeeperClient().isConnected()) {
+          if (callbacksRun && registry.curator().getZookeeperClient().isConnected()) {
             // A node closed while Curator still creates it is created afterwards and then deleted in the
             // background by Curator, which fails with an ERROR ("Could not delete node after close") once the
             // registry has closed too: let a creation ZooKeeper is answering end first, within the same bound.

@@ -224,8 +224,9 @@ public final class ZooKeeperRegistry implements AutoCloseable {
    *
    * <p>A registry that owns its client and is closed while a server it registered still serves (close it after
    * the server, as the docs say) first deregisters that server, waiting for ZooKeeper as a shutdown does (at most
-   * the connection timeout): its nodes would go with the session anyway, and Curator, left to create them on a
-   * closed client, logged ERRORs.
+   * the connection timeout, for all such servers together): its nodes would go with the session anyway, and
+   * Curator, left to create them on a closed client, logged ERRORs. Closed on ZooKeeper's event thread (from a
+   * Curator callback), it does not wait for ZooKeeper's callbacks, which run on that thread.
    */
   @Override
   public void close() {
@@ -233,8 +234,10 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     curator.getUnhandledErrorListenable().removeListener(gaveUp);
     curator.getConnectionStateListenable().removeListener(reconnections);
     if (owned) {
+      // One bound for all (a registrar each would make it one per server still serving).
+      long deadline = System.nanoTime() + connectionTimeout.toNanos();
       for (ZooKeeperRegistrar r : List.copyOf(registrars)) {
-        r.registryClosing();
+        r.registryClosing(deadline);
       }
       awaitAnswers();
       curator.close(); // first: a resolver starting meanwhile finds it closed (see closedItsClient)
@@ -249,10 +252,12 @@ public final class ZooKeeperRegistry implements AutoCloseable {
    * (ZooKeeper answers a session's requests in order: one more, answered, says so), so that Curator's callbacks
    * for them run while its client is open. A server's node closed while ZooKeeper was still creating it is
    * created, then deleted by Curator in such a callback, which fails with an ERROR ("Could not delete node after
-   * close") once the client is closed. Not when disconnected: nothing is answered then.
+   * close") once the client is closed. Not when disconnected: nothing is answered then. Nor when closed on
+   * ZooKeeper's event thread (from a Curator callback, watcher or cache listener): that thread runs the callbacks,
+   * none can run before this returns, and the wait would always last the whole connection timeout.
    */
   private void awaitAnswers() {
-    if (!curator.getZookeeperClient().isConnected()) {
+    if (!curator.getZookeeperClient().isConnected() || onZooKeeperEventThread()) {
       return;
     }
     java.util.concurrent.CompletableFuture<Void> answered = new java.util.concurrent.CompletableFuture<>();
@@ -273,6 +278,15 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
       log.debug("ZooKeeper did not answer the registry {} before it closed", connectString, e);
     }
+  }
+
+  /**
+   * Whether this thread is a ZooKeeper client's event thread, which runs the callbacks of ZooKeeper's answers
+   * (Curator's background callbacks, watchers, cache listeners): waiting on it for such a callback waits for
+   * nothing, until its bound.
+   */
+  static boolean onZooKeeperEventThread() {
+    return Thread.currentThread().getClass().getName().equals("org.apache.zookeeper.ClientCnxn$EventThread");
   }
 
   /** Closed, and its own Curator client with it: its resolvers no longer follow ZooKeeper. */
