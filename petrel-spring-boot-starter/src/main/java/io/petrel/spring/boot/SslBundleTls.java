@@ -387,7 +387,8 @@ final class SslBundleTls implements ServerLifecycleListener {
     if (KeyPairCheck.check(key, cert) == KeyPairCheck.Result.DIFFERENT) {
       throw new IllegalStateException("the private key does not belong to the certificate "
           + cert.getSubjectX500Principal() + " (serial " + cert.getSerialNumber().toString(16) + "): were they"
-          + " replaced one at a time? write both, then let the bundle reload");
+          + " replaced one at a time? write both (a bundle with reload-on-update is read again; one without it"
+          + " at the next start)");
     }
   }
 
