@@ -354,7 +354,8 @@ class SslBundleReloadTest {
     assertThat(material.lastWarning()).isEqualTo("SSL bundle 'server' was updated, but petrel.server.tls keeps its"
         + " previous certificate, key and trust for new connections: the private key does not belong to the"
         + " certificate CN=server (serial 2): were they replaced one at a time? write both (a bundle with"
-        + " reload-on-update is read again; one without it at the next start). Fix the bundle's files (spring.ssl.bundle.*.server.*): the next update is applied");
+        + " reload-on-update is read again; one without it at the next start). Fix the bundle's files"
+        + " (spring.ssl.bundle.*.server.*): the next update is applied");
     assertThat(reloads).isEmpty();
     assertThat(serial(config)).isEqualTo(1);
 
