@@ -1,6 +1,7 @@
 package io.petrel.codegen;
 
 import com.palantir.javapoet.AnnotationSpec;
+import com.palantir.javapoet.ClassName;
 import com.palantir.javapoet.TypeName;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -21,6 +22,8 @@ import org.jspecify.annotations.Nullable;
  * @param exceptions the types in the method's {@code throws}, in order
  * @param deprecated the method's {@code @Deprecated}, copied onto the generated methods that stand for it; null
  *     when it has none
+ * @param resultNullness the response may be null: the interface's {@code @Nullable} on the return type (or on the
+ *     future's value type), copied onto the generated methods; null when it has none
  */
 record MethodModel(
     String name,
@@ -34,9 +37,21 @@ record MethodModel(
     boolean idempotent,
     long deadlineMillis,
     List<Thrown> exceptions,
-    @Nullable AnnotationSpec deprecated) {
+    @Nullable AnnotationSpec deprecated,
+    @Nullable Nullness resultNullness) {
 
-  record Param(String name, ValueType type) {}
+  /** A parameter; {@code nullness}: the interface's {@code @Nullable} on it, copied onto the generated methods. */
+  record Param(String name, ValueType type, @Nullable Nullness nullness) {}
+
+  /**
+   * A {@code @Nullable} annotation as the interface writes it, copied where the generated code declares the same
+   * parameter or result, so that NullAway, the Checker Framework and Kotlin see the stubs as they see the interface.
+   *
+   * @param annotation the annotation type (JSpecify's, the Checker Framework's, JSR 305's, ...)
+   * @param typeUse the annotation applies to types ({@code @Target(TYPE_USE)}): it is written on the type (and on a
+   *     future's value type); otherwise it is a declaration annotation, written on the parameter or method
+   */
+  record Nullness(ClassName annotation, boolean typeUse) {}
 
   /**
    * A declared exception.

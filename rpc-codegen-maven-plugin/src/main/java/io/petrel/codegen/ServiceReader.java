@@ -30,6 +30,7 @@ import com.palantir.javapoet.CodeBlock;
 import com.palantir.javapoet.ParameterizedTypeName;
 import com.palantir.javapoet.TypeName;
 import io.petrel.rpc.MethodDescriptor;
+import java.lang.annotation.ElementType;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -381,13 +382,16 @@ final class ServiceReader {
       }
       ValueType t = valueType(file, p.getType(), scope, role, true);
       if (t != null) {
-        params.add(new MethodModel.Param(p.getNameAsString(), t));
+        MethodModel.Nullness nullness = t.kind() == ValueType.Kind.PRIMITIVE ? null
+            : nullness(p.getAnnotations(), p.getType(), scope, ElementType.PARAMETER);
+        params.add(new MethodModel.Param(p.getNameAsString(), t, nullness));
       }
     }
 
     Type returnType = m.getType();
     boolean returnsFuture = false;
     ValueType result;
+    MethodModel.Nullness resultNullness = null;
     String role = "return type of " + name;
     if (returnType.isVoidType()) {
       result = ValueType.VOID;
@@ -402,9 +406,14 @@ final class ServiceReader {
         result = ValueType.VOID;
       } else {
         result = valueType(file, args.get().get(0), scope, role, false);
+        // CompletableFuture<@Nullable T>: only a type annotation can say it of the value
+        resultNullness = nullness(new NodeList<>(), args.get().get(0), scope, ElementType.TYPE_USE);
       }
     } else {
       result = valueType(file, returnType, scope, role, false);
+      if (result != null && result.kind() != ValueType.Kind.PRIMITIVE) {
+        resultNullness = nullness(m.getAnnotations(), returnType, scope, ElementType.METHOD);
+      }
     }
     if (oneway && (returnsFuture || result != ValueType.VOID)) {
       problem(file, returnType, "oneway method " + name + " returns " + returnType + "; a oneway method gets no"
@@ -465,7 +474,41 @@ final class ServiceReader {
     return new MethodModel(name, line(m), MethodDescriptor.methodId(serviceName, name), constantName(name),
         List.copyOf(params), Objects.requireNonNull(result, "no problem recorded: the result type was read"),
         returnsFuture, oneway, idempotent, deadlineMillis, List.copyOf(exceptions),
-        deprecated);
+        deprecated, resultNullness);
+  }
+
+  /**
+   * The {@code @Nullable} (any annotation of that simple name this build can resolve: JSpecify's, the Checker
+   * Framework's, JSR 305's, Jakarta's, ...) on a parameter or method ({@code declaration}) or on its {@code type},
+   * in the form the generated code can repeat: on the type if the annotation applies to types, else on the
+   * declaration if it applies to {@code declarationKind}. Null when there is none, or none that can be repeated.
+   */
+  private MethodModel.@Nullable Nullness nullness(NodeList<AnnotationExpr> declaration, Type type,
+      TypeIndex.Scope scope, ElementType declarationKind) {
+    List<AnnotationExpr> candidates = new ArrayList<>(type.getAnnotations());
+    candidates.addAll(declaration);
+    for (AnnotationExpr a : candidates) {
+      if (!isNullable(a)) {
+        continue;
+      }
+      Optional<TypeIndex.TypeInfo> info = types.resolve(a.getNameAsString(), scope);
+      Set<ElementType> targets = info.isPresent() ? types.annotationTargets(info.get()) : null;
+      if (targets == null) {
+        continue;
+      }
+      if (targets.contains(ElementType.TYPE_USE)) {
+        return new MethodModel.Nullness(info.get().className(), true);
+      }
+      if (declarationKind != ElementType.TYPE_USE && targets.contains(declarationKind)) {
+        return new MethodModel.Nullness(info.get().className(), false);
+      }
+    }
+    return null;
+  }
+
+  private static boolean isNullable(AnnotationExpr a) {
+    String written = a.getNameAsString();
+    return written.equals("Nullable") || written.endsWith(".Nullable");
   }
 
   private boolean isFuture(ClassOrInterfaceType t, TypeIndex.Scope scope) {
@@ -551,6 +594,17 @@ final class ServiceReader {
         }
       }
       Type elementType = typeArgs.get().get(list ? 0 : 1);
+      for (Type arg : typeArgs.get()) {
+        if (arg.getAnnotations().stream().anyMatch(ServiceReader::isNullable)) {
+          problem(file, arg, role + " has type " + type + ", whose " + (list ? "elements" : arg == elementType
+              ? "values" : "keys") + " are declared @Nullable, but a null " + (list ? "element" : "key or value")
+              + " cannot be carried (a call " + (parameter ? "passing one fails with INVALID_ARGUMENT"
+              : "returning one fails with INTERNAL") + "): remove"
+              + " @Nullable there and leave nulls out of the " + (list ? "list" : "map") + ", or wrap the values"
+              + " in a protobuf message with an optional field");
+          return null;
+        }
+      }
       // A problem with the element names where it sits: "return type of points, as the element type of
       // List<Point>, has unsupported type Point".
       ValueType element = valueType(file, elementType, scope, role + ", as the " + (list ? "element" : "value")

@@ -6,6 +6,7 @@ import com.palantir.javapoet.CodeBlock;
 import com.palantir.javapoet.FieldSpec;
 import com.palantir.javapoet.JavaFile;
 import com.palantir.javapoet.MethodSpec;
+import com.palantir.javapoet.ParameterSpec;
 import com.palantir.javapoet.ParameterizedTypeName;
 import com.palantir.javapoet.TypeName;
 import com.palantir.javapoet.TypeSpec;
@@ -411,9 +412,31 @@ final class ServiceWriter {
       mb.addAnnotation(m.deprecated()); // the stubs and FooAsync stand for the deprecated method
     }
     for (MethodModel.Param p : m.params()) {
-      mb.addParameter(p.type().javaType(), p.name());
+      MethodModel.Nullness n = p.nullness();
+      if (n == null) {
+        mb.addParameter(p.type().javaType(), p.name());
+      } else if (n.typeUse()) {
+        mb.addParameter(p.type().javaType().annotated(AnnotationSpec.builder(n.annotation()).build()), p.name());
+      } else {
+        mb.addParameter(ParameterSpec.builder(p.type().javaType(), p.name())
+            .addAnnotation(n.annotation()).build());
+      }
     }
-    mb.returns(future ? ParameterizedTypeName.get(COMPLETABLE_FUTURE, m.result().boxed()) : m.result().javaType());
+    MethodModel.Nullness n = m.resultNullness();
+    AnnotationSpec typeNullable = n != null && n.typeUse() ? AnnotationSpec.builder(n.annotation()).build() : null;
+    if (future) {
+      // A declaration annotation cannot say it of a future's value: only a type annotation is repeated here.
+      TypeName value = m.result().boxed();
+      mb.returns(ParameterizedTypeName.get(COMPLETABLE_FUTURE,
+          typeNullable != null ? value.annotated(typeNullable) : value));
+    } else if (typeNullable != null) {
+      mb.returns(m.result().javaType().annotated(typeNullable));
+    } else {
+      if (n != null) {
+        mb.addAnnotation(n.annotation());
+      }
+      mb.returns(m.result().javaType());
+    }
     return mb;
   }
 

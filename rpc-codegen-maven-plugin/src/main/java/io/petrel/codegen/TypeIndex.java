@@ -2,18 +2,24 @@ package io.petrel.codegen;
 
 import com.github.javaparser.ast.CompilationUnit;
 import com.github.javaparser.ast.ImportDeclaration;
+import com.github.javaparser.ast.body.AnnotationDeclaration;
 import com.github.javaparser.ast.body.ClassOrInterfaceDeclaration;
 import com.github.javaparser.ast.body.ConstructorDeclaration;
 import com.github.javaparser.ast.body.TypeDeclaration;
+import com.github.javaparser.ast.expr.AnnotationExpr;
 import com.github.javaparser.ast.type.ClassOrInterfaceType;
 import com.palantir.javapoet.ClassName;
 import java.io.IOException;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Target;
 import java.lang.reflect.Modifier;
 import java.net.MalformedURLException;
 import java.net.URL;
 import java.net.URLClassLoader;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -174,6 +180,52 @@ final class TypeIndex implements AutoCloseable {
   /** True when the sources of this module declare a type of this canonical name. */
   boolean declaredInSources(String canonicalName) {
     return sourceTypes.containsKey(canonicalName);
+  }
+
+  /**
+   * Where an annotation type may be written ({@code @Target}), for copying it onto generated code; null when the
+   * type is not an annotation this index can read. From the compile classpath, or from the module's own source
+   * (its {@code @Target}'s constants as written). No {@code @Target}: every declaration context, as in Java 17.
+   */
+  @Nullable Set<ElementType> annotationTargets(TypeInfo info) {
+    TypeDeclaration<?> decl = sourceDeclarations.get(info.canonicalName());
+    if (decl != null) {
+      if (!(decl instanceof AnnotationDeclaration)) {
+        return null;
+      }
+      Set<ElementType> targets = EnumSet.noneOf(ElementType.class);
+      Optional<AnnotationExpr> target = decl.getAnnotations().stream()
+          .filter(a -> a.getNameAsString().equals("Target")
+              || a.getNameAsString().equals("java.lang.annotation.Target"))
+          .findFirst();
+      if (target.isEmpty()) {
+        return declarationContexts();
+      }
+      for (ElementType t : ElementType.values()) {
+        if (target.get().toString().matches("(?s).*\\b" + t.name() + "\\b.*")) {
+          targets.add(t);
+        }
+      }
+      return targets;
+    }
+    Class<?> c = load(binaryName(info));
+    if (c == null || !c.isAnnotation()) {
+      return null;
+    }
+    Target target = c.getAnnotation(Target.class);
+    if (target == null) {
+      return declarationContexts();
+    }
+    Set<ElementType> targets = EnumSet.noneOf(ElementType.class);
+    targets.addAll(Arrays.asList(target.value()));
+    return targets;
+  }
+
+  private static Set<ElementType> declarationContexts() {
+    Set<ElementType> all = EnumSet.allOf(ElementType.class);
+    all.remove(ElementType.TYPE_USE);
+    all.remove(ElementType.TYPE_PARAMETER);
+    return all;
   }
 
   private Optional<TypeInfo> loadInfo(String canonicalName) {

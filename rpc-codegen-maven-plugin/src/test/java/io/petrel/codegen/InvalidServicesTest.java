@@ -65,6 +65,26 @@ class InvalidServicesTest {
   }
 
   @Test
+  void nullableElementsOfListsAndMapsAreRejectedWhereTheyAreDeclared() throws Exception {
+    List<Problem> problems = problems("""
+        @RpcService("bad.Svc")
+        public interface Svc {
+          void tag(List<@org.jspecify.annotations.Nullable String> tags);
+          Map<String, @org.jspecify.annotations.Nullable Integer> counts();
+        }
+        """);
+    assertThat(problems).hasSize(2);
+    assertThat(problems.get(0).line()).isEqualTo(HEADER.lines().count() + 3);
+    assertThat(problems.get(0).message()).contains("parameter tags of tag has type List<",
+        "whose elements are declared @Nullable, but a null element cannot be carried",
+        "a call passing one fails with INVALID_ARGUMENT", "remove @Nullable there");
+    assertThat(problems.get(1).line()).isEqualTo(HEADER.lines().count() + 4);
+    assertThat(problems.get(1).message()).contains("return type of counts has type Map<",
+        "whose values are declared @Nullable, but a null key or value cannot be carried",
+        "a call returning one fails with INTERNAL");
+  }
+
+  @Test
   void setsArraysAndNonStringMapKeysPointToTheSupportedCollections() throws Exception {
     List<Problem> problems = problems("""
         @RpcService("bad.Svc")

@@ -30,10 +30,10 @@ final class TestSources {
     }
   }
 
-  /** protobuf-java and rpc-core: what a user's module has on its compile classpath. */
+  /** protobuf-java, rpc-core and JSpecify: what a user's module has on its compile classpath. */
   static List<Path> classpath() {
     return List.of(locationOf(StringValue.class), locationOf(RpcService.class), locationOf(io.netty.buffer.ByteBuf.class),
-        locationOf(org.slf4j.Logger.class));
+        locationOf(org.slf4j.Logger.class), locationOf(org.jspecify.annotations.Nullable.class));
   }
 
   private static Path locationOf(Class<?> c) {

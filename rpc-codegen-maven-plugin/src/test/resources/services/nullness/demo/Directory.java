@@ -1,0 +1,25 @@
+package demo;
+
+import io.petrel.rpc.RpcService;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Nullness, as the stubs repeat it: JSpecify's {@code @Nullable} (a type annotation) on parameters, results and a
+ * future's value, written on the type as here; a declaration annotation named {@code Nullable} on the parameter
+ * and the method.
+ */
+@RpcService("demo.Directory")
+public interface Directory {
+  @Nullable String lookup(@Nullable String name, int limit);
+
+  CompletableFuture<@Nullable String> lookupLater(String name);
+
+  java.lang.@Nullable String first(List<String> names);
+
+  @demo.decl.Nullable String alias(@demo.decl.Nullable String name);
+
+  /** A primitive is never null: nothing to repeat. */
+  int count(@Nullable Integer max);
+}
