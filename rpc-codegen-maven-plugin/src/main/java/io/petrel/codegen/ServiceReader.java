@@ -94,7 +94,19 @@ final class ServiceReader {
       Map.entry("java.math.BigInteger", "use String, byte[] or long"),
       Map.entry("java.util.UUID", "use String or two longs in a protobuf message"),
       Map.entry("java.nio.ByteBuffer", "use byte[]"),
-      Map.entry("com.google.protobuf.ByteString", "use byte[]"));
+      Map.entry("com.google.protobuf.ByteString", "use byte[]"),
+      Map.entry("java.time.Instant", "use com.google.protobuf.Timestamp (a protobuf message that protobuf-java"
+          + " ships; Timestamp.newBuilder().setSeconds(i.getEpochSecond()).setNanos(i.getNano())) or long epoch"
+          + " milliseconds"),
+      Map.entry("java.util.Date", "use long epoch milliseconds (Date.getTime()) or com.google.protobuf.Timestamp"),
+      Map.entry("java.time.Duration", "use com.google.protobuf.Duration (a protobuf message that protobuf-java"
+          + " ships) or long milliseconds / nanoseconds"),
+      Map.entry("java.time.LocalDate", "use String in ISO-8601 form (LocalDate.toString() and LocalDate.parse)"),
+      Map.entry("java.time.LocalDateTime", "use String in ISO-8601 form (toString() and LocalDateTime.parse)"),
+      Map.entry("java.time.OffsetDateTime", "use String in ISO-8601 form (toString() and OffsetDateTime.parse), or"
+          + " a protobuf message holding a com.google.protobuf.Timestamp and the offset"),
+      Map.entry("java.time.ZonedDateTime", "use String in ISO-8601 form (toString() and ZonedDateTime.parse), or"
+          + " a protobuf message holding a com.google.protobuf.Timestamp and the zone id"));
 
   private final TypeIndex types;
   private final List<Problem> problems;

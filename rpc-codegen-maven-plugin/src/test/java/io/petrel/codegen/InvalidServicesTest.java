@@ -65,6 +65,24 @@ class InvalidServicesTest {
   }
 
   @Test
+  void dateAndTimeTypesPointToTimestampOrEpochMillis() throws Exception {
+    List<Problem> problems = problems("""
+        @RpcService("bad.Svc")
+        public interface Svc {
+          java.time.Instant now();
+          void pause(java.time.Duration timeout);
+          java.time.LocalDate day();
+        }
+        """);
+    assertThat(problems).hasSize(3);
+    assertThat(problems.get(0).message()).contains("return type of now has unsupported type java.time.Instant",
+        "use com.google.protobuf.Timestamp", "or long epoch milliseconds");
+    assertThat(problems.get(1).message()).contains("parameter timeout of pause has unsupported type",
+        "use com.google.protobuf.Duration");
+    assertThat(problems.get(2).message()).contains("use String in ISO-8601 form");
+  }
+
+  @Test
   void nullableElementsOfListsAndMapsAreRejectedWhereTheyAreDeclared() throws Exception {
     List<Problem> problems = problems("""
         @RpcService("bad.Svc")
