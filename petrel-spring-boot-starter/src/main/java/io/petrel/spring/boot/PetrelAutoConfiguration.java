@@ -58,7 +58,7 @@ import org.springframework.core.env.PropertySource;
 @EnableConfigurationProperties(PetrelProperties.class)
 public class PetrelAutoConfiguration {
 
-  @Bean
+  @Bean(destroyMethod = "contextClosed")
   @ConditionalOnMissingBean
   @ConditionalOnProperty(prefix = "petrel.server", name = "enabled", matchIfMissing = true)
   PetrelServerLifecycle petrelServer(PetrelProperties properties, ListableBeanFactory beans,
@@ -91,7 +91,9 @@ public class PetrelAutoConfiguration {
         // spring.lifecycle.timeout-per-shutdown-phase, 30s unless set; an application may define its own); one that
         // cannot be read: Boot's property, else Spring's own 10s.
         () -> ShutdownPhaseTimeout.of(beans, PetrelServerLifecycle.PHASE, lifecycle.getIfAvailable()),
-        port -> publishPort(environment, port));
+        port -> publishPort(environment, port),
+        // Boot keeps the bundle's update handler: a closed context's server neither reloads nor says so on updates.
+        bundles::close);
   }
 
   /**

@@ -44,13 +44,14 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
   private final Supplier<RpcServerBuilder> plan;
   private final Supplier<ShutdownPhaseTimeout> phaseTimeout;
   private final IntConsumer portListener;
+  private final Runnable contextClosed;
   private volatile @Nullable RpcServer server;
   private volatile boolean noServices;
   /** What the last start warned about the shutdown phase's timeout, or null. */
   private volatile @Nullable String phaseWarning;
 
   PetrelServerLifecycle(Supplier<RpcServerBuilder> plan) {
-    this(plan, () -> ShutdownPhaseTimeout.property(SPRING_PHASE_TIMEOUT), port -> { });
+    this(plan, () -> ShutdownPhaseTimeout.property(SPRING_PHASE_TIMEOUT), port -> { }, () -> { });
   }
 
   /**
@@ -58,12 +59,14 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
    *     timeout, {@code spring.lifecycle.timeout-per-shutdown-phase} with Boot's), for the WARN of
    *     {@link #phaseWarning}
    * @param portListener told the bound port of each server started on a socket ({@value #LOCAL_PORT_PROPERTY})
+   * @param contextClosed run when the context closes ({@link #contextClosed()}), after the server's stop
    */
   PetrelServerLifecycle(Supplier<RpcServerBuilder> plan, Supplier<ShutdownPhaseTimeout> phaseTimeout,
-      IntConsumer portListener) {
+      IntConsumer portListener, Runnable contextClosed) {
     this.plan = plan;
     this.phaseTimeout = phaseTimeout;
     this.portListener = portListener;
+    this.contextClosed = contextClosed;
   }
 
   @Override
@@ -257,6 +260,15 @@ public final class PetrelServerLifecycle implements SmartLifecycle {
    */
   static long stopBoundMillis(RpcServer s) {
     return s.drainDelay().plus(s.shutdownGracePeriod()).toMillis() + 5_000;
+  }
+
+  /**
+   * The context closed (the bean's destroy method, after the context's stop): what outlives the context, the update
+   * handlers Boot keeps of the server's SSL bundle, no longer follow it. A stop alone (context.stop(), then
+   * start()) keeps them: the server started again follows the bundle.
+   */
+  void contextClosed() {
+    contextClosed.run();
   }
 
   @Override

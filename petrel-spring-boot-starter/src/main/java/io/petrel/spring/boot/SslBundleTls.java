@@ -6,17 +6,29 @@ import io.petrel.rpc.ServerLifecycleListener;
 import io.petrel.rpc.TlsConfig;
 import io.petrel.rpc.spi.KeyPairCheck;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.security.GeneralSecurityException;
 import java.security.Key;
 import java.security.KeyStore;
+import java.security.KeyStoreException;
+import java.security.KeyStoreSpi;
+import java.security.NoSuchAlgorithmException;
 import java.security.PrivateKey;
+import java.security.ProviderException;
+import java.security.UnrecoverableEntryException;
+import java.security.UnrecoverableKeyException;
 import java.security.cert.Certificate;
+import java.security.cert.CertificateException;
 import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.Date;
+import java.util.Enumeration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.UUID;
 import javax.net.ssl.KeyManagerFactory;
 import org.jspecify.annotations.Nullable;
@@ -27,14 +39,17 @@ import org.springframework.boot.ssl.SslBundle;
 import org.springframework.boot.ssl.SslBundles;
 
 /**
- * The TLS material of one {@code petrel.*.tls.bundle}: the server's, or one client's. The {@link TlsConfig} gets
- * key and trust stores of this object's own, in memory, filled from the bundle; when Spring Boot updates the bundle
- * ({@code spring.ssl.bundle.*.<name>.reload-on-update=true}: its files changed), the new material is checked, put
- * in those stores, and the server or client told to {@code reloadTls()}, which reads the stores' current entries
- * again: new connections use the new certificate, key and trust, open ones keep theirs (as the core's
- * {@code reload-interval} does for files). An update that cannot be used (the key store does not load, the key
- * does not belong to its certificate, a store the bundle had is gone) is not applied: the previous material stays in
- * use and a WARN says what failed; the next update is tried again.
+ * The TLS material of one {@code petrel.*.tls.bundle}: the server's, or one client's. Each server start (client
+ * build) gets read-only key and trust stores of its own, views of one immutable copy of the bundle's material at a
+ * time, so that the transport reads either the whole previous material or the whole new one, never an update half
+ * made. When Spring Boot updates the bundle ({@code spring.ssl.bundle.*.<name>.reload-on-update=true}: its files
+ * changed), the new material is checked, and the server or client told to {@code reloadTls()}: on the thread that
+ * reloads, its stores show the new material, and once the transport has taken it, everyone else sees it there too
+ * (a key manager that reads its store on each handshake, as PKIX's does, keeps the previous material until then).
+ * New connections use the new certificate, key and trust, open ones keep theirs (as the core's
+ * {@code reload-interval} does for files). An update that cannot be used (the key store does not load, the key does
+ * not belong to its certificate, a store the bundle had is gone, the transport refuses it) is not applied: the
+ * previous material stays in use and a WARN says what failed; the next update is tried again.
  */
 final class SslBundleTls implements ServerLifecycleListener {
   private static final Logger log = LoggerFactory.getLogger(SslBundleTls.class);
@@ -49,33 +64,39 @@ final class SslBundleTls implements ServerLifecycleListener {
   private final String prefix;
   private final String name;
   private final boolean server;
-  /** Our own stores, whose entries are replaced on an update; null when the bundle has none (fixed at start). */
-  private final @Nullable KeyStore keys;
-  private final @Nullable KeyStore trust;
-  /** The password of every key in {@link #keys}: ours, whatever the bundle's is. */
+  /** The password of every key in the material's key stores: ours, whatever the bundle's is. */
   private final char[] password;
+  /** Whether the bundle had a key store, a trust store, at start (fixed: an update that changes it is refused). */
+  private final boolean hasKeys;
+  private final boolean hasTrust;
+  /** The material of the last usable update (at first, the bundle's at start); guarded by this. */
+  private Material current;
+  /** The bundle read last (used or refused), so that the same update is not read twice; guarded by this. */
+  private @Nullable SslBundle read;
+  /** The stores {@link #configure} gave last, which the next {@link #follow} binds to; guarded by this. */
+  private @Nullable Stores configured;
   /** Guarded by this. */
   private @Nullable Reload target;
-  /** Bumped on each change of the stores; guarded by this. */
-  private long generation;
-  /** The generation the target's TLS was last loaded with; guarded by this. */
-  private long loaded;
+  /** The stores the target was built with, or null when it has no stores of ours; guarded by this. */
+  private @Nullable Stores followed;
   private volatile @Nullable String lastWarning;
   /**
    * Set when the context whose server or client this material served closed ({@link Registry#close}): Boot's
-   * registry keeps the update handler (it has no way to remove one), and it must hold neither a closed client nor
-   * say it updated one. Guarded by this.
+   * registry keeps the update handler (it has no way to remove one), and it must hold neither a closed server or
+   * client nor say it updated one. Guarded by this.
    */
   private boolean ended;
 
-  private SslBundleTls(String prefix, String name, boolean server, char[] password, Material first) {
+  private SslBundleTls(String prefix, String name, boolean server, char[] password, Material first,
+      SslBundle read) {
     this.prefix = prefix;
     this.name = name;
     this.server = server;
     this.password = password;
-    this.keys = first.keys != null ? store() : null;
-    this.trust = first.trust != null ? store() : null;
-    replace(first);
+    this.hasKeys = first.keys != null;
+    this.hasTrust = first.trust != null;
+    this.current = first;
+    this.read = read;
   }
 
   /**
@@ -92,18 +113,23 @@ final class SslBundleTls implements ServerLifecycleListener {
     } catch (GeneralSecurityException | RuntimeException e) {
       throw new IllegalStateException(prefix + ".bundle=" + name + ": " + e.getMessage(), e);
     }
-    return new SslBundleTls(prefix, name, server, password, m);
+    return new SslBundleTls(prefix, name, server, password, m, bundle);
   }
 
-  /** Gives {@code t} this material: our key store (when the bundle has one) and our trust store (else the JDK's). */
+  /**
+   * Gives {@code t} stores of its own showing the current material: our key store (when the bundle has one) and our
+   * trust store (else the JDK's). The server's start (the client's build) reads them outside our lock: nothing
+   * changes them until {@link #follow} has bound them to that server (client), after it read them.
+   */
   synchronized void configure(TlsConfig.Builder t) {
-    if (keys != null) {
-      t.keyStore(keys, password);
+    Stores s = new Stores(current);
+    if (s.keys != null) {
+      t.keyStore(s.keys, password);
     }
-    if (trust != null) {
-      t.trustStore(trust);
+    if (s.trust != null) {
+      t.trustStore(s.trust);
     }
-    loaded = generation; // read when the server starts (the client is built): checked then by follow()
+    configured = s;
   }
 
   /** Updates go to {@code client} from now on (it read the stores when it was built). */
@@ -123,88 +149,101 @@ final class SslBundleTls implements ServerLifecycleListener {
   @Override
   public synchronized void onDraining(RpcServer s) {
     target = null; // a server started again (context.stop() and start()) calls onServing with the new one
+    followed = null;
   }
 
   /**
-   * Updates go to {@code r} from now on; an update between {@link #configure} and now, put in the stores after the
-   * transport read them, is reloaded at once.
+   * Updates go to {@code r} from now on, which was built with the stores {@link #configure} gave last; an update
+   * since then, which those stores do not show, is reloaded at once.
    */
   synchronized void follow(Reload r) {
     if (ended) {
       return;
     }
+    Stores s = configured;
     target = r;
-    if (loaded != generation) {
-      reload(r, "an update of SSL bundle '" + name + "' while " + side() + " started");
+    followed = s;
+    if (s != null && s.published != current && !reload(r, s, current,
+        "an update of SSL bundle '" + name + "' while " + side() + " started")) {
+      current = s.published; // as the transport still uses: a server started again would otherwise take it
     }
   }
 
-  /** Boot's update handler of the bundle: checks the new material, and uses it for new connections if it can. */
-  void update(SslBundle bundle) {
-    synchronized (this) {
-      if (ended) {
-        log.debug("SSL bundle '{}' updated: not followed by {} any more, its context closed", name, prefix);
-        return;
-      }
+  /**
+   * Boot's update handler of the bundle: checks the new material, and uses it for new connections if it can. Holds
+   * this throughout, so that updates are applied in the order they come.
+   */
+  synchronized void update(SslBundle bundle) {
+    if (ended) {
+      log.debug("SSL bundle '{}' updated: not followed by {} any more, its context closed", name, prefix);
+      return;
     }
+    if (bundle == read) {
+      return; // applied already (read again at start, see Registry#material)
+    }
+    read = bundle;
     Material m;
     try {
       m = Material.of(bundle, server, password);
-      if ((m.keys == null) != (keys == null) || (m.trust == null) != (trust == null)) {
+      if ((m.keys == null) == hasKeys || (m.trust == null) == hasTrust) {
         throw new IllegalStateException("it now has " + (m.keys == null ? "no key store" : "a key store") + " and "
-            + (m.trust == null ? "no trust store" : "a trust store") + ", it had " + (keys == null ? "none" : "one")
-            + " and " + (trust == null ? "none" : "one") + " at start (the JDK's CAs are trusted without one):"
+            + (m.trust == null ? "no trust store" : "a trust store") + ", it had " + (hasKeys ? "one" : "none")
+            + " and " + (hasTrust ? "one" : "none") + " at start (the JDK's CAs are trusted without one):"
             + " restart the application to change which stores it has");
       }
     } catch (GeneralSecurityException | RuntimeException e) {
       warn(e.getMessage());
       return;
     }
-    synchronized (this) {
-      if (ended) {
-        return; // the context closed while the update was read
-      }
-      Material previous;
-      try {
-        previous = Material.copy(keys, trust, password);
-      } catch (GeneralSecurityException | RuntimeException e) {
-        warn("its previous material cannot be kept to fall back on: " + e);
-        return;
-      }
-      replace(m);
-      Reload r = target;
-      if (r == null) {
-        log.info("SSL bundle '{}' updated: {} {} once {} starts", name, prefix, m.describe(), side());
-        return;
-      }
-      if (!reload(r, null)) {
-        replace(previous); // as the transport still uses: an explicit reloadTls() would otherwise take the bad one
-        return;
-      }
-      log.info("SSL bundle '{}' updated: {} {} on new connections; open connections keep theirs", name, prefix,
-          m.describe());
+    Reload r = target;
+    Stores s = followed;
+    if (r == null) {
+      current = m;
+      log.info("SSL bundle '{}' updated: {} {} once {} starts", name, prefix, m.describe(), side());
+      return;
     }
+    if (!reload(r, s, m, null)) {
+      return; // the previous material stays current: a server started again takes what the transport still uses
+    }
+    current = m;
+    log.info("SSL bundle '{}' updated: {} {} on new connections; open connections keep theirs", name, prefix,
+        m.describe());
   }
 
   /** The context closed: updates are no longer followed, and the server or client is no longer held. */
   synchronized void end() {
     ended = true;
     target = null;
+    followed = null;
+    configured = null;
+    read = null;
   }
 
-  /** Reloads the target's TLS from the stores; false, with a WARN, when it refused them. Holds this. */
-  private boolean reload(Reload r, @Nullable String why) {
+  /**
+   * Has the target load {@code m}: its stores {@code s} show {@code m} to the reloading thread (the transport builds
+   * its TLS on the thread that calls reloadTls()) and, once it took it, to every thread. False, with a WARN, when it
+   * refused it: the stores show the previous material still. Holds this.
+   */
+  private boolean reload(Reload r, @Nullable Stores s, Material m, @Nullable String why) {
+    boolean loaded = false;
     try {
-      r.reloadTls();
-      loaded = generation;
-      if (why != null) {
-        log.info("{}: {} reloaded its TLS from the bundle", why, side());
+      if (s != null) {
+        s.load(m);
       }
-      return true;
+      r.reloadTls();
+      loaded = true;
     } catch (IOException | RuntimeException e) {
       warn(side() + " could not load it: " + e.getMessage());
       return false;
+    } finally {
+      if (s != null) {
+        s.done(loaded ? m : s.published);
+      }
     }
+    if (why != null) {
+      log.info("{}: {} reloaded its TLS from the bundle", why, side());
+    }
+    return true;
   }
 
   private void warn(@Nullable String what) {
@@ -225,37 +264,6 @@ final class SslBundleTls implements ServerLifecycleListener {
         prefix.length() - ".tls".length()) + "'";
   }
 
-  /** Puts {@code m}'s entries in our stores in place of theirs (the same aliases replaced one at a time). */
-  private void replace(Material m) {
-    try {
-      if (keys != null && m.keys != null) {
-        replaceEntries(keys, m.keys, password);
-      }
-      if (trust != null && m.trust != null) {
-        replaceEntries(trust, m.trust, password);
-      }
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException(prefix + ".bundle=" + name + ": cannot copy the bundle's stores: " + e, e);
-    }
-    generation++;
-  }
-
-  private static void replaceEntries(KeyStore to, KeyStore from, char[] password) throws GeneralSecurityException {
-    List<String> aliases = Collections.list(from.aliases());
-    for (String alias : aliases) {
-      if (from.isKeyEntry(alias)) {
-        to.setKeyEntry(alias, from.getKey(alias, password), password, from.getCertificateChain(alias));
-      } else {
-        to.setCertificateEntry(alias, from.getCertificate(alias));
-      }
-    }
-    for (String alias : Collections.list(to.aliases())) {
-      if (!aliases.contains(alias)) {
-        to.deleteEntry(alias);
-      }
-    }
-  }
-
   private static KeyStore store() {
     try {
       KeyStore s = KeyStore.getInstance("PKCS12");
@@ -267,8 +275,224 @@ final class SslBundleTls implements ServerLifecycleListener {
   }
 
   /**
+   * The key and trust stores of one TlsConfig (one server start, one client): views of {@link #published}, the
+   * material the transport last built its TLS with, or, on the thread reloading it, of the material it loads.
+   */
+  private static final class Stores {
+    volatile Material published;
+    /** The material being reloaded, and the thread that reloads it (which alone sees it); set under our lock. */
+    private volatile @Nullable Material loading;
+    private volatile @Nullable Thread loader;
+    final @Nullable KeyStore keys;
+    final @Nullable KeyStore trust;
+
+    Stores(Material m) {
+      this.published = m;
+      this.keys = m.keys != null ? view(true, m.keys) : null;
+      this.trust = m.trust != null ? view(false, m.trust) : null;
+    }
+
+    /** The material a read on this thread sees. */
+    Material read() {
+      Material m = loading;
+      return m != null && loader == Thread.currentThread() ? m : published;
+    }
+
+    /** {@code m} is what this thread reads from now on, until {@link #done}. */
+    void load(Material m) {
+      loading = m;
+      loader = Thread.currentThread();
+    }
+
+    /** The reload is over; {@code m}, what everyone reads from now on. */
+    void done(Material m) {
+      published = m;
+      loader = null;
+      loading = null;
+    }
+
+    private KeyStore view(boolean keys, KeyStore like) {
+      KeyStore view = new KeyStore(new View(this, keys), like.getProvider(), like.getType()) { };
+      try {
+        view.load(null, null);
+      } catch (GeneralSecurityException | IOException e) {
+        throw new IllegalStateException("cannot open a view of an in-memory key store: " + e, e);
+      }
+      return view;
+    }
+  }
+
+  /**
+   * A read-only key store whose every read answers from the immutable store of one {@link Material}: a reader never
+   * sees an update half made, nor a store changed under its iteration of the aliases.
+   */
+  private static final class View extends KeyStoreSpi {
+    private final Stores stores;
+    private final boolean keys;
+
+    View(Stores stores, boolean keys) {
+      this.stores = stores;
+      this.keys = keys;
+    }
+
+    private KeyStore store() {
+      Material m = stores.read();
+      return Objects.requireNonNull(keys ? m.keys : m.trust, "a store the bundle had at start");
+    }
+
+    private static KeyStoreException readOnly() {
+      return new KeyStoreException("the starter's copy of an SSL bundle is read-only: change the bundle's files,"
+          + " or give the builder a KeyStore of your own in a customizer");
+    }
+
+    @Override
+    public @Nullable Key engineGetKey(String alias, char[] password)
+        throws NoSuchAlgorithmException, UnrecoverableKeyException {
+      try {
+        return store().getKey(alias, password);
+      } catch (KeyStoreException e) {
+        throw new ProviderException(e);
+      }
+    }
+
+    @Override
+    public Certificate @Nullable [] engineGetCertificateChain(String alias) {
+      try {
+        return store().getCertificateChain(alias);
+      } catch (KeyStoreException e) {
+        throw new ProviderException(e);
+      }
+    }
+
+    @Override
+    public @Nullable Certificate engineGetCertificate(String alias) {
+      try {
+        return store().getCertificate(alias);
+      } catch (KeyStoreException e) {
+        throw new ProviderException(e);
+      }
+    }
+
+    @Override
+    public @Nullable Date engineGetCreationDate(String alias) {
+      try {
+        return store().getCreationDate(alias);
+      } catch (KeyStoreException e) {
+        throw new ProviderException(e);
+      }
+    }
+
+    @Override
+    public KeyStore.@Nullable Entry engineGetEntry(String alias, KeyStore.@Nullable ProtectionParameter protection)
+        throws KeyStoreException, NoSuchAlgorithmException, UnrecoverableEntryException {
+      return store().getEntry(alias, protection);
+    }
+
+    @Override
+    public boolean engineEntryInstanceOf(String alias, Class<? extends KeyStore.Entry> entryClass) {
+      try {
+        return store().entryInstanceOf(alias, entryClass);
+      } catch (KeyStoreException e) {
+        throw new ProviderException(e);
+      }
+    }
+
+    @Override
+    public Enumeration<String> engineAliases() {
+      try {
+        return store().aliases();
+      } catch (KeyStoreException e) {
+        throw new ProviderException(e);
+      }
+    }
+
+    @Override
+    public boolean engineContainsAlias(String alias) {
+      try {
+        return store().containsAlias(alias);
+      } catch (KeyStoreException e) {
+        throw new ProviderException(e);
+      }
+    }
+
+    @Override
+    public int engineSize() {
+      try {
+        return store().size();
+      } catch (KeyStoreException e) {
+        throw new ProviderException(e);
+      }
+    }
+
+    @Override
+    public boolean engineIsKeyEntry(String alias) {
+      try {
+        return store().isKeyEntry(alias);
+      } catch (KeyStoreException e) {
+        throw new ProviderException(e);
+      }
+    }
+
+    @Override
+    public boolean engineIsCertificateEntry(String alias) {
+      try {
+        return store().isCertificateEntry(alias);
+      } catch (KeyStoreException e) {
+        throw new ProviderException(e);
+      }
+    }
+
+    @Override
+    public @Nullable String engineGetCertificateAlias(Certificate cert) {
+      try {
+        return store().getCertificateAlias(cert);
+      } catch (KeyStoreException e) {
+        throw new ProviderException(e);
+      }
+    }
+
+    @Override
+    public void engineSetKeyEntry(String alias, Key key, char[] password, Certificate[] chain)
+        throws KeyStoreException {
+      throw readOnly();
+    }
+
+    @Override
+    public void engineSetKeyEntry(String alias, byte[] key, Certificate[] chain) throws KeyStoreException {
+      throw readOnly();
+    }
+
+    @Override
+    public void engineSetCertificateEntry(String alias, Certificate cert) throws KeyStoreException {
+      throw readOnly();
+    }
+
+    @Override
+    public void engineDeleteEntry(String alias) throws KeyStoreException {
+      throw readOnly();
+    }
+
+    @Override
+    public void engineStore(OutputStream stream, char[] password)
+        throws IOException, NoSuchAlgorithmException, CertificateException {
+      try {
+        store().store(stream, password);
+      } catch (KeyStoreException e) {
+        throw new IOException(e);
+      }
+    }
+
+    @Override
+    public void engineLoad(@Nullable InputStream stream, char @Nullable [] password) throws IOException {
+      if (stream != null) {
+        throw new IOException(readOnly());
+      }
+    }
+  }
+
+  /**
    * A bundle's key and trust material, checked and copied into stores of our own (keys under our password): what
-   * the bundle's stores held when it was read.
+   * the bundle's stores held when it was read. Never changed once made.
    */
   private static final class Material {
     final @Nullable KeyStore keys;
@@ -339,22 +563,6 @@ final class SslBundleTls implements ServerLifecycleListener {
         }
       }
       return new Material(keys, trust);
-    }
-
-    /** A copy of our stores (keys under {@code password}), to go back to. */
-    static Material copy(@Nullable KeyStore keys, @Nullable KeyStore trust, char[] password)
-        throws GeneralSecurityException {
-      KeyStore k = null;
-      if (keys != null) {
-        k = store();
-        replaceEntries(k, keys, password);
-      }
-      KeyStore t = null;
-      if (trust != null) {
-        t = store();
-        replaceEntries(t, trust, password);
-      }
-      return new Material(k, t);
     }
 
     /** "now presents CN=server (serial 1a2b, valid until ...)" or "now trusts 2 certificates", for the log. */
@@ -429,21 +637,32 @@ final class SslBundleTls implements ServerLifecycleListener {
             + name + ".*, or fix the name", e);
       }
       SslBundleTls material = of(prefix, name, bundle, server);
-      bundles.addBundleUpdateHandler(name, updated -> {
-        try {
-          material.update(updated);
-        } catch (RuntimeException e) {
-          material.warn(e.toString()); // never into Boot's file watcher
+      bundles.addBundleUpdateHandler(name, updated -> update(material, updated));
+      // An update between getBundle() and now reached no handler of ours (Boot calls those registered when it
+      // updates): the bundle is read again. Under the material's lock, so that an update that reaches the handler
+      // meanwhile is applied in its order (Boot updates the bundle before it calls the handlers).
+      synchronized (material) {
+        SslBundle now = bundles.getBundle(name);
+        if (now != bundle) {
+          update(material, now);
         }
-      });
+      }
       byPrefix.put(prefix, material);
       return material;
+    }
+
+    private static void update(SslBundleTls material, SslBundle updated) {
+      try {
+        material.update(updated);
+      } catch (RuntimeException e) {
+        material.warn(e.toString()); // never into Boot's file watcher
+      }
     }
 
     /**
      * The context closed: its materials stop following their bundles. Boot's SslBundles has no way to remove an
      * update handler, and may outlive the context (a parent context's); the handlers then hold nothing of it but
-     * the stores.
+     * the material, and neither touch its server or clients nor log at INFO on updates.
      */
     synchronized void close() {
       byPrefix.values().forEach(SslBundleTls::end);

@@ -3,7 +3,14 @@ package io.petrel.spring.boot;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
 import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcClientBuilder;
+import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.RpcServerBuilder;
 import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.TlsConfig;
@@ -16,6 +23,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.KeyPair;
 import java.security.KeyPairGenerator;
+import java.security.Key;
 import java.security.KeyStore;
 import java.security.PrivateKey;
 import java.security.cert.X509Certificate;
@@ -26,13 +34,22 @@ import java.util.ArrayList;
 import java.util.Base64;
 import java.util.Collections;
 import java.util.Date;
+import java.util.Enumeration;
 import java.util.List;
+import java.util.Objects;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
+import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSocket;
 import javax.net.ssl.TrustManagerFactory;
+import javax.net.ssl.X509KeyManager;
 import org.bouncycastle.asn1.x500.X500Name;
 import org.bouncycastle.asn1.x509.BasicConstraints;
 import org.bouncycastle.asn1.x509.Extension;
@@ -45,11 +62,14 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.slf4j.LoggerFactory;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.autoconfigure.ssl.SslAutoConfiguration;
+import org.springframework.boot.ssl.DefaultSslBundleRegistry;
 import org.springframework.boot.ssl.SslBundle;
 import org.springframework.boot.ssl.SslBundleRegistry;
 import org.springframework.boot.ssl.SslBundles;
+import org.springframework.boot.ssl.SslStoreBundle;
 import org.springframework.boot.ssl.pem.PemSslStoreBundle;
 import org.springframework.boot.ssl.pem.PemSslStoreDetails;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -386,5 +406,324 @@ class SslBundleReloadTest {
         + " start (the JDK's CAs are trusted without one): restart the application to change which stores it has");
     assertThat(serial(config)).isEqualTo(2);
     assertThat(reloads).containsExactly(BigInteger.valueOf(2));
+  }
+
+  /**
+   * A key manager that reads its key store on each handshake (PKIX's, the JDK's with
+   * {@code ssl.KeyManagerFactory.algorithm=PKIX}; the default SunX509 copies the store when it is made), as the
+   * transport makes one from the stores the starter gives it: while the transport builds its TLS with an update,
+   * and after it refused one, the running context presents what it was built with (on the old code the update was
+   * written into the very store the running context reads, before the transport had even seen it).
+   */
+  @Test
+  void aKeyManagerReadingItsStoreOnEachHandshakeKeepsItsMaterialUntilTheTransportTookTheNext() throws Exception {
+    KeyPair keys = ecKeys();
+    SslBundleTls material = SslBundleTls.of("petrel.server.tls", "server",
+        bundle(certificate("server", keys, caKeys.getPrivate(), false, BigInteger.valueOf(1)), keys.getPrivate()),
+        true);
+    TlsConfig.Builder t = TlsConfig.builder();
+    material.configure(t);
+    TlsConfig config = t.build();
+    KeyManagerFactory pkix = KeyManagerFactory.getInstance("PKIX");
+    pkix.init(config.keyStore(), config.keyStorePassword());
+    X509KeyManager running = (X509KeyManager) pkix.getKeyManagers()[0];
+    ExecutorService handshakes = Executors.newSingleThreadExecutor();
+    try {
+      List<String> reloads = new ArrayList<>();
+      List<IOException> refusals = new ArrayList<>();
+      material.follow(() -> {
+        try {
+          reloads.add("built with " + serial(config) + ", the running context presents "
+              + handshakes.submit(() -> presents(running)).get(DEADLINE_SECONDS, TimeUnit.SECONDS));
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+        if (!refusals.isEmpty()) {
+          throw refusals.remove(0);
+        }
+      });
+      KeyPair other = ecKeys();
+      refusals.add(new IOException("cannot load TLS material (...): refused by the transport"));
+      material.update(bundle(certificate("server", other, caKeys.getPrivate(), false, BigInteger.valueOf(2)),
+          other.getPrivate()));
+      assertThat(handshakes.submit(() -> presents(running)).get(DEADLINE_SECONDS, TimeUnit.SECONDS))
+          .as("after the transport refused the update").isEqualTo(1);
+      material.update(bundle(certificate("server", other, caKeys.getPrivate(), false, BigInteger.valueOf(3)),
+          other.getPrivate()));
+      assertThat(reloads).containsExactly("built with 2, the running context presents 1",
+          "built with 3, the running context presents 1");
+      assertThat(handshakes.submit(() -> presents(running)).get(DEADLINE_SECONDS, TimeUnit.SECONDS))
+          .as("once the transport took the update").isEqualTo(3);
+    } finally {
+      handshakes.shutdownNow();
+    }
+  }
+
+  /** The serial of the certificate a handshake with {@code keys} presents (as a server of EC keys chooses). */
+  private static BigInteger presents(X509KeyManager keys) {
+    String alias = keys.chooseServerAlias("EC", null, null);
+    assertThat(alias).as("the key manager's choice").isNotNull();
+    return keys.getCertificateChain(alias)[0].getSerialNumber();
+  }
+
+  /**
+   * A bundle of key and trust stores (as {@code spring.ssl.bundle.jks.*} makes): {@code count} entries of one
+   * certificate of {@code keys} with serial {@code serial}, under the aliases {@code prefix-0...}, and the CA.
+   */
+  private SslBundle storeBundle(String prefix, int count, KeyPair keys, long serial) throws Exception {
+    X509Certificate certificate = certificate("server", keys, caKeys.getPrivate(), false, BigInteger.valueOf(serial));
+    KeyStore keyStore = KeyStore.getInstance("PKCS12");
+    keyStore.load(null, null);
+    for (int i = 0; i < count; i++) {
+      keyStore.setKeyEntry(prefix + "-" + i, keys.getPrivate(), "secret".toCharArray(),
+          new X509Certificate[] {certificate});
+    }
+    KeyStore trust = KeyStore.getInstance("PKCS12");
+    trust.load(null, null);
+    for (int i = 0; i < count; i++) {
+      trust.setCertificateEntry(prefix + "-ca-" + i, ca);
+    }
+    return SslBundle.of(SslStoreBundle.of(keyStore, "secret", trust));
+  }
+
+  /**
+   * The transport reads the stores a server's start (a client's build) got outside the material's lock, and Boot may
+   * update the bundle in the middle of that read: here the read's steps, as the JDK's key and trust managers take
+   * them (the aliases, then each one's key, then its certificate chain), with a real update of the bundle between
+   * them, on one thread. The read sees one material throughout, and the client built then takes the update as soon
+   * as it follows the bundle. On the old code the update rewrote those very stores under the read: the key came
+   * from one material and the certificate from the other, and the aliases' enumeration failed with a
+   * ConcurrentModificationException.
+   */
+  @Test
+  void anUpdateInTheMiddleOfABuildsReadOfItsStoresIsNotSeenByThatRead() throws Exception {
+    KeyPair keysA = ecKeys();
+    KeyPair keysB = ecKeys();
+    DefaultSslBundleRegistry registry = new DefaultSslBundleRegistry();
+    registry.registerBundle("c", storeBundle("a", 2, keysA, 0xa));
+    SslBundleTls material = new SslBundleTls.Registry(registry).material("petrel.clients.c.tls", "c", false);
+    TlsConfig.Builder t = TlsConfig.builder();
+    material.configure(t); // the client's builder gets its stores; the transport reads them when it is built
+    TlsConfig config = t.build();
+    KeyStore keys = Objects.requireNonNull(config.keyStore());
+    KeyStore trust = Objects.requireNonNull(config.trustStore());
+    // A certificate under the same key alias, as a renewed PEM bundle has; trusted certificates under other aliases.
+    SslBundle renewed = SslBundle.of(SslStoreBundle.of(storeKeys("a-0", keysB, 0xb), "secret",
+        storeBundle("b", 2, keysB, 0xb).getStores().getTrustStore()));
+
+    Enumeration<String> trusted = trust.aliases();
+    String firstTrusted = trusted.nextElement();
+    Key key = keys.getKey("a-0", config.keyStorePassword());
+    registry.updateBundle("c", renewed); // Boot's file watcher, meanwhile
+    X509Certificate certificate = (X509Certificate) keys.getCertificateChain("a-0")[0];
+    List<String> aliases = new ArrayList<>(List.of(firstTrusted));
+    while (trusted.hasMoreElements()) {
+      aliases.add(trusted.nextElement());
+    }
+    assertThat(certificate.getSerialNumber()).isEqualTo(0xa);
+    assertThat(io.petrel.rpc.spi.KeyPairCheck.check((PrivateKey) key, certificate))
+        .as("the key read before the update, with the certificate read after it")
+        .isEqualTo(io.petrel.rpc.spi.KeyPairCheck.Result.MATCHES);
+    assertThat(aliases).containsExactly("a-ca-0", "a-ca-1");
+
+    List<BigInteger> reloads = new ArrayList<>();
+    material.follow(() -> {
+      try {
+        reloads.add(serial(config));
+      } catch (java.security.GeneralSecurityException e) {
+        throw new IOException(e);
+      }
+    });
+    assertThat(reloads).as("the client, once built, follows the update").containsExactly(BigInteger.valueOf(0xb));
+    assertThat(serial(config)).isEqualTo(0xb);
+  }
+
+  /** A key store with one key entry {@code alias}: a certificate of {@code keys} with serial {@code serial}. */
+  private KeyStore storeKeys(String alias, KeyPair keys, long serial) throws Exception {
+    KeyStore keyStore = KeyStore.getInstance("PKCS12");
+    keyStore.load(null, null);
+    keyStore.setKeyEntry(alias, keys.getPrivate(), "secret".toCharArray(), new X509Certificate[] {
+        certificate("server", keys, caKeys.getPrivate(), false, BigInteger.valueOf(serial))});
+    return keyStore;
+  }
+
+  /**
+   * A bundle updated over and over, by Boot's registry as its file watcher does, while the server is started again
+   * and clients are built and call it: every start, build and handshake works with one material whole (the aliases
+   * of the one material, then the other's, as a certificate renewed under a new alias), and once the updates stop,
+   * the running server presents the last one. On the old code, which rewrote in place the stores a start or build
+   * was reading, the window was narrow here (the update copied the stores before it rewrote them) and this passed;
+   * {@link #anUpdateInTheMiddleOfABuildsReadOfItsStoresIsNotSeenByThatRead} puts an update inside that read.
+   */
+  @Test
+  void bundleUpdatesRacingServerRestartsAndClientBuildsAreReadWhole() throws Exception {
+    SslBundle a = storeBundle("a", 6, ecKeys(), 0xa);
+    SslBundle b = storeBundle("b", 6, ecKeys(), 0xb);
+    DefaultSslBundleRegistry registry = new DefaultSslBundleRegistry();
+    registry.registerBundle("race", a);
+
+    PetrelProperties.Server server = new PetrelProperties().getServer();
+    server.setPort(0);
+    server.setAddress("127.0.0.1");
+    server.setShutdownGracePeriod(Duration.ofSeconds(1));
+    server.getTls().setBundle("race");
+    server.getTls().setClientAuth(TlsConfig.ClientAuth.OPTIONAL); // the clients' key and certificate are checked
+    SslBundleTls.Registry serverBundles = new SslBundleTls.Registry(registry); // one for every start, as the bean's
+    PetrelServerLifecycle lifecycle = new PetrelServerLifecycle(() -> {
+      RpcServerBuilder builder = RpcServer.builder();
+      PetrelBuilders.applyServer(server, builder, PetrelBuilders.AsSet.BOUND, serverBundles);
+      builder.addService(new EchoService().definition());
+      return builder;
+    });
+
+    AtomicBoolean stop = new AtomicBoolean();
+    AtomicReference<SslBundle> last = new AtomicReference<>(a);
+    AtomicReference<Throwable> updaterFailed = new AtomicReference<>();
+    Thread updater = new Thread(() -> {
+      try {
+        for (int i = 0; !stop.get(); i++) {
+          SslBundle next = i % 2 == 0 ? b : a;
+          last.set(next);
+          registry.updateBundle("race", next); // Boot calls the handlers on this thread
+        }
+      } catch (Throwable e) {
+        updaterFailed.set(e);
+      }
+    }, "ssl-bundle-updates");
+    List<String> failures = new ArrayList<>();
+    int rounds = 4;
+    updater.start();
+    try {
+      for (int round = 0; round < rounds; round++) {
+        try {
+          lifecycle.start();
+        } catch (RuntimeException e) {
+          failures.add("start " + round + ": " + e);
+          continue;
+        }
+        int port = lifecycle.port();
+        try {
+          presented(port);
+        } catch (Exception e) {
+          failures.add("a handshake with start " + round + ": " + e);
+        }
+        for (int i = 0; i < 2; i++) {
+          PetrelProperties.Client properties = new PetrelProperties.Client();
+          properties.setTarget("127.0.0.1:" + port);
+          properties.setDefaultDeadline(Duration.ofSeconds(10));
+          properties.getTls().setBundle("race");
+          SslBundleTls.Registry clientBundles = new SslBundleTls.Registry(registry); // one per context, as the bean's
+          RpcClient client = null;
+          try {
+            RpcClientBuilder builder = RpcClient.builder();
+            PetrelBuilders.applyClient("c", properties, builder, PetrelBuilders.AsSet.BOUND, clientBundles);
+            client = builder.build();
+            Objects.requireNonNull(clientBundles.material("petrel.clients.c.tls")).follow(client);
+            client.unaryCall(EchoService.ECHO, "x");
+          } catch (RuntimeException e) {
+            failures.add("client " + i + " of start " + round + ": " + e);
+          } finally {
+            if (client != null) {
+              client.shutdownNow();
+            }
+            clientBundles.close();
+          }
+        }
+        if (round < rounds - 1) {
+          lifecycle.stop();
+        }
+      }
+    } finally {
+      stop.set(true);
+      updater.join(TimeUnit.SECONDS.toMillis(DEADLINE_SECONDS));
+    }
+    try {
+      assertThat(updater.isAlive()).as("the updates ended").isFalse();
+      assertThat(updaterFailed.get()).as("an update that failed").isNull();
+      assertThat(failures).as("starts, builds and handshakes that read an update half made").isEmpty();
+      assertThat(presented(lifecycle.port())).as("the running server, once the updates stopped")
+          .isEqualTo(last.get() == a ? 0xa : 0xb);
+    } finally {
+      lifecycle.stop();
+    }
+  }
+
+  /**
+   * Boot updates the bundle between the starter's read of it and the registration of its update handler (the
+   * handlers Boot calls are those registered when it updates): the material made then is the update's, not the
+   * bundle's before it until the next change of its files.
+   */
+  @Test
+  void anUpdateWhileTheMaterialIsMadeIsNotLost() throws Exception {
+    KeyPair first = ecKeys();
+    KeyPair renewed = ecKeys();
+    SslBundle update = bundle(certificate("server", renewed, caKeys.getPrivate(), false, BigInteger.valueOf(2)),
+        renewed.getPrivate());
+    DefaultSslBundleRegistry registry = new DefaultSslBundleRegistry() {
+      private boolean updated;
+
+      @Override
+      public void addBundleUpdateHandler(String name, Consumer<SslBundle> handler) {
+        if (!updated) {
+          updated = true;
+          updateBundle(name, update); // Boot's file watcher, just before the handler is there
+        }
+        super.addBundleUpdateHandler(name, handler);
+      }
+    };
+    registry.registerBundle("server", bundle(certificate("server", first, caKeys.getPrivate(), false,
+        BigInteger.valueOf(1)), first.getPrivate()));
+    SslBundleTls material = new SslBundleTls.Registry(registry).material("petrel.server.tls", "server", true);
+    TlsConfig.Builder t = TlsConfig.builder();
+    material.configure(t);
+    assertThat(serial(t.build())).isEqualTo(2);
+  }
+
+  /**
+   * A context whose server followed a bundle of its parent context's SslBundles, closed: Boot keeps the update
+   * handler, and the bundle's next update neither reloads the closed server nor logs anything about it (on the old
+   * code the server's material, never ended, took the update and logged INFO "... once the Petrel server starts"
+   * on every update, for every closed context).
+   */
+  @Test
+  void aClosedContextsServerNeitherReloadsNorLogsOnUpdates() throws Exception {
+    issue("server", 0x51);
+    new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(SslAutoConfiguration.class))
+        .withPropertyValues(
+            "spring.ssl.bundle.pem.server.keystore.certificate=file:" + tls.resolve("server.pem"),
+            "spring.ssl.bundle.pem.server.keystore.private-key=file:" + tls.resolve("server.key"),
+            "spring.ssl.bundle.pem.server.truststore.certificate=file:" + tls.resolve("ca.pem"))
+        .run(parent -> {
+          assertThat(parent).hasNotFailed();
+          List<RpcServer> closed = new ArrayList<>();
+          new ApplicationContextRunner().withParent(parent)
+              .withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+              .withUserConfiguration(PeerSerial.class)
+              .withPropertyValues("petrel.server.port=0", "petrel.server.address=127.0.0.1",
+                  "petrel.server.tls.bundle=server")
+              .run(child -> {
+                assertThat(child).hasNotFailed();
+                closed.add(Objects.requireNonNull(child.getBean(PetrelServerLifecycle.class).server()));
+              });
+          assertThat(closed.get(0).isShutdown()).as("the closed context's server").isTrue();
+          KeyPair renewed = ecKeys();
+          Logger petrel = (Logger) LoggerFactory.getLogger("io.petrel");
+          ListAppender<ILoggingEvent> seen = new ListAppender<>();
+          seen.start();
+          Level level = petrel.getLevel();
+          petrel.setLevel(Level.INFO);
+          petrel.addAppender(seen);
+          try {
+            ((SslBundleRegistry) parent.getBean(SslBundles.class)).updateBundle("server", bundle(certificate(
+                "server", renewed, caKeys.getPrivate(), false, BigInteger.valueOf(0x52)), renewed.getPrivate()));
+          } finally {
+            petrel.detachAppender(seen);
+            petrel.setLevel(level);
+          }
+          String updating = Thread.currentThread().getName(); // Boot calls the handlers on it
+          assertThat(seen.list.stream().filter(e -> e.getThreadName().equals(updating))
+              .map(e -> e.getLevel() + " " + e.getLoggerName() + ": " + e.getFormattedMessage()).toList())
+              .as("what Petrel logged on the update").isEmpty();
+        });
   }
 }
