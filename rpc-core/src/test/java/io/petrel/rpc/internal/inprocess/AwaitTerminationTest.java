@@ -1,11 +1,18 @@
 package io.petrel.rpc.internal.inprocess;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.MethodDescriptor;
+import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
+import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.ServiceDefinition;
+import io.petrel.rpc.Status;
+import io.petrel.rpc.StatusException;
 import io.petrel.rpc.marshal.Marshallers;
+import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -65,5 +72,49 @@ class AwaitTerminationTest {
       Thread.interrupted();
       server.close();
     }
+  }
+
+  /**
+   * What docs/threading.md (Shutdown) says: a call whose connection has closed (its client closed first, as in
+   * getting-started's program) no longer counts as in flight, so a graceful stop does not wait for its handler, which
+   * runs on, not interrupted, after the server has terminated. (While its connection is open, the call counts.)
+   */
+  @Test
+  void aHandlerWhoseConnectionClosedRunsOnAfterTheServerHasTerminated() throws Exception {
+    CountDownLatch cancelled = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    CountDownLatch handlerEnded = new CountDownLatch(1);
+    AtomicReference<Boolean> interrupted = new AtomicReference<>();
+    RpcServer server = RpcServer.builder().inProcess("await-gave-up")
+        .addService(ServiceDefinition.builder("await.Svc").unary(ECHO, b -> {
+          ServerContext.current().onCancel(cancelled::countDown);
+          try {
+            interrupted.set(!release.await(20, TimeUnit.SECONDS));
+          } catch (InterruptedException e) {
+            interrupted.set(true);
+          }
+          handlerEnded.countDown();
+          return b;
+        }).build()).build().start();
+    RpcClient client = RpcClient.builder().inProcess("await-gave-up").build();
+    try {
+      assertThatThrownBy(() -> client.unaryCall(ECHO, new byte[] {1},
+          CallOptions.DEFAULT.withTimeout(Duration.ofMillis(50))))
+          .isInstanceOfSatisfying(StatusException.class,
+              e -> assertThat(e.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
+      assertThat(cancelled.await(10, TimeUnit.SECONDS)).as("the server saw the call cancelled").isTrue();
+      assertThat(server.inFlightCalls()).as("its connection is open: the call counts").isEqualTo(1);
+      client.close(); // as a program's try-with-resources does before it closes the server
+      assertThat(server.inFlightCalls()).as("its connection closed: the call no longer counts").isZero();
+      server.shutdown();
+      assertThat(server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(handlerEnded.getCount()).as("the handler still runs after the server terminated").isEqualTo(1);
+    } finally {
+      release.countDown();
+      client.shutdownNow();
+      server.shutdownNow();
+    }
+    assertThat(handlerEnded.await(10, TimeUnit.SECONDS)).isTrue();
+    assertThat(interrupted.get()).as("the handler was not interrupted").isFalse();
   }
 }
