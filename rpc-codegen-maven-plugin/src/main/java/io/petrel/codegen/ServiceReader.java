@@ -414,11 +414,11 @@ final class ServiceReader {
         problem(file, returnType, role + " is a raw CompletableFuture: declare the value type, e.g."
             + " CompletableFuture<String>, or CompletableFuture<Void> for no value");
         result = null;
-      } else if (isVoidBox(args.get().get(0), scope)) {
-        result = ValueType.VOID;
       } else {
-        result = valueType(file, args.get().get(0), scope, role, false);
-        // CompletableFuture<@Nullable T>: only a type annotation can say it of the value
+        result = isVoidBox(args.get().get(0), scope) ? ValueType.VOID
+            : valueType(file, args.get().get(0), scope, role, false);
+        // CompletableFuture<@Nullable T> (CompletableFuture<@Nullable Void> too): only a type annotation can say it
+        // of the value
         resultNullness = nullness(new NodeList<>(), args.get().get(0), scope, ElementType.TYPE_USE);
       }
     } else {
@@ -492,14 +492,17 @@ final class ServiceReader {
   /**
    * The {@code @Nullable} (any annotation of that simple name this build can resolve: JSpecify's, the Checker
    * Framework's, JSR 305's, Jakarta's, ...) on a parameter or method ({@code declaration}) or on its {@code type},
-   * in the form the generated code can repeat: on the type if the annotation applies to types, else on the
-   * declaration if it applies to {@code declarationKind}. Null when there is none, or none that can be repeated.
+   * in the form the generated code can repeat with the same meaning: where the interface writes it, except that a
+   * type annotation written before a type that is not an array is written on the type (the same thing, and where
+   * it reads best: {@code public @Nullable String}). Null when there is none, or none that can be repeated.
    */
   private MethodModel.@Nullable Nullness nullness(NodeList<AnnotationExpr> declaration, Type type,
       TypeIndex.Scope scope, ElementType declarationKind) {
     List<AnnotationExpr> candidates = new ArrayList<>(type.getAnnotations());
+    int onType = candidates.size();
     candidates.addAll(declaration);
-    for (AnnotationExpr a : candidates) {
+    for (int i = 0; i < candidates.size(); i++) {
+      AnnotationExpr a = candidates.get(i);
       if (!isNullable(a)) {
         continue;
       }
@@ -508,12 +511,14 @@ final class ServiceReader {
       if (targets == null) {
         continue;
       }
-      if (targets.contains(ElementType.TYPE_USE)) {
-        return new MethodModel.Nullness(info.get().className(), true);
+      boolean typeUse = targets.contains(ElementType.TYPE_USE);
+      boolean declarationTarget = declarationKind != ElementType.TYPE_USE && targets.contains(declarationKind);
+      if (i < onType ? !typeUse : !typeUse && !declarationTarget) {
+        continue;
       }
-      if (declarationKind != ElementType.TYPE_USE && targets.contains(declarationKind)) {
-        return new MethodModel.Nullness(info.get().className(), false);
-      }
+      // Before an array type a type annotation applies to the element type (@Nullable byte[]): kept there.
+      boolean onDeclaration = i >= onType && (declarationTarget || type.isArrayType());
+      return new MethodModel.Nullness(info.get().className(), typeUse, onDeclaration);
     }
     return null;
   }
