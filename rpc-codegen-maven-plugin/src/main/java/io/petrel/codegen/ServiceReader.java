@@ -396,6 +396,12 @@ final class ServiceReader {
       if (t != null) {
         MethodModel.Nullness nullness = t.kind() == ValueType.Kind.PRIMITIVE ? null
             : nullness(p.getAnnotations(), p.getType(), scope, ElementType.PARAMETER);
+        if (nullness != null && t.isMessage() && m.getParameters().size() == 1) {
+          problem(file, p, role + " is a protobuf message declared @Nullable, but as the only argument it cannot"
+              + " be null (the request is the message's own bytes, which cannot say null: the stub throws"
+              + " NullPointerException before sending): remove @Nullable and pass " + p.getType()
+              + ".getDefaultInstance() for none, or wrap it in a protobuf message as a field (absent when null)");
+        }
         params.add(new MethodModel.Param(p.getNameAsString(), t, nullness));
       }
     }
@@ -426,6 +432,12 @@ final class ServiceReader {
       if (result != null && result.kind() != ValueType.Kind.PRIMITIVE) {
         resultNullness = nullness(m.getAnnotations(), returnType, scope, ElementType.METHOD);
       }
+    }
+    if (resultNullness != null && result != null && result.isMessage()) {
+      problem(file, returnType, role + " is a protobuf message declared @Nullable, but a null message cannot be"
+          + " returned (the response is the message's own bytes, which cannot say null: the caller gets INTERNAL):"
+          + " remove @Nullable and return getDefaultInstance() for none, or wrap it in a protobuf message as a"
+          + " field (absent when null)");
     }
     if (oneway && (returnsFuture || result != ValueType.VOID)) {
       problem(file, returnType, "oneway method " + name + " returns " + returnType + "; a oneway method gets no"

@@ -103,6 +103,40 @@ class InvalidServicesTest {
   }
 
   @Test
+  void nullableMessagesThatTravelAsTheWholeBodyAreRejected() throws Exception {
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of("bad/Svc.java", HEADER + """
+        @RpcService("bad.Svc")
+        public interface Svc {
+          void put(@org.jspecify.annotations.Nullable com.google.protobuf.StringValue value);
+          @RpcMethod(oneway = true) void note(@bad.decl.Nullable com.google.protobuf.StringValue v);
+          com.google.protobuf.@org.jspecify.annotations.Nullable StringValue get(String key);
+          CompletableFuture<com.google.protobuf.@org.jspecify.annotations.Nullable StringValue> later(String key);
+          @bad.decl.Nullable com.google.protobuf.StringValue find(String key);
+          void both(String key, @org.jspecify.annotations.Nullable com.google.protobuf.StringValue value);
+        }
+        """, "bad/decl/Nullable.java", """
+        package bad.decl;
+
+        @java.lang.annotation.Target({java.lang.annotation.ElementType.PARAMETER,
+            java.lang.annotation.ElementType.METHOD})
+        public @interface Nullable {}
+        """));
+    List<Problem> problems = problemsOf(src);
+    int header = (int) HEADER.lines().count();
+    assertThat(problems).extracting(Problem::line)
+        .containsExactly(header + 3, header + 4, header + 5, header + 6, header + 7);
+    assertThat(problems.get(0).message()).contains("parameter value of put is a protobuf message declared"
+        + " @Nullable, but as the only argument it cannot be null", "the stub throws NullPointerException",
+        "pass com.google.protobuf.StringValue.getDefaultInstance() for none");
+    assertThat(problems.get(1).message()).contains("parameter v of note is a protobuf message declared @Nullable");
+    assertThat(problems.get(2).message()).contains("return type of get is a protobuf message declared @Nullable,"
+        + " but a null message cannot be returned", "the caller gets INTERNAL", "return getDefaultInstance()");
+    assertThat(problems.get(3).message()).contains("return type of later is a protobuf message declared @Nullable");
+    assertThat(problems.get(4).message()).contains("return type of find is a protobuf message declared @Nullable");
+  }
+
+  @Test
   void setsArraysAndNonStringMapKeysPointToTheSupportedCollections() throws Exception {
     List<Problem> problems = problems("""
         @RpcService("bad.Svc")
