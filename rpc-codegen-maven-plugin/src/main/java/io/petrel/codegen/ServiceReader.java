@@ -106,7 +106,23 @@ final class ServiceReader {
       Map.entry("java.time.OffsetDateTime", "use String in ISO-8601 form (toString() and OffsetDateTime.parse), or"
           + " a protobuf message holding a com.google.protobuf.Timestamp and the offset"),
       Map.entry("java.time.ZonedDateTime", "use String in ISO-8601 form (toString() and ZonedDateTime.parse), or"
-          + " a protobuf message holding a com.google.protobuf.Timestamp and the zone id"));
+          + " a protobuf message holding a com.google.protobuf.Timestamp and the zone id"),
+      Map.entry("java.time.LocalTime", "use String in ISO-8601 form (toString() and LocalTime.parse) or long"
+          + " nanoseconds of the day (toNanoOfDay() and LocalTime.ofNanoOfDay)"),
+      Map.entry("java.time.OffsetTime", "use String in ISO-8601 form (toString() and OffsetTime.parse)"),
+      Map.entry("java.time.Period", "use String in ISO-8601 form (toString() and Period.parse)"),
+      Map.entry("java.time.YearMonth", "use String in ISO-8601 form (toString() and YearMonth.parse)"),
+      Map.entry("java.time.Year", "use int (getValue() and Year.of)"),
+      Map.entry("java.time.ZoneId", "use String (getId() and ZoneId.of)"),
+      Map.entry("java.time.ZoneOffset", "use int seconds (getTotalSeconds() and ZoneOffset.ofTotalSeconds)"),
+      Map.entry("java.util.Calendar", "use long epoch milliseconds (getTimeInMillis()) or"
+          + " com.google.protobuf.Timestamp, and the zone id as a String if it matters"),
+      Map.entry("java.util.GregorianCalendar", "use long epoch milliseconds (getTimeInMillis()) or"
+          + " com.google.protobuf.Timestamp, and the zone id as a String if it matters"),
+      Map.entry("java.sql.Timestamp", "use com.google.protobuf.Timestamp (it keeps the nanoseconds) or long epoch"
+          + " milliseconds (getTime())"),
+      Map.entry("java.sql.Date", "use String in ISO-8601 form (toLocalDate().toString() and LocalDate.parse)"),
+      Map.entry("java.sql.Time", "use String in ISO-8601 form (toLocalTime().toString() and LocalTime.parse)"));
 
   private final TypeIndex types;
   private final List<Problem> problems;
@@ -684,6 +700,9 @@ final class ServiceReader {
     String hint = HINTS.get(fqn);
     if (hint != null) {
       return hint;
+    }
+    if (fqn.startsWith("java.time.")) {
+      return "use its String form (toString(), read back with its parse or of method), or a protobuf message";
     }
     if (fqn.equals("java.lang.Void")) {
       return parameter ? "remove the parameter" : "return void (or CompletableFuture<Void>)";

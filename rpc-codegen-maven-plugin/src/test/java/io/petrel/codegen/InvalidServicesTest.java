@@ -83,6 +83,26 @@ class InvalidServicesTest {
   }
 
   @Test
+  void everyDateAndTimeTypeGetsAHintOfItsOwnButJavaTimeEnumsAreCarried() throws Exception {
+    List<Problem> problems = problems("""
+        @RpcService("bad.Svc")
+        public interface Svc {
+          java.time.LocalTime at(java.time.ZoneId zone);
+          void since(java.sql.Timestamp t, Calendar c);
+          java.time.temporal.ChronoUnit unit(java.time.Clock clock);
+          java.time.DayOfWeek day(java.time.Month month);
+        }
+        """);
+    assertThat(problems).extracting(Problem::message).hasSize(5).satisfiesExactly(
+        m -> assertThat(m).contains("java.time.ZoneId: use String (getId() and ZoneId.of)"),
+        m -> assertThat(m).contains("java.time.LocalTime: use String in ISO-8601 form"),
+        m -> assertThat(m).contains("java.sql.Timestamp: use com.google.protobuf.Timestamp"),
+        m -> assertThat(m).contains("Calendar: use long epoch milliseconds (getTimeInMillis())"),
+        m -> assertThat(m).contains("java.time.Clock: use its String form (toString(), read back with its parse or"
+            + " of method), or a protobuf message"));
+  }
+
+  @Test
   void nullableElementsOfListsAndMapsAreRejectedWhereTheyAreDeclared() throws Exception {
     List<Problem> problems = problems("""
         @RpcService("bad.Svc")
