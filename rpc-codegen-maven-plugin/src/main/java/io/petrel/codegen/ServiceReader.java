@@ -11,12 +11,15 @@ import com.github.javaparser.ast.body.MethodDeclaration;
 import com.github.javaparser.ast.body.Parameter;
 import com.github.javaparser.ast.body.TypeDeclaration;
 import com.github.javaparser.ast.expr.AnnotationExpr;
+import com.github.javaparser.ast.expr.ArrayInitializerExpr;
 import com.github.javaparser.ast.expr.BooleanLiteralExpr;
 import com.github.javaparser.ast.expr.Expression;
 import com.github.javaparser.ast.expr.IntegerLiteralExpr;
+import com.github.javaparser.ast.expr.LiteralExpr;
 import com.github.javaparser.ast.expr.LongLiteralExpr;
 import com.github.javaparser.ast.expr.MemberValuePair;
 import com.github.javaparser.ast.expr.NormalAnnotationExpr;
+import com.github.javaparser.ast.expr.NullLiteralExpr;
 import com.github.javaparser.ast.expr.SingleMemberAnnotationExpr;
 import com.github.javaparser.ast.expr.StringLiteralExpr;
 import com.github.javaparser.ast.type.ArrayType;
@@ -546,9 +549,33 @@ final class ServiceReader {
       }
       // Before an array type a type annotation applies to the element type (@Nullable byte[]): kept there.
       boolean onDeclaration = i >= onType && (declarationTarget || type.isArrayType());
-      return new MethodModel.Nullness(info.get().className(), typeUse, onDeclaration);
+      return new MethodModel.Nullness(repeated(a, info.get().className()), typeUse, onDeclaration);
     }
     return null;
+  }
+
+  /**
+   * The annotation {@code a} as the generated code repeats it: with the values written for its elements when they
+   * are literals ({@code @Nullable("why")}; an element without a default must be given one). Other values (a
+   * constant, an enum constant) name what the generated file may not import; they are left out, to their defaults.
+   */
+  private static AnnotationSpec repeated(AnnotationExpr a, ClassName type) {
+    AnnotationSpec.Builder spec = AnnotationSpec.builder(type);
+    if (a instanceof SingleMemberAnnotationExpr single && isLiteral(single.getMemberValue())) {
+      spec.addMember("value", "$L", single.getMemberValue().toString());
+    } else if (a instanceof NormalAnnotationExpr normal) {
+      for (MemberValuePair pair : normal.getPairs()) {
+        if (isLiteral(pair.getValue())) {
+          spec.addMember(pair.getNameAsString(), "$L", pair.getValue().toString());
+        }
+      }
+    }
+    return spec.build();
+  }
+
+  private static boolean isLiteral(Expression e) {
+    return (e instanceof LiteralExpr && !(e instanceof NullLiteralExpr))
+        || (e instanceof ArrayInitializerExpr array && array.getValues().stream().allMatch(ServiceReader::isLiteral));
   }
 
   private static boolean isNullable(AnnotationExpr a) {

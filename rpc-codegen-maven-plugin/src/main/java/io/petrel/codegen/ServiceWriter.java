@@ -420,7 +420,7 @@ final class ServiceWriter {
         mb.addParameter(ParameterSpec.builder(p.type().javaType(), p.name())
             .addAnnotation(n.annotation()).build());
       } else {
-        mb.addParameter(p.type().javaType().annotated(AnnotationSpec.builder(n.annotation()).build()), p.name());
+        mb.addParameter(p.type().javaType().annotated(n.annotation()), p.name());
       }
     }
     MethodModel.Nullness n = m.resultNullness();
@@ -428,7 +428,7 @@ final class ServiceWriter {
       // A declaration annotation cannot say it of a future's value: only a type annotation is repeated here.
       TypeName value = m.result().boxed();
       if (n != null && n.typeUse()) {
-        AnnotationSpec nullable = AnnotationSpec.builder(n.annotation()).build();
+        AnnotationSpec nullable = n.annotation();
         // @Nullable byte[] says it of the element type: CompletableFuture<@Nullable byte[]>
         value = n.onDeclaration() && value instanceof ArrayTypeName array
             ? ArrayTypeName.of(array.componentType().annotated(nullable)) : value.annotated(nullable);
@@ -439,7 +439,7 @@ final class ServiceWriter {
     } else if (n.onDeclaration()) {
       mb.addAnnotation(n.annotation()).returns(m.result().javaType());
     } else {
-      mb.returns(m.result().javaType().annotated(AnnotationSpec.builder(n.annotation()).build()));
+      mb.returns(m.result().javaType().annotated(n.annotation()));
     }
     return mb;
   }

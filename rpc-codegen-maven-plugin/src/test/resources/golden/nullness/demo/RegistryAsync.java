@@ -27,4 +27,6 @@ public interface RegistryAsync {
   @Deprecated
   CompletableFuture<@org.jspecify.annotations.Nullable String> legacy(
       @org.jspecify.annotations.Nullable String name);
+
+  CompletableFuture<String> reason(@demo.reason.Nullable("none") String key);
 }

@@ -64,6 +64,11 @@ public final class RegistryRpc {
   public static final int ID_LEGACY = 0x93a88e4f;
 
   /**
+   * Id of {@code demo.Registry/reason}: FNV-1a of the service and method names.
+   */
+  public static final int ID_REASON = 0x6489f59c;
+
+  /**
    * {@code demo.Registry/owner}.
    */
   public static final MethodDescriptor<String, String> METHOD_OWNER = MethodDescriptor.<String, String>newBuilder()
@@ -122,6 +127,18 @@ public final class RegistryRpc {
       .responseMarshaller(ValueMarshaller.of(FieldCodecs.STRING))
       .build();
 
+  /**
+   * {@code demo.Registry/reason}.
+   */
+  public static final MethodDescriptor<String, String> METHOD_REASON = MethodDescriptor.<String, String>newBuilder()
+      .serviceName(SERVICE_NAME)
+      .methodName("reason")
+      .id(ID_REASON)
+      .type(MethodType.UNARY)
+      .requestMarshaller(ValueMarshaller.of(FieldCodecs.STRING))
+      .responseMarshaller(ValueMarshaller.of(FieldCodecs.STRING))
+      .build();
+
   private RegistryRpc() {
   }
 
@@ -151,6 +168,7 @@ public final class RegistryRpc {
         .add(ServerCalls.async(METHOD_FIND, new FutureHandler(impl, ID_FIND)))
         .add(ServerCalls.blocking(METHOD_NOTE, new BlockingHandler(impl, ID_NOTE)))
         .add(ServerCalls.blocking(METHOD_LEGACY, new BlockingHandler(impl, ID_LEGACY)))
+        .add(ServerCalls.blocking(METHOD_REASON, new BlockingHandler(impl, ID_REASON)))
         .build();
   }
 
@@ -166,6 +184,7 @@ public final class RegistryRpc {
         .add(ServerCalls.async(METHOD_FIND, new AsyncHandler(impl, ID_FIND)))
         .add(ServerCalls.async(METHOD_NOTE, new AsyncHandler(impl, ID_NOTE)))
         .add(ServerCalls.async(METHOD_LEGACY, new AsyncHandler(impl, ID_LEGACY)))
+        .add(ServerCalls.async(METHOD_REASON, new AsyncHandler(impl, ID_REASON)))
         .build();
   }
 
@@ -213,6 +232,15 @@ public final class RegistryRpc {
         @org.jspecify.annotations.Nullable String name) {
       return this.client.unaryCall(METHOD_LEGACY, name, this.options);
     }
+
+    @demo.reason.Nullable(
+        value = "no \"reason\" given",
+        tags = { "a", "b" }
+    )
+    @Override
+    public String reason(@demo.reason.Nullable("none") String key) {
+      return this.client.unaryCall(METHOD_REASON, key, this.options);
+    }
   }
 
   /**
@@ -259,6 +287,11 @@ public final class RegistryRpc {
         @org.jspecify.annotations.Nullable String name) {
       return this.client.unaryCallAsync(METHOD_LEGACY, name, this.options);
     }
+
+    @Override
+    public CompletableFuture<String> reason(@demo.reason.Nullable("none") String key) {
+      return this.client.unaryCallAsync(METHOD_REASON, key, this.options);
+    }
   }
 
   /**
@@ -291,6 +324,8 @@ public final class RegistryRpc {
         }
         case ID_LEGACY:
           return impl.legacy((String) request);
+        case ID_REASON:
+          return impl.reason((String) request);
         default:
           throw new AssertionError("no method of demo.Registry is served here with id " + methodId);
       }
@@ -352,6 +387,8 @@ public final class RegistryRpc {
         }
         case ID_LEGACY:
           return ServerCalls.future(impl.legacy((String) request), METHOD_LEGACY);
+        case ID_REASON:
+          return ServerCalls.future(impl.reason((String) request), METHOD_REASON);
         default:
           throw new AssertionError("no method of demo.Registry is served here with id " + methodId);
       }

@@ -22,4 +22,10 @@ public interface Registry {
 
   @Deprecated
   @Nullable String legacy(@Nullable String name);
+
+  /** The values of its elements are repeated when they are literals (LEVEL is left out, to its default). */
+  @demo.reason.Nullable(value = "no \"reason\" given", tags = {"a", "b"}, level = Registry.LEVEL)
+  String reason(@demo.reason.Nullable("none") String key);
+
+  int LEVEL = 2;
 }
