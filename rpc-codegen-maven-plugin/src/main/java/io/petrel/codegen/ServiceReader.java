@@ -414,7 +414,7 @@ final class ServiceReader {
       ValueType t = valueType(file, p.getType(), scope, role, true);
       if (t != null) {
         MethodModel.Nullness nullness = t.kind() == ValueType.Kind.PRIMITIVE ? null
-            : nullness(p.getAnnotations(), p.getType(), scope, ElementType.PARAMETER);
+            : nullness(file, role, p.getAnnotations(), p.getType(), scope, ElementType.PARAMETER);
         if (nullness != null && t.isMessage() && m.getParameters().size() == 1) {
           problem(file, p, role + " is a protobuf message declared @Nullable, but as the only argument it cannot"
               + " be null (the request is the message's own bytes, which cannot say null: the stub throws"
@@ -444,12 +444,14 @@ final class ServiceReader {
             : valueType(file, args.get().get(0), scope, role, false);
         // CompletableFuture<@Nullable T> (CompletableFuture<@Nullable Void> too): only a type annotation can say it
         // of the value
-        resultNullness = nullness(new NodeList<>(), args.get().get(0), scope, ElementType.TYPE_USE);
+        resultNullness = nullness(file, "the result of " + name, new NodeList<>(), args.get().get(0), scope,
+            ElementType.TYPE_USE);
       }
     } else {
       result = valueType(file, returnType, scope, role, false);
       if (result != null && result.kind() != ValueType.Kind.PRIMITIVE) {
-        resultNullness = nullness(m.getAnnotations(), returnType, scope, ElementType.METHOD);
+        resultNullness = nullness(file, "the result of " + name, m.getAnnotations(), returnType, scope,
+            ElementType.METHOD);
       }
     }
     if (resultNullness != null && result != null && result.isMessage()) {
@@ -527,8 +529,8 @@ final class ServiceReader {
    * type annotation written before a type that is not an array is written on the type (the same thing, and where
    * it reads best: {@code public @Nullable String}). Null when there is none, or none that can be repeated.
    */
-  private MethodModel.@Nullable Nullness nullness(NodeList<AnnotationExpr> declaration, Type type,
-      TypeIndex.Scope scope, ElementType declarationKind) {
+  private MethodModel.@Nullable Nullness nullness(Path file, String role, NodeList<AnnotationExpr> declaration,
+      Type type, TypeIndex.Scope scope, ElementType declarationKind) {
     List<AnnotationExpr> candidates = new ArrayList<>(type.getAnnotations());
     int onType = candidates.size();
     candidates.addAll(declaration);
@@ -546,6 +548,14 @@ final class ServiceReader {
       boolean declarationTarget = declarationKind != ElementType.TYPE_USE && targets.contains(declarationKind);
       if (i < onType ? !typeUse : !typeUse && !declarationTarget) {
         continue;
+      }
+      if (!types.nameableOutsideItsTopLevel(info.get())) {
+        String annotation = info.get().canonicalName();
+        warning(file, a, "@" + a.getNameAsString() + " on " + role + " is not repeated on the generated stubs and"
+            + " the async interface: " + annotation + " is private (or nested in a private type), and the"
+            + " generated classes cannot name it, so NullAway, the Checker Framework and Kotlin see no @Nullable"
+            + " there: make " + annotation + " package-private");
+        return null;
       }
       // Before an array type a type annotation applies to the element type (@Nullable byte[]): kept there.
       boolean onDeclaration = i >= onType && (declarationTarget || type.isArrayType());
