@@ -418,8 +418,9 @@ final class ServiceReader {
         if (nullness != null && t.isMessage() && m.getParameters().size() == 1) {
           problem(file, p, role + " is a protobuf message declared @Nullable, but as the only argument it cannot"
               + " be null (the request is the message's own bytes, which cannot say null: the stub throws"
-              + " NullPointerException before sending): remove @Nullable and pass " + p.getType()
-              + ".getDefaultInstance() for none, or wrap it in a protobuf message as a field (absent when null)");
+              + " NullPointerException before sending): remove @Nullable and pass "
+              + ((ClassOrInterfaceType) p.getType()).getNameWithScope() + ".getDefaultInstance() for none, or wrap"
+              + " it in a protobuf message as a field (absent when null)");
         }
         params.add(new MethodModel.Param(p.getNameAsString(), t, nullness));
       }
@@ -525,9 +526,10 @@ final class ServiceReader {
   /**
    * The {@code @Nullable} (any annotation of that simple name this build can resolve: JSpecify's, the Checker
    * Framework's, JSR 305's, Jakarta's, ...) on a parameter or method ({@code declaration}) or on its {@code type},
-   * in the form the generated code can repeat with the same meaning: where the interface writes it, except that a
-   * type annotation written before a type that is not an array is written on the type (the same thing, and where
-   * it reads best: {@code public @Nullable String}). Null when there is none, or none that can be repeated.
+   * in the form the generated code can repeat with the same meaning: where the interface writes it, except that an
+   * annotation that applies to types only, written before a type that is not an array, is written on the type (the
+   * same thing, and where it reads best: {@code public @Nullable String}). Null when there is none, or none that
+   * can be repeated (a warning says why when the reason is not plain).
    */
   private MethodModel.@Nullable Nullness nullness(Path file, String role, NodeList<AnnotationExpr> declaration,
       Type type, TypeIndex.Scope scope, ElementType declarationKind) {

@@ -128,7 +128,7 @@ class InvalidServicesTest {
     TestSources.write(src, Map.of("bad/Svc.java", HEADER + """
         @RpcService("bad.Svc")
         public interface Svc {
-          void put(@org.jspecify.annotations.Nullable com.google.protobuf.StringValue value);
+          void put(com.google.protobuf.@org.jspecify.annotations.Nullable StringValue value);
           @RpcMethod(oneway = true) void note(@bad.decl.Nullable com.google.protobuf.StringValue v);
           com.google.protobuf.@org.jspecify.annotations.Nullable StringValue get(String key);
           CompletableFuture<com.google.protobuf.@org.jspecify.annotations.Nullable StringValue> later(String key);
