@@ -1,7 +1,6 @@
 package io.petrel.codegen;
 
 import com.palantir.javapoet.AnnotationSpec;
-import com.palantir.javapoet.ClassName;
 import com.palantir.javapoet.TypeName;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -47,11 +46,16 @@ record MethodModel(
    * A {@code @Nullable} annotation as the interface writes it, copied where the generated code declares the same
    * parameter or result, so that NullAway, the Checker Framework and Kotlin see the stubs as they see the interface.
    *
-   * @param annotation the annotation type (JSpecify's, the Checker Framework's, JSR 305's, ...)
-   * @param typeUse the annotation applies to types ({@code @Target(TYPE_USE)}): it is written on the type (and on a
-   *     future's value type); otherwise it is a declaration annotation, written on the parameter or method
+   * @param annotation the annotation (JSpecify's, the Checker Framework's, JSR 305's, ...), with the values the
+   *     interface gives its elements when they are literals
+   * @param typeUse the annotation applies to types ({@code @Target(TYPE_USE)}), so it can also say it of a future's
+   *     value type; otherwise it is a declaration annotation only
+   * @param onDeclaration it is written on the parameter or method, as the interface writes it: a declaration
+   *     annotation, one that is both (it then says both), or a type annotation before an array type, where it
+   *     applies to the element type ({@code @Nullable byte[]}); otherwise on the type ({@code byte @Nullable []},
+   *     {@code Outer.@Nullable Inner})
    */
-  record Nullness(ClassName annotation, boolean typeUse) {}
+  record Nullness(AnnotationSpec annotation, boolean typeUse, boolean onDeclaration) {}
 
   /**
    * A declared exception.

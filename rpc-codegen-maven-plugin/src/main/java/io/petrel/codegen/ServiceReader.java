@@ -11,12 +11,15 @@ import com.github.javaparser.ast.body.MethodDeclaration;
 import com.github.javaparser.ast.body.Parameter;
 import com.github.javaparser.ast.body.TypeDeclaration;
 import com.github.javaparser.ast.expr.AnnotationExpr;
+import com.github.javaparser.ast.expr.ArrayInitializerExpr;
 import com.github.javaparser.ast.expr.BooleanLiteralExpr;
 import com.github.javaparser.ast.expr.Expression;
 import com.github.javaparser.ast.expr.IntegerLiteralExpr;
+import com.github.javaparser.ast.expr.LiteralExpr;
 import com.github.javaparser.ast.expr.LongLiteralExpr;
 import com.github.javaparser.ast.expr.MemberValuePair;
 import com.github.javaparser.ast.expr.NormalAnnotationExpr;
+import com.github.javaparser.ast.expr.NullLiteralExpr;
 import com.github.javaparser.ast.expr.SingleMemberAnnotationExpr;
 import com.github.javaparser.ast.expr.StringLiteralExpr;
 import com.github.javaparser.ast.type.ArrayType;
@@ -106,7 +109,23 @@ final class ServiceReader {
       Map.entry("java.time.OffsetDateTime", "use String in ISO-8601 form (toString() and OffsetDateTime.parse), or"
           + " a protobuf message holding a com.google.protobuf.Timestamp and the offset"),
       Map.entry("java.time.ZonedDateTime", "use String in ISO-8601 form (toString() and ZonedDateTime.parse), or"
-          + " a protobuf message holding a com.google.protobuf.Timestamp and the zone id"));
+          + " a protobuf message holding a com.google.protobuf.Timestamp and the zone id"),
+      Map.entry("java.time.LocalTime", "use String in ISO-8601 form (toString() and LocalTime.parse) or long"
+          + " nanoseconds of the day (toNanoOfDay() and LocalTime.ofNanoOfDay)"),
+      Map.entry("java.time.OffsetTime", "use String in ISO-8601 form (toString() and OffsetTime.parse)"),
+      Map.entry("java.time.Period", "use String in ISO-8601 form (toString() and Period.parse)"),
+      Map.entry("java.time.YearMonth", "use String in ISO-8601 form (toString() and YearMonth.parse)"),
+      Map.entry("java.time.Year", "use int (getValue() and Year.of)"),
+      Map.entry("java.time.ZoneId", "use String (getId() and ZoneId.of)"),
+      Map.entry("java.time.ZoneOffset", "use int seconds (getTotalSeconds() and ZoneOffset.ofTotalSeconds)"),
+      Map.entry("java.util.Calendar", "use long epoch milliseconds (getTimeInMillis()) or"
+          + " com.google.protobuf.Timestamp, and the zone id as a String if it matters"),
+      Map.entry("java.util.GregorianCalendar", "use long epoch milliseconds (getTimeInMillis()) or"
+          + " com.google.protobuf.Timestamp, and the zone id as a String if it matters"),
+      Map.entry("java.sql.Timestamp", "use com.google.protobuf.Timestamp (it keeps the nanoseconds) or long epoch"
+          + " milliseconds (getTime())"),
+      Map.entry("java.sql.Date", "use String in ISO-8601 form (toLocalDate().toString() and LocalDate.parse)"),
+      Map.entry("java.sql.Time", "use String in ISO-8601 form (toLocalTime().toString() and LocalTime.parse)"));
 
   private final TypeIndex types;
   private final List<Problem> problems;
@@ -395,7 +414,14 @@ final class ServiceReader {
       ValueType t = valueType(file, p.getType(), scope, role, true);
       if (t != null) {
         MethodModel.Nullness nullness = t.kind() == ValueType.Kind.PRIMITIVE ? null
-            : nullness(p.getAnnotations(), p.getType(), scope, ElementType.PARAMETER);
+            : nullness(file, role, p.getAnnotations(), p.getType(), scope, ElementType.PARAMETER);
+        if (nullness != null && t.isMessage() && m.getParameters().size() == 1) {
+          problem(file, p, role + " is a protobuf message declared @Nullable, but as the only argument it cannot"
+              + " be null (the request is the message's own bytes, which cannot say null: the stub throws"
+              + " NullPointerException before sending): remove @Nullable and pass "
+              + ((ClassOrInterfaceType) p.getType()).getNameWithScope() + ".getDefaultInstance() for none, or wrap"
+              + " it in a protobuf message as a field (absent when null)");
+        }
         params.add(new MethodModel.Param(p.getNameAsString(), t, nullness));
       }
     }
@@ -414,18 +440,26 @@ final class ServiceReader {
         problem(file, returnType, role + " is a raw CompletableFuture: declare the value type, e.g."
             + " CompletableFuture<String>, or CompletableFuture<Void> for no value");
         result = null;
-      } else if (isVoidBox(args.get().get(0), scope)) {
-        result = ValueType.VOID;
       } else {
-        result = valueType(file, args.get().get(0), scope, role, false);
-        // CompletableFuture<@Nullable T>: only a type annotation can say it of the value
-        resultNullness = nullness(new NodeList<>(), args.get().get(0), scope, ElementType.TYPE_USE);
+        result = isVoidBox(args.get().get(0), scope) ? ValueType.VOID
+            : valueType(file, args.get().get(0), scope, role, false);
+        // CompletableFuture<@Nullable T> (CompletableFuture<@Nullable Void> too): only a type annotation can say it
+        // of the value
+        resultNullness = nullness(file, "the result of " + name, new NodeList<>(), args.get().get(0), scope,
+            ElementType.TYPE_USE);
       }
     } else {
       result = valueType(file, returnType, scope, role, false);
       if (result != null && result.kind() != ValueType.Kind.PRIMITIVE) {
-        resultNullness = nullness(m.getAnnotations(), returnType, scope, ElementType.METHOD);
+        resultNullness = nullness(file, "the result of " + name, m.getAnnotations(), returnType, scope,
+            ElementType.METHOD);
       }
+    }
+    if (resultNullness != null && result != null && result.isMessage()) {
+      problem(file, returnType, role + " is a protobuf message declared @Nullable, but a null message cannot be"
+          + " returned (the response is the message's own bytes, which cannot say null: the caller gets INTERNAL):"
+          + " remove @Nullable and return getDefaultInstance() for none, or wrap it in a protobuf message as a"
+          + " field (absent when null)");
     }
     if (oneway && (returnsFuture || result != ValueType.VOID)) {
       problem(file, returnType, "oneway method " + name + " returns " + returnType + "; a oneway method gets no"
@@ -492,14 +526,18 @@ final class ServiceReader {
   /**
    * The {@code @Nullable} (any annotation of that simple name this build can resolve: JSpecify's, the Checker
    * Framework's, JSR 305's, Jakarta's, ...) on a parameter or method ({@code declaration}) or on its {@code type},
-   * in the form the generated code can repeat: on the type if the annotation applies to types, else on the
-   * declaration if it applies to {@code declarationKind}. Null when there is none, or none that can be repeated.
+   * in the form the generated code can repeat with the same meaning: where the interface writes it, except that an
+   * annotation that applies to types only, written before a type that is not an array, is written on the type (the
+   * same thing, and where it reads best: {@code public @Nullable String}). Null when there is none, or none that
+   * can be repeated (a warning says why when the reason is not plain).
    */
-  private MethodModel.@Nullable Nullness nullness(NodeList<AnnotationExpr> declaration, Type type,
-      TypeIndex.Scope scope, ElementType declarationKind) {
+  private MethodModel.@Nullable Nullness nullness(Path file, String role, NodeList<AnnotationExpr> declaration,
+      Type type, TypeIndex.Scope scope, ElementType declarationKind) {
     List<AnnotationExpr> candidates = new ArrayList<>(type.getAnnotations());
+    int onType = candidates.size();
     candidates.addAll(declaration);
-    for (AnnotationExpr a : candidates) {
+    for (int i = 0; i < candidates.size(); i++) {
+      AnnotationExpr a = candidates.get(i);
       if (!isNullable(a)) {
         continue;
       }
@@ -508,14 +546,48 @@ final class ServiceReader {
       if (targets == null) {
         continue;
       }
-      if (targets.contains(ElementType.TYPE_USE)) {
-        return new MethodModel.Nullness(info.get().className(), true);
+      boolean typeUse = targets.contains(ElementType.TYPE_USE);
+      boolean declarationTarget = declarationKind != ElementType.TYPE_USE && targets.contains(declarationKind);
+      if (i < onType ? !typeUse : !typeUse && !declarationTarget) {
+        continue;
       }
-      if (declarationKind != ElementType.TYPE_USE && targets.contains(declarationKind)) {
-        return new MethodModel.Nullness(info.get().className(), false);
+      if (!types.nameableOutsideItsTopLevel(info.get())) {
+        String annotation = info.get().canonicalName();
+        warning(file, a, "@" + a.getNameAsString() + " on " + role + " is not repeated on the generated stubs and"
+            + " the async interface: " + annotation + " is private (or nested in a private type), and the"
+            + " generated classes cannot name it, so NullAway, the Checker Framework and Kotlin see no @Nullable"
+            + " there: make " + annotation + " package-private");
+        return null;
       }
+      // Before an array type a type annotation applies to the element type (@Nullable byte[]): kept there.
+      boolean onDeclaration = i >= onType && (declarationTarget || type.isArrayType());
+      return new MethodModel.Nullness(repeated(a, info.get().className()), typeUse, onDeclaration);
     }
     return null;
+  }
+
+  /**
+   * The annotation {@code a} as the generated code repeats it: with the values written for its elements when they
+   * are literals ({@code @Nullable("why")}; an element without a default must be given one). Other values (a
+   * constant, an enum constant) name what the generated file may not import; they are left out, to their defaults.
+   */
+  private static AnnotationSpec repeated(AnnotationExpr a, ClassName type) {
+    AnnotationSpec.Builder spec = AnnotationSpec.builder(type);
+    if (a instanceof SingleMemberAnnotationExpr single && isLiteral(single.getMemberValue())) {
+      spec.addMember("value", "$L", single.getMemberValue().toString());
+    } else if (a instanceof NormalAnnotationExpr normal) {
+      for (MemberValuePair pair : normal.getPairs()) {
+        if (isLiteral(pair.getValue())) {
+          spec.addMember(pair.getNameAsString(), "$L", pair.getValue().toString());
+        }
+      }
+    }
+    return spec.build();
+  }
+
+  private static boolean isLiteral(Expression e) {
+    return (e instanceof LiteralExpr && !(e instanceof NullLiteralExpr))
+        || (e instanceof ArrayInitializerExpr array && array.getValues().stream().allMatch(ServiceReader::isLiteral));
   }
 
   private static boolean isNullable(AnnotationExpr a) {
@@ -667,6 +739,9 @@ final class ServiceReader {
     String hint = HINTS.get(fqn);
     if (hint != null) {
       return hint;
+    }
+    if (fqn.startsWith("java.time.")) {
+      return "use its String form (toString(), read back with its parse or of method), or a protobuf message";
     }
     if (fqn.equals("java.lang.Void")) {
       return parameter ? "remove the parameter" : "return void (or CompletableFuture<Void>)";

@@ -1,6 +1,7 @@
 package io.petrel.codegen;
 
 import com.palantir.javapoet.AnnotationSpec;
+import com.palantir.javapoet.ArrayTypeName;
 import com.palantir.javapoet.ClassName;
 import com.palantir.javapoet.CodeBlock;
 import com.palantir.javapoet.FieldSpec;
@@ -415,27 +416,30 @@ final class ServiceWriter {
       MethodModel.Nullness n = p.nullness();
       if (n == null) {
         mb.addParameter(p.type().javaType(), p.name());
-      } else if (n.typeUse()) {
-        mb.addParameter(p.type().javaType().annotated(AnnotationSpec.builder(n.annotation()).build()), p.name());
-      } else {
+      } else if (n.onDeclaration()) {
         mb.addParameter(ParameterSpec.builder(p.type().javaType(), p.name())
             .addAnnotation(n.annotation()).build());
+      } else {
+        mb.addParameter(p.type().javaType().annotated(n.annotation()), p.name());
       }
     }
     MethodModel.Nullness n = m.resultNullness();
-    AnnotationSpec typeNullable = n != null && n.typeUse() ? AnnotationSpec.builder(n.annotation()).build() : null;
     if (future) {
       // A declaration annotation cannot say it of a future's value: only a type annotation is repeated here.
       TypeName value = m.result().boxed();
-      mb.returns(ParameterizedTypeName.get(COMPLETABLE_FUTURE,
-          typeNullable != null ? value.annotated(typeNullable) : value));
-    } else if (typeNullable != null) {
-      mb.returns(m.result().javaType().annotated(typeNullable));
-    } else {
-      if (n != null) {
-        mb.addAnnotation(n.annotation());
+      if (n != null && n.typeUse()) {
+        AnnotationSpec nullable = n.annotation();
+        // @Nullable byte[] says it of the element type: CompletableFuture<@Nullable byte[]>
+        value = n.onDeclaration() && value instanceof ArrayTypeName array
+            ? ArrayTypeName.of(array.componentType().annotated(nullable)) : value.annotated(nullable);
       }
+      mb.returns(ParameterizedTypeName.get(COMPLETABLE_FUTURE, value));
+    } else if (n == null) {
       mb.returns(m.result().javaType());
+    } else if (n.onDeclaration()) {
+      mb.addAnnotation(n.annotation()).returns(m.result().javaType());
+    } else {
+      mb.returns(m.result().javaType().annotated(n.annotation()));
     }
     return mb;
   }

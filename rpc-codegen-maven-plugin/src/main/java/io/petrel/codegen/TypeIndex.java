@@ -2,6 +2,7 @@ package io.petrel.codegen;
 
 import com.github.javaparser.ast.CompilationUnit;
 import com.github.javaparser.ast.ImportDeclaration;
+import com.github.javaparser.ast.Node;
 import com.github.javaparser.ast.body.AnnotationDeclaration;
 import com.github.javaparser.ast.body.ClassOrInterfaceDeclaration;
 import com.github.javaparser.ast.body.ConstructorDeclaration;
@@ -219,6 +220,29 @@ final class TypeIndex implements AutoCloseable {
     Set<ElementType> targets = EnumSet.noneOf(ElementType.class);
     targets.addAll(Arrays.asList(target.value()));
     return targets;
+  }
+
+  /**
+   * True when code outside the type's top-level class can name it: neither it nor a type around it is private.
+   * The generated classes are top-level classes in the service interface's package: beyond that, they can name
+   * what the interface names.
+   */
+  boolean nameableOutsideItsTopLevel(TypeInfo info) {
+    TypeDeclaration<?> decl = sourceDeclarations.get(info.canonicalName());
+    if (decl != null) {
+      for (Node n = decl; n != null; n = n.getParentNode().orElse(null)) {
+        if (n instanceof TypeDeclaration<?> t && t.isPrivate()) {
+          return false;
+        }
+      }
+      return true;
+    }
+    for (Class<?> c = load(binaryName(info)); c != null; c = c.getEnclosingClass()) {
+      if (Modifier.isPrivate(c.getModifiers())) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static Set<ElementType> declarationContexts() {

@@ -83,6 +83,26 @@ class InvalidServicesTest {
   }
 
   @Test
+  void everyDateAndTimeTypeGetsAHintOfItsOwnButJavaTimeEnumsAreCarried() throws Exception {
+    List<Problem> problems = problems("""
+        @RpcService("bad.Svc")
+        public interface Svc {
+          java.time.LocalTime at(java.time.ZoneId zone);
+          void since(java.sql.Timestamp t, Calendar c);
+          java.time.temporal.ChronoUnit unit(java.time.Clock clock);
+          java.time.DayOfWeek day(java.time.Month month);
+        }
+        """);
+    assertThat(problems).extracting(Problem::message).hasSize(5).satisfiesExactly(
+        m -> assertThat(m).contains("java.time.ZoneId: use String (getId() and ZoneId.of)"),
+        m -> assertThat(m).contains("java.time.LocalTime: use String in ISO-8601 form"),
+        m -> assertThat(m).contains("java.sql.Timestamp: use com.google.protobuf.Timestamp"),
+        m -> assertThat(m).contains("Calendar: use long epoch milliseconds (getTimeInMillis())"),
+        m -> assertThat(m).contains("java.time.Clock: use its String form (toString(), read back with its parse or"
+            + " of method), or a protobuf message"));
+  }
+
+  @Test
   void nullableElementsOfListsAndMapsAreRejectedWhereTheyAreDeclared() throws Exception {
     List<Problem> problems = problems("""
         @RpcService("bad.Svc")
@@ -100,6 +120,40 @@ class InvalidServicesTest {
     assertThat(problems.get(1).message()).contains("return type of counts has type Map<",
         "whose values are declared @Nullable, but a null key or value cannot be carried",
         "a call returning one fails with INTERNAL");
+  }
+
+  @Test
+  void nullableMessagesThatTravelAsTheWholeBodyAreRejected() throws Exception {
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of("bad/Svc.java", HEADER + """
+        @RpcService("bad.Svc")
+        public interface Svc {
+          void put(com.google.protobuf.@org.jspecify.annotations.Nullable StringValue value);
+          @RpcMethod(oneway = true) void note(@bad.decl.Nullable com.google.protobuf.StringValue v);
+          com.google.protobuf.@org.jspecify.annotations.Nullable StringValue get(String key);
+          CompletableFuture<com.google.protobuf.@org.jspecify.annotations.Nullable StringValue> later(String key);
+          @bad.decl.Nullable com.google.protobuf.StringValue find(String key);
+          void both(String key, @org.jspecify.annotations.Nullable com.google.protobuf.StringValue value);
+        }
+        """, "bad/decl/Nullable.java", """
+        package bad.decl;
+
+        @java.lang.annotation.Target({java.lang.annotation.ElementType.PARAMETER,
+            java.lang.annotation.ElementType.METHOD})
+        public @interface Nullable {}
+        """));
+    List<Problem> problems = problemsOf(src);
+    int header = (int) HEADER.lines().count();
+    assertThat(problems).extracting(Problem::line)
+        .containsExactly(header + 3, header + 4, header + 5, header + 6, header + 7);
+    assertThat(problems.get(0).message()).contains("parameter value of put is a protobuf message declared"
+        + " @Nullable, but as the only argument it cannot be null", "the stub throws NullPointerException",
+        "pass com.google.protobuf.StringValue.getDefaultInstance() for none");
+    assertThat(problems.get(1).message()).contains("parameter v of note is a protobuf message declared @Nullable");
+    assertThat(problems.get(2).message()).contains("return type of get is a protobuf message declared @Nullable,"
+        + " but a null message cannot be returned", "the caller gets INTERNAL", "return getDefaultInstance()");
+    assertThat(problems.get(3).message()).contains("return type of later is a protobuf message declared @Nullable");
+    assertThat(problems.get(4).message()).contains("return type of find is a protobuf message declared @Nullable");
   }
 
   @Test

@@ -69,6 +69,34 @@ class ServiceWarningsTest {
     TestSources.compile(tmp.resolve("classes"), tmp.resolve("src"), tmp.resolve("out"));
   }
 
+  /** A @Nullable the generated classes cannot name (private in the class around the interface): left out, said. */
+  @Test
+  void aPrivateNullableIsNotRepeatedAndTheWarningSaysSo() throws Exception {
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of("warn/Outer.java", HEADER + """
+        public class Outer {
+          @java.lang.annotation.Target(java.lang.annotation.ElementType.TYPE_USE)
+          private @interface Nullable {}
+
+          @RpcService("warn.Svc")
+          public interface Svc {
+            @Nullable String find(@Nullable String key);
+          }
+        }
+        """));
+    CodegenResult result = TestSources.generate(List.of(src), tmp.resolve("out"));
+    assertThat(result.warnings()).hasSize(2).allSatisfy(w -> {
+      assertThat(w.file().getFileName().toString()).isEqualTo("Outer.java");
+      assertThat(w.line()).isEqualTo(HEADER_LINES + 7);
+    });
+    assertThat(result.warnings().get(0).message()).isEqualTo("@Nullable on parameter key of find is not repeated on"
+        + " the generated stubs and the async interface: warn.Outer.Nullable is private (or nested in a private"
+        + " type), and the generated classes cannot name it, so NullAway, the Checker Framework and Kotlin see no"
+        + " @Nullable there: make warn.Outer.Nullable package-private");
+    assertThat(result.warnings().get(1).message()).startsWith("@Nullable on the result of find is not repeated");
+    TestSources.compile(tmp.resolve("classes"), src, tmp.resolve("out"));
+  }
+
   /**
    * A declared exception without a constructor taking its message: the build goes on (the call still fails,
    * as a StatusException), but the caller's catch of that type would never run, which the signature hides.

@@ -1,5 +1,6 @@
 package demo;
 
+import com.google.protobuf.DescriptorProtos;
 import io.petrel.rpc.RpcService;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -22,4 +23,17 @@ public interface Directory {
 
   /** A primitive is never null: nothing to repeat. */
   int count(@Nullable Integer max);
+
+  /**
+   * On the brackets it says the array may be null; before {@code byte[]} it applies to the element type (as the
+   * JLS reads it), and is repeated there, not moved onto the array.
+   */
+  byte @Nullable [] digest(byte @Nullable [] data, @Nullable byte[] salt);
+
+  @Nullable byte[] raw(String key);
+
+  CompletableFuture<@Nullable Void> forget(@Nullable String name);
+
+  /** A nested type is annotated on its simple name; a message among several arguments may be null. */
+  void register(String name, DescriptorProtos.@Nullable FileDescriptorProto file);
 }
