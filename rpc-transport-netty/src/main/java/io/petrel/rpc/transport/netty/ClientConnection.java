@@ -456,10 +456,11 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
 
   /**
    * Event loop: the core found the connection dead (a PING unanswered): no new calls, a reset rather than a FIN
-   * (the requests still in the send buffer are dropped rather than delivered late), the calls in flight fail.
+   * (the requests still in the send buffer are dropped rather than delivered late), the calls in flight fail. The
+   * WARN says what follows as the core told it ({@code next}): reconnecting, or not (the endpoint was removed).
    */
   @Override
-  public void closeDead(String reason, String warning) {
+  public void closeDead(String reason, String warning, String next) {
     if (!channel.isActive()) {
       return;
     }
@@ -468,7 +469,7 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       failing += c.abandoned ? 0 : 1;
     }
     client.limitLog().warn("dead " + authority, "closing connection to " + authority + ": " + warning + "; "
-        + failing + " call(s) in flight fail with UNAVAILABLE, reconnecting");
+        + failing + " call(s) in flight fail with UNAVAILABLE, " + next);
     closed = true;
     if (closeReason == null) {
       closeReason = reason;

@@ -240,7 +240,7 @@ class HostileServerTest extends TransportFixture {
             CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(8)));
         assertThat(next.getValue()).isEqualTo("next");
         assertThat(warnings.await(Level.WARN, Duration.ofSeconds(5), "nothing received for 2000 ms after a call's"
-            + " deadline passed and a PING was sent")).contains("reconnecting");
+            + " deadline passed and a PING was sent")).endsWith(" in flight fail with UNAVAILABLE, reconnecting");
         assertThat(howClosed.get(5, TimeUnit.SECONDS)).as("how the silent connection ended").isEqualTo("reset");
       }, peer -> {
         nextRequest(peer); // then silence: nothing is answered, PINGs included
@@ -254,6 +254,72 @@ class HostileServerTest extends TransportFixture {
           howClosed.complete("closed with a FIN");
         }
       }, echo(1));
+    }
+  }
+
+  /** A resolver the test drives. */
+  private static final class ManualResolver implements io.petrel.rpc.NameResolver {
+    volatile Listener listener;
+
+    @Override
+    public void refresh() {}
+
+    @Override
+    public void start(Listener l) {
+      listener = l;
+    }
+
+    @Override
+    public void shutdown() {}
+  }
+
+  /**
+   * A connection found dead after the resolver removed its endpoint (it was draining: its call in flight was to
+   * finish there, and nothing reconnects to an endpoint no longer listed) says so in its WARN, and why. Before, the
+   * WARN ended "reconnecting" as for a listed endpoint. Keepalive finds it dead: the fake server answers PINGs until
+   * the endpoint is removed, then nothing.
+   */
+  @Test
+  void aDeadConnectionOfARemovedEndpointSaysNothingReconnects() throws Exception {
+    ManualResolver resolver = new ManualResolver();
+    CountDownLatch requested = new CountDownLatch(1);
+    CountDownLatch removed = new CountDownLatch(1);
+    CountDownLatch testDone = new CountDownLatch(1);
+    try (LogCapture warnings = new LogCapture(NettyRpcClient.class);
+        ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<Void> fake = fake(ss, testDone, peer -> {
+        nextRequest(peer);
+        requested.countDown();
+        try {
+          for (;;) {
+            RawPeer.RawFrame f = peer.readRaw();
+            if (f.type() == TYPE_PING && removed.getCount() > 0) {
+              peer.send(RawPeer.control(TYPE_PONG, f.requestId())); // alive until the endpoint is removed
+            }
+          }
+        } catch (java.io.IOException resetByTheClient) {
+          // found dead: the script ends
+        }
+      });
+      try {
+        RpcClient client = client(1, b -> b.nameResolver("manual://orders", resolver)
+            .keepAliveTime(Duration.ofMillis(100)));
+        String authority = "127.0.0.1:" + ss.getLocalPort();
+        resolver.listener.onEndpoints(java.util.List.of(io.petrel.rpc.Endpoint.of("127.0.0.1", ss.getLocalPort())));
+        CompletableFuture<StringValue> inFlight = client.unaryCallAsync(TestService.ECHO, StringValue.of("held"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(20)));
+        assertThat(requested.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the call reached the server").isTrue();
+        resolver.listener.onEndpoints(java.util.List.of()); // gone: its connection drains, the call stays there
+        removed.countDown();
+        String warn = warnings.await(Level.WARN, Duration.ofSeconds(10), "closing connection to " + authority + ": "
+            + "silent for two keepalive periods, a PING went unanswered");
+        assertThat(warn).endsWith("; 1 call(s) in flight fail with UNAVAILABLE, not reconnecting: " + authority
+            + " was removed from manual://orders by its resolver");
+        CallFailures.assertFails(inFlight, Status.Code.UNAVAILABLE, "no answer to keepalive PING");
+      } finally {
+        testDone.countDown();
+      }
+      fake.get(WAIT_SECONDS, TimeUnit.SECONDS);
     }
   }
 
