@@ -81,8 +81,10 @@ public interface Connection {
    * (what was found, e.g. "silent for two keepalive periods, a PING went unanswered"), how many attempts it ends,
    * and {@code next}: what follows for the endpoint, which only the core knows ("reconnecting", or "not
    * reconnecting: " and why, e.g. the resolver removed the endpoint and its connections were draining, or the
-   * client is shutting down). Called by the core on {@link #executor()}; a closed connection ignores it. The
-   * default closes ({@link #close()}).
+   * client is shutting down). As for any close, {@link Listener#closed} comes before the attempts end: an attempt
+   * the core sends again (an idempotent call) must find this connection gone from its slot, or it is not sent on a
+   * new one. Called by the core on {@link #executor()}; a closed connection ignores it. The default closes
+   * ({@link #close()}).
    */
   default void closeDead(String reason, String warning, String next) {
     close();

@@ -7,10 +7,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import ch.qos.logback.classic.Level;
 import com.google.protobuf.StringValue;
 import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
+import io.petrel.rpc.marshal.ProtobufMarshaller;
 import io.petrel.rpc.testing.CallFailures;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -252,6 +254,51 @@ class HostileServerTest extends TransportFixture {
           howClosed.complete("reset");
         } catch (java.io.EOFException fin) {
           howClosed.complete("closed with a FIN");
+        }
+      }, echo(1));
+    }
+  }
+
+  /** {@link TestService#ECHO}, marked idempotent: a call that may have run is sent again after UNAVAILABLE. */
+  private static final MethodDescriptor<StringValue, StringValue> IDEMPOTENT_ECHO =
+      MethodDescriptor.<StringValue, StringValue>newBuilder().serviceName(TestService.NAME).methodName("echo")
+          .idempotent(true)
+          .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+          .responseMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+          .build();
+
+  /**
+   * A call sent again when the connection it was on is found dead (idempotent, here fail-fast too) goes on a new
+   * connection: the core hears of the close before the transport fails the calls in flight, as for any close.
+   * Before, the dead connection's calls failed first, and the one sent again found the endpoint's slot still
+   * holding the dead connection: fail-fast, it failed again ("has just closed; retry", then no endpoint left for
+   * it), although the new connection the next call got would have taken it.
+   */
+  @Test
+  void aCallSentAgainWhenItsConnectionIsFoundDeadGoesOnANewConnection() throws Exception {
+    try (LogCapture warnings = new LogCapture(NettyRpcClient.class)) {
+      againstFake(b -> b, client -> {
+        // Connected first, so that the next call is written before its deadline passes (the liveness check).
+        assertThat(client.unaryCall(TestService.ECHO, StringValue.of("first")).getValue()).isEqualTo("first");
+        CallFailures.assertFails(client.unaryCallAsync(TestService.ECHO, StringValue.of("lost"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300))), Status.Code.DEADLINE_EXCEEDED);
+        // Written on the connection under the liveness check (its PING unanswered): found dead within 2 s, and
+        // sent again, on a new connection, long before its deadline.
+        StringValue again = client.unaryCallAsync(IDEMPOTENT_ECHO, StringValue.of("again"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(20)).withFailFast(true))
+            .get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertThat(again.getValue()).isEqualTo("again");
+        assertThat(warnings.await(Level.WARN, Duration.ofSeconds(5), "nothing received for 2000 ms after a call's"
+            + " deadline passed")).endsWith("; 1 call(s) in flight fail with UNAVAILABLE, reconnecting");
+      }, peer -> {
+        echo(1).play(peer);
+        nextRequest(peer); // then silence: nothing is answered, PINGs included, until the client resets it
+        try {
+          for (;;) {
+            peer.readRaw();
+          }
+        } catch (java.net.SocketException | java.io.EOFException closedByTheClient) {
+          // found dead: the next script takes the new connection
         }
       }, echo(1));
     }
