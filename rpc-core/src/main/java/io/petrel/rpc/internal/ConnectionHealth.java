@@ -5,6 +5,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -26,7 +27,8 @@ import org.jspecify.annotations.Nullable;
  *
  * A dead connection is closed with {@link Connection#closeDead} (Netty: a reset, so that the requests still in its
  * send buffer do not reach the server long after their callers gave up); its calls in flight fail with
- * UNAVAILABLE and the endpoint reconnects.
+ * UNAVAILABLE and the endpoint reconnects, unless its slot was closed meanwhile (the resolver removed the endpoint,
+ * whose connections were draining; the client is shutting down): the transport's WARN says which ({@link #next}).
  *
  * <p>Threading: everything but {@link #answered()} and {@link #stop()} runs on the connection's executor, the
  * thread the transport reports reads on; {@link #received()}, the only thing on the per-read path, writes plain
@@ -49,6 +51,11 @@ final class ConnectionHealth {
 
   /** keepAliveTime; 0: no keepalive. */
   private final long keepAliveNanos;
+  /**
+   * What follows for the endpoint once the connection is found dead, asked then, for the transport's WARN
+   * ({@link Connection#closeDead}'s {@code next}): the slot's, which alone knows whether it reconnects.
+   */
+  private final Supplier<String> next;
   // The connection's executor only (set by begin, which runs there).
   private @Nullable Connection connection;
   private @Nullable ScheduledExecutorService executor;
@@ -69,8 +76,9 @@ final class ConnectionHealth {
   private volatile @Nullable ScheduledFuture<?> keepAliveTimer;
   private volatile @Nullable ScheduledFuture<?> livenessTimer;
 
-  ConnectionHealth(long keepAliveNanos) {
+  ConnectionHealth(long keepAliveNanos, Supplier<String> next) {
     this.keepAliveNanos = keepAliveNanos;
+    this.next = next;
   }
 
   /**
@@ -151,7 +159,7 @@ final class ConnectionHealth {
     }
     if (pingSent && lastRead - pingSentAt < 0) {
       stopped = true;
-      c.closeDead(KEEPALIVE_FAILED, KEEPALIVE_WARNING);
+      c.closeDead(KEEPALIVE_FAILED, KEEPALIVE_WARNING, next.get());
       return;
     }
     keepAliveTimer(schedule(this::keepAliveDue, keepAliveNanos));
@@ -193,7 +201,7 @@ final class ConnectionHealth {
       return;
     }
     stopped = true;
-    c.closeDead(LIVENESS_FAILED, LIVENESS_FAILED);
+    c.closeDead(LIVENESS_FAILED, LIVENESS_FAILED, next.get());
   }
 
   /**

@@ -702,6 +702,24 @@ final class ConnectionSlot {
   }
 
   /**
+   * What follows for the endpoint when one of this slot's connections is found dead ({@link ConnectionHealth}), for
+   * the transport's WARN ({@link Connection#closeDead}'s {@code next}): "reconnecting" while the slot is open (the
+   * calls waiting here, those sent again, or the next call connect again), else "not reconnecting: " and why (the
+   * endpoint left the resolver's list and its connections were draining; the client is shutting down). On the
+   * connection's executor.
+   */
+  private String afterDead() {
+    String why;
+    synchronized (this) {
+      why = closedWhy; // set by drain, just before it closes the slot
+      if (!closed && why == null) {
+        return "reconnecting";
+      }
+    }
+    return "not reconnecting: " + (why != null ? why : owner.whyStopped());
+  }
+
+  /**
    * The endpoint left the resolver's list: no reconnect, nothing new sent here; the connection's calls in flight
    * finish and it closes after the last (the transport's {@link Connection#drain}). Calls waiting for a
    * connection end NOT_SENT, so the core sends them to another endpoint. Completes when the connection closed.
@@ -786,7 +804,7 @@ final class ConnectionSlot {
     /** Why the core closed the connection before its first frame came, or null. */
     @Nullable String firstFrameDue;
     /** Keepalive and the liveness check of the connection (not guarded: see {@link ConnectionHealth}). */
-    final ConnectionHealth health = new ConnectionHealth(config.keepAliveTimeNanos());
+    final ConnectionHealth health = new ConnectionHealth(config.keepAliveTimeNanos(), ConnectionSlot.this::afterDead);
 
     @Override
     public void answered() {

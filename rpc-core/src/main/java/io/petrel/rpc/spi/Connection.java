@@ -77,12 +77,16 @@ public interface Connection {
    * The core found the connection dead (a PING unanswered: keepalive, or the liveness check): close it at once and
    * so that nothing more is sent, dropping what is still queued to the peer rather than delivering it late (Netty:
    * a reset, {@code SO_LINGER} 0); attempts in flight end with UNAVAILABLE ({@link AttemptProgress#PROCESSED})
-   * saying {@code reason}, which {@link Listener#closed} passes on too. The transport logs {@code warning} at WARN
-   * (what was found, e.g. "silent for two keepalive periods, a PING went unanswered") with how many attempts it
-   * ends, and that the endpoint reconnects. Called by the core on {@link #executor()}; a closed connection ignores
-   * it. The default closes ({@link #close()}).
+   * saying {@code reason}, which {@link Listener#closed} passes on too. The transport logs at WARN {@code warning}
+   * (what was found, e.g. "silent for two keepalive periods, a PING went unanswered"), how many attempts it ends,
+   * and {@code next}: what follows for the endpoint, which only the core knows ("reconnecting", or "not
+   * reconnecting: " and why, e.g. the resolver removed the endpoint and its connections were draining, or the
+   * client is shutting down). As for any close, {@link Listener#closed} comes before the attempts end: an attempt
+   * the core sends again (an idempotent call) must find this connection gone from its slot, or it is not sent on a
+   * new one. Called by the core on {@link #executor()}; a closed connection ignores it. The default closes
+   * ({@link #close()}).
    */
-  default void closeDead(String reason, String warning) {
+  default void closeDead(String reason, String warning, String next) {
     close();
   }
 

@@ -69,7 +69,7 @@ class ConnectionHealthTest {
     assertThat(conn.health.poll(10, TimeUnit.SECONDS)).isEqualTo("ping");
     long pinged = System.nanoTime();
     assertThat(conn.health.poll(10, TimeUnit.SECONDS)).isEqualTo("dead: no answer to keepalive PING | silent for two"
-        + " keepalive periods, a PING went unanswered");
+        + " keepalive periods, a PING went unanswered | reconnecting");
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - pinged)).as("ms from the PING to the close")
         .isGreaterThanOrEqualTo(90);
     assertThat(conn.closed.get(10, TimeUnit.SECONDS)).isNull();
@@ -95,7 +95,7 @@ class ConnectionHealthTest {
     assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - pinged)).as("ms from the PING to the close")
         .isGreaterThanOrEqualTo(1_900);
     assertThat(dead).startsWith("dead: nothing received for 2000 ms after a call's deadline passed and a PING was"
-        + " sent");
+        + " sent").endsWith(" | reconnecting");
     assertThat(conn.closed.get(10, TimeUnit.SECONDS)).isNull();
   }
 

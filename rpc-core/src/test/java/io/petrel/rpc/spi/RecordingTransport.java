@@ -211,7 +211,7 @@ public final class RecordingTransport implements TransportProvider {
 
     /** The thread this connection "reads" on, for the core's health checks; null: no PINGs (the default). */
     public volatile java.util.concurrent.@Nullable ScheduledExecutorService executor;
-    /** What the core's health checks did here, in order: "ping", "dead: reason | warning". */
+    /** What the core's health checks did here, in order: "ping", "dead: reason | warning | next". */
     public final BlockingQueue<String> health = new LinkedBlockingQueue<>();
 
     @Override
@@ -225,8 +225,8 @@ public final class RecordingTransport implements TransportProvider {
     }
 
     @Override
-    public void closeDead(String reason, String warning) {
-      health.add("dead: " + reason + " | " + warning);
+    public void closeDead(String reason, String warning, String next) {
+      health.add("dead: " + reason + " | " + warning + " | " + next);
       closedBecause = reason;
       lose(true);
     }

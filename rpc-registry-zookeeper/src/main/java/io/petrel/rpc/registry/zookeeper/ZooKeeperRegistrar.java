@@ -95,22 +95,10 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     if (toRegister.isEmpty()) {
       return;
     }
-    String advertised;
-    try {
-      // As clients read it (one spelling per address), so that the node's name and its data agree: a node they
-      // would skip is not written.
-      advertised = RegistryNode.checkHost(host != null ? host : advertisedHost(bound));
-    } catch (IllegalArgumentException bad) {
-      log.error("not registering {} in ZooKeeper: the host to advertise {}; clients would skip its node. Set"
-          + " ZooKeeperRegistrar.Builder.host(...) to the address clients should use", toRegister,
-          String.valueOf(bad.getMessage()).replace("field 'host' is ", "is "));
-      return;
-    }
-    String local = onThisMachineOnly(advertised);
-    if (local != null) {
-      log.error("not registering {} in ZooKeeper: the host to advertise, {}, {}. Set ZooKeeperRegistrar.Builder"
-          + ".host(...) to a global address or a host name clients on other machines can use", toRegister,
-          advertised, local);
+    Advertised chosen = hostToAdvertise(host, bound, InetAddress::getLocalHost);
+    String advertised = chosen.host();
+    if (advertised == null) {
+      log.error("not registering {} in ZooKeeper: {}", toRegister, chosen.refused());
       return;
     }
     Endpoint e = new Endpoint(advertised, bound.getPort(), weight, zone, version, metadata);
@@ -530,18 +518,75 @@ public final class ZooKeeperRegistrar implements ServerLifecycleListener {
     return registered;
   }
 
+  /** This host's address, as {@link InetAddress#getLocalHost()} gives it (tests give another). */
+  interface LocalHost {
+    InetAddress get() throws UnknownHostException;
+  }
+
   /**
-   * The bound address, unless it is the wildcard address: then this host's address, with a WARN if that is a
-   * loopback one. A server bound to a loopback address gets no WARN: only its own machine can connect to it,
-   * whatever it advertised, and such a bind is a deliberate local setup (docs/cluster.md).
+   * The host a registrar advertises, as clients read it ({@code host}), or, when it would not register one (null),
+   * why not and what to set ({@code refused}, the ERROR's text after "not registering [...] in ZooKeeper: ").
    */
-  private static String advertisedHost(InetSocketAddress bound) {
+  record Advertised(@Nullable String host, String refused) {}
+
+  /** What a refusal adds when the host came from the server's bound address. */
+  static final String FROM_BOUND_ADDRESS = "It is the address the server is bound to"
+      + " (RpcServer.builder().bindAddress(...)), which the registrar advertises when no host is set on it: bind the"
+      + " server to an address clients on other machines can use, or to all addresses (RpcServer.builder().port(...))"
+      + " and set that address with ZooKeeperRegistrar.Builder.host(...)";
+  /** What a refusal adds when the host came from this host's address (the server listens on all addresses). */
+  static final String FROM_LOCAL_HOST = "It is this host's address as InetAddress.getLocalHost() gives it, which"
+      + " the registrar advertises when the server listens on all addresses and no host is set on it: set the address"
+      + " clients should use with ZooKeeperRegistrar.Builder.host(...) (registry.registrar(...).host(\"10.0.0.7\")),"
+      + " a global address or a host name clients on other machines can use, or map this host's name to such an"
+      + " address (DNS, /etc/hosts)";
+  /** What a refusal adds when the host was set (not reached: Builder.host makes the same checks). */
+  static final String FROM_BUILDER = "It was set with ZooKeeperRegistrar.Builder.host(...): set a global address or a"
+      + " host name clients on other machines can use";
+
+  /**
+   * The host to advertise: {@code configured} ({@link Builder#host}), else the bound address, else, when the server
+   * listens on all addresses, this host's address ({@link #localHostAddress}), written as clients read it (one
+   * spelling per address, so that the node's name and its data agree). Refused, saying where it came from and what
+   * to set instead, when clients would skip its node or could use it only on this machine
+   * ({@link #onThisMachineOnly}).
+   */
+  static Advertised hostToAdvertise(@Nullable String configured, InetSocketAddress bound, LocalHost localHost) {
     InetAddress a = bound.getAddress();
-    if (a != null && !a.isAnyLocalAddress()) {
-      return a.getHostAddress();
+    String raw;
+    String from;
+    if (configured != null) {
+      raw = configured;
+      from = FROM_BUILDER;
+    } else if (a != null && !a.isAnyLocalAddress()) {
+      raw = a.getHostAddress();
+      from = FROM_BOUND_ADDRESS;
+    } else {
+      raw = localHostAddress(localHost);
+      from = FROM_LOCAL_HOST;
     }
+    String checked;
     try {
-      InetAddress local = InetAddress.getLocalHost();
+      checked = RegistryNode.checkHost(raw);
+    } catch (IllegalArgumentException bad) {
+      return new Advertised(null, "the host to advertise " + String.valueOf(bad.getMessage())
+          .replace("field 'host' is ", "is ") + "; clients would skip its node. " + from);
+    }
+    String local = onThisMachineOnly(checked);
+    if (local != null) {
+      return new Advertised(null, "the host to advertise, " + checked + ", " + local + ". " + from);
+    }
+    return new Advertised(checked, "");
+  }
+
+  /**
+   * This host's address (the server listens on all addresses), with a WARN if that is a loopback one. A server
+   * bound to a loopback address gets no WARN: only its own machine can connect to it, whatever it advertised, and
+   * such a bind is a deliberate local setup (docs/cluster.md).
+   */
+  private static String localHostAddress(LocalHost localHost) {
+    try {
+      InetAddress local = localHost.get();
       if (local.isLoopbackAddress()) {
         log.warn("the server listens on all addresses, and this host's address (InetAddress.getLocalHost()) is"
             + " {}, a loopback address: other machines cannot reach it there. Set ZooKeeperRegistrar.Builder"

@@ -3,6 +3,9 @@ package io.petrel.rpc.registry.zookeeper;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.net.Inet6Address;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -52,6 +55,57 @@ class RegistryNodeHostTest {
     }
     assertThat(RegistryNode.checkHost("fe80::1%eth0")).as("a client still reads it")
         .isEqualTo("fe80:0:0:0:0:0:0:1%eth0");
+  }
+
+  /**
+   * An address only this machine can use that the registrar found itself, with no {@code host(...)} set, is refused
+   * with an ERROR that says where it came from and what to set instead: this host's address as
+   * {@code InetAddress.getLocalHost()} gives it (the server listens on all addresses), or the address the server is
+   * bound to. Before, the ERROR said the same ("Set ZooKeeperRegistrar.Builder.host(...)") whichever it was, and
+   * not that the registrar had picked the address. The text is the ERROR's after "not registering [...] in
+   * ZooKeeper: ".
+   */
+  @Test
+  void anAddressTheRegistrarFoundItselfIsRefusedSayingWhereItCameFromAndWhatToSet() throws Exception {
+    InetSocketAddress allAddresses = new InetSocketAddress(7000); // the wildcard address: nothing is bound here
+    InetAddress linkLocal = InetAddress.getByName("fe80::1"); // a literal: parsed, never looked up
+    ZooKeeperRegistrar.Advertised fromLocalHost =
+        ZooKeeperRegistrar.hostToAdvertise(null, allAddresses, () -> linkLocal);
+    assertThat(fromLocalHost.host()).isNull();
+    assertThat(fromLocalHost.refused()).isEqualTo("the host to advertise, fe80:0:0:0:0:0:0:1, is a link-local IPv6"
+        + " address (fe80::/10), which clients can use only with the scope id of an interface of their own machine."
+        + " It is this host's address as InetAddress.getLocalHost() gives it, which the registrar advertises when the"
+        + " server listens on all addresses and no host is set on it: set the address clients should use with"
+        + " ZooKeeperRegistrar.Builder.host(...) (registry.registrar(...).host(\"10.0.0.7\")), a global address or a"
+        + " host name clients on other machines can use, or map this host's name to such an address (DNS,"
+        + " /etc/hosts)");
+    // As InetAddress.getLocalHost() may give it: with the scope of the interface it was found on.
+    InetAddress scoped = Inet6Address.getByAddress(null, linkLocal.getAddress(), 2);
+    assertThat(ZooKeeperRegistrar.hostToAdvertise(null, allAddresses, () -> scoped).refused())
+        .startsWith("the host to advertise, fe80:0:0:0:0:0:0:1%2, is an IPv6 address with a scope id (%2)")
+        .contains(". It is this host's address as InetAddress.getLocalHost() gives it",
+            "ZooKeeperRegistrar.Builder.host(...)");
+
+    ZooKeeperRegistrar.LocalHost notAsked = () -> {
+      throw new AssertionError("this host's address is looked up only for a server listening on all addresses");
+    };
+    ZooKeeperRegistrar.Advertised fromBind =
+        ZooKeeperRegistrar.hostToAdvertise(null, new InetSocketAddress(linkLocal, 7000), notAsked);
+    assertThat(fromBind.host()).isNull();
+    assertThat(fromBind.refused()).isEqualTo("the host to advertise, fe80:0:0:0:0:0:0:1, is a link-local IPv6"
+        + " address (fe80::/10), which clients can use only with the scope id of an interface of their own machine."
+        + " It is the address the server is bound to (RpcServer.builder().bindAddress(...)), which the registrar"
+        + " advertises when no host is set on it: bind the server to an address clients on other machines can use,"
+        + " or to all addresses (RpcServer.builder().port(...)) and set that address with"
+        + " ZooKeeperRegistrar.Builder.host(...)");
+
+    // Taken: an address others can use, found either way, and a host set on the registrar (checked by host(...)).
+    InetAddress global = InetAddress.getByName("10.0.0.7");
+    assertThat(ZooKeeperRegistrar.hostToAdvertise(null, allAddresses, () -> global).host()).isEqualTo("10.0.0.7");
+    assertThat(ZooKeeperRegistrar.hostToAdvertise(null, new InetSocketAddress(global, 7000), notAsked).host())
+        .isEqualTo("10.0.0.7");
+    assertThat(ZooKeeperRegistrar.hostToAdvertise("2001:db8:0:0:0:0:0:7", allAddresses, notAsked).host())
+        .isEqualTo("2001:db8:0:0:0:0:0:7");
   }
 
   /** A node's name is its data's host:port, the host in any spelling of the same address; else it is skipped. */

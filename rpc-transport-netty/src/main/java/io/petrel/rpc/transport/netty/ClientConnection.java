@@ -456,10 +456,15 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
 
   /**
    * Event loop: the core found the connection dead (a PING unanswered): no new calls, a reset rather than a FIN
-   * (the requests still in the send buffer are dropped rather than delivered late), the calls in flight fail.
+   * (the requests still in the send buffer are dropped rather than delivered late). The WARN says what follows as
+   * the core told it ({@code next}): reconnecting, or not (the endpoint was removed). The calls in flight fail in
+   * {@link #channelInactive}, with {@code reason}, after the core has heard of the close, as for any close: one sent
+   * again (an idempotent call) then finds the endpoint's slot without this connection and goes on a new one (or
+   * elsewhere). Failed here, before the core knew, it found the slot still holding this connection, and a fail-fast
+   * one failed again ("has just closed; retry") although a new connection would have taken it.
    */
   @Override
-  public void closeDead(String reason, String warning) {
+  public void closeDead(String reason, String warning, String next) {
     if (!channel.isActive()) {
       return;
     }
@@ -468,17 +473,17 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
       failing += c.abandoned ? 0 : 1;
     }
     client.limitLog().warn("dead " + authority, "closing connection to " + authority + ": " + warning + "; "
-        + failing + " call(s) in flight fail with UNAVAILABLE, reconnecting");
+        + failing + " call(s) in flight fail with UNAVAILABLE, " + next);
     closed = true;
+    closedHere = true; // said why (the WARN above): not a close "by the server or the network"
     if (closeReason == null) {
-      closeReason = reason;
+      closeReason = reason; // for the core (Listener.closed) and the calls channelInactive fails
     }
     try {
       channel.config().setOption(io.netty.channel.ChannelOption.SO_LINGER, 0);
     } catch (RuntimeException e) {
       // A transport without SO_LINGER: a plain close
     }
-    failAll("connection to " + authority + " closed: " + reason);
     channel.close();
   }
 

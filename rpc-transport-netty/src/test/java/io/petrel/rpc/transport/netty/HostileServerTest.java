@@ -7,10 +7,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import ch.qos.logback.classic.Level;
 import com.google.protobuf.StringValue;
 import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
+import io.petrel.rpc.marshal.ProtobufMarshaller;
 import io.petrel.rpc.testing.CallFailures;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -240,7 +242,7 @@ class HostileServerTest extends TransportFixture {
             CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(8)));
         assertThat(next.getValue()).isEqualTo("next");
         assertThat(warnings.await(Level.WARN, Duration.ofSeconds(5), "nothing received for 2000 ms after a call's"
-            + " deadline passed and a PING was sent")).contains("reconnecting");
+            + " deadline passed and a PING was sent")).endsWith(" in flight fail with UNAVAILABLE, reconnecting");
         assertThat(howClosed.get(5, TimeUnit.SECONDS)).as("how the silent connection ended").isEqualTo("reset");
       }, peer -> {
         nextRequest(peer); // then silence: nothing is answered, PINGs included
@@ -254,6 +256,117 @@ class HostileServerTest extends TransportFixture {
           howClosed.complete("closed with a FIN");
         }
       }, echo(1));
+    }
+  }
+
+  /** {@link TestService#ECHO}, marked idempotent: a call that may have run is sent again after UNAVAILABLE. */
+  private static final MethodDescriptor<StringValue, StringValue> IDEMPOTENT_ECHO =
+      MethodDescriptor.<StringValue, StringValue>newBuilder().serviceName(TestService.NAME).methodName("echo")
+          .idempotent(true)
+          .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+          .responseMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+          .build();
+
+  /**
+   * A call sent again when the connection it was on is found dead (idempotent, here fail-fast too) goes on a new
+   * connection: the core hears of the close before the transport fails the calls in flight, as for any close.
+   * Before, the dead connection's calls failed first, and the one sent again found the endpoint's slot still
+   * holding the dead connection: fail-fast, it failed again ("has just closed; retry", then no endpoint left for
+   * it), although the new connection the next call got would have taken it.
+   */
+  @Test
+  void aCallSentAgainWhenItsConnectionIsFoundDeadGoesOnANewConnection() throws Exception {
+    try (LogCapture warnings = new LogCapture(NettyRpcClient.class)) {
+      againstFake(b -> b, client -> {
+        // Connected first, so that the next call is written before its deadline passes (the liveness check).
+        assertThat(client.unaryCall(TestService.ECHO, StringValue.of("first")).getValue()).isEqualTo("first");
+        CallFailures.assertFails(client.unaryCallAsync(TestService.ECHO, StringValue.of("lost"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300))), Status.Code.DEADLINE_EXCEEDED);
+        // Written on the connection under the liveness check (its PING unanswered): found dead within 2 s, and
+        // sent again, on a new connection, long before its deadline.
+        StringValue again = client.unaryCallAsync(IDEMPOTENT_ECHO, StringValue.of("again"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(20)).withFailFast(true))
+            .get(WAIT_SECONDS, TimeUnit.SECONDS);
+        assertThat(again.getValue()).isEqualTo("again");
+        assertThat(warnings.await(Level.WARN, Duration.ofSeconds(5), "nothing received for 2000 ms after a call's"
+            + " deadline passed")).endsWith("; 1 call(s) in flight fail with UNAVAILABLE, reconnecting");
+      }, peer -> {
+        echo(1).play(peer);
+        nextRequest(peer); // then silence: nothing is answered, PINGs included, until the client resets it
+        try {
+          for (;;) {
+            peer.readRaw();
+          }
+        } catch (java.net.SocketException | java.io.EOFException closedByTheClient) {
+          // found dead: the next script takes the new connection
+        }
+      }, echo(1));
+    }
+  }
+
+  /** A resolver the test drives. */
+  private static final class ManualResolver implements io.petrel.rpc.NameResolver {
+    volatile Listener listener;
+
+    @Override
+    public void refresh() {}
+
+    @Override
+    public void start(Listener l) {
+      listener = l;
+    }
+
+    @Override
+    public void shutdown() {}
+  }
+
+  /**
+   * A connection found dead after the resolver removed its endpoint (it was draining: its call in flight was to
+   * finish there, and nothing reconnects to an endpoint no longer listed) says so in its WARN, and why. Before, the
+   * WARN ended "reconnecting" as for a listed endpoint. Keepalive finds it dead: the fake server answers PINGs until
+   * the endpoint is removed, then nothing.
+   */
+  @Test
+  void aDeadConnectionOfARemovedEndpointSaysNothingReconnects() throws Exception {
+    ManualResolver resolver = new ManualResolver();
+    CountDownLatch requested = new CountDownLatch(1);
+    CountDownLatch removed = new CountDownLatch(1);
+    CountDownLatch testDone = new CountDownLatch(1);
+    try (LogCapture warnings = new LogCapture(NettyRpcClient.class);
+        ServerSocket ss = new ServerSocket(0, 5, InetAddress.getLoopbackAddress())) {
+      CompletableFuture<Void> fake = fake(ss, testDone, peer -> {
+        nextRequest(peer);
+        requested.countDown();
+        try {
+          for (;;) {
+            RawPeer.RawFrame f = peer.readRaw();
+            if (f.type() == TYPE_PING && removed.getCount() > 0) {
+              peer.send(RawPeer.control(TYPE_PONG, f.requestId())); // alive until the endpoint is removed
+            }
+          }
+        } catch (java.io.IOException resetByTheClient) {
+          // found dead: the script ends
+        }
+      });
+      try {
+        RpcClient client = client(1, b -> b.nameResolver("manual://orders", resolver)
+            .keepAliveTime(Duration.ofMillis(100)));
+        String authority = "127.0.0.1:" + ss.getLocalPort();
+        resolver.listener.onEndpoints(java.util.List.of(io.petrel.rpc.Endpoint.of("127.0.0.1", ss.getLocalPort())));
+        CompletableFuture<StringValue> inFlight = client.unaryCallAsync(TestService.ECHO, StringValue.of("held"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(20)));
+        assertThat(requested.await(WAIT_SECONDS, TimeUnit.SECONDS)).as("the call reached the server").isTrue();
+        resolver.listener.onEndpoints(java.util.List.of()); // gone: its connection drains, the call stays there
+        removed.countDown();
+        String warn = warnings.await(Level.WARN, Duration.ofSeconds(10), "closing connection to " + authority + ": "
+            + "silent for two keepalive periods, a PING went unanswered");
+        assertThat(warn).endsWith("; 1 call(s) in flight fail with UNAVAILABLE, not reconnecting: " + authority
+            + " was removed from manual://orders by its resolver");
+        CallFailures.assertFails(inFlight, Status.Code.UNAVAILABLE, "no answer to keepalive PING");
+      } finally {
+        testDone.countDown();
+      }
+      fake.get(WAIT_SECONDS, TimeUnit.SECONDS);
     }
   }
 
