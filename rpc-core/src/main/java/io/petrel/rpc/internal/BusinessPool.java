@@ -7,6 +7,7 @@ import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
@@ -131,6 +132,8 @@ public final class BusinessPool implements Executor {
   /** Bit i: slot i has no thread; whoever clears the bit starts one there. */
   private final long[] free;
   private final AtomicInteger live = new AtomicInteger();
+  /** See {@link #terminationFuture}. */
+  private final CompletableFuture<Void> terminated = new CompletableFuture<>();
   private final AtomicInteger active = new AtomicInteger();
   private final LongAdder completed = new LongAdder();
   private final ThreadFactory threadFactory;
@@ -395,6 +398,21 @@ public final class BusinessPool implements Executor {
   public void shutdown() {
     ctl.getAndUpdate(c -> c | SHUTDOWN);
     wakeAll();
+    checkTerminated();
+  }
+
+  /**
+   * Completes once the pool is shut down with no thread left ({@link #isTerminated}): every handler it ran has
+   * returned. Completed by the last thread to end, or by {@link #shutdown} / {@link #shutdownNow} if none is left.
+   */
+  public CompletableFuture<Void> terminationFuture() {
+    return terminated;
+  }
+
+  private void checkTerminated() {
+    if (isTerminated()) {
+      terminated.complete(null);
+    }
   }
 
   /**
@@ -428,6 +446,7 @@ public final class BusinessPool implements Executor {
         LockSupport.unpark(w.thread);
       }
     }
+    checkTerminated();
     return never;
   }
 
@@ -535,6 +554,7 @@ public final class BusinessPool implements Executor {
         if (!queue.isEmpty() && (ctl.get() & STOP) == 0) {
           signalWork();
         }
+        checkTerminated();
       }
     }
 

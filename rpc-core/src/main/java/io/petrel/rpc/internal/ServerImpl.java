@@ -46,6 +46,8 @@ public final class ServerImpl extends RpcServer {
   private final AtomicBoolean drainingTold = new AtomicBoolean();
   /** Graceful shutdown: the drain delay is over, GOAWAY sent; calls ending may now finish the shutdown. */
   private volatile boolean goingAway;
+  /** When a graceful stop's grace period ends (nanoTime), set as it begins (goAway). */
+  private volatile long graceEndsAt;
   /** shutdownNow was called (under this): a drain delay still running ends without GOAWAY. */
   private boolean forced;
   /** The listeners have been told that the server serves. */
@@ -262,6 +264,7 @@ public final class ServerImpl extends RpcServer {
         return; // shutdownNow came during the drain delay
       }
       Objects.requireNonNull(dispatcher, "dispatcher, set by start()").shutdown();
+      graceEndsAt = System.nanoTime() + config.shutdownGracePeriodNanos();
       goingAway = true;
     }
     long inFlight = transport.inFlightCalls();
@@ -326,20 +329,20 @@ public final class ServerImpl extends RpcServer {
           e.toString(), e);
       closed = CompletableFuture.completedFuture(null);
     }
-    if (ownPool != null) {
+    CompletableFuture<Void> handlersReturned = CompletableFuture.completedFuture(null);
+    BusinessPool pool = ownPool;
+    if (pool != null) {
       if (force) {
-        for (Runnable never : ownPool.shutdownNow()) {
-          if (never instanceof CoreServerCall call) {
-            call.abandon(); // queued, never run: release its request and end it
-          }
-        }
+        stopPoolNow(pool);
       } else {
-        ownPool.shutdown();
+        pool.shutdown();
+        handlersReturned = handlersReturned(pool);
       }
     } else if (force && config.executor() instanceof VirtualThreadExecutor v) {
       v.interruptRunning();
     }
-    closed.whenComplete((v, t) -> transport.release().whenComplete((v2, t2) -> {
+    CompletableFuture<Void> handlers = handlersReturned;
+    closed.whenComplete((v, t) -> handlers.whenComplete((v1, t1) -> transport.release().whenComplete((v2, t2) -> {
       if (metrics != null) {
         metrics.close(); // its gauges read objects that are gone; a server started again binds its own
       }                  // (OwnedMeters.close() logs what fails rather than throw: termination goes on)
@@ -352,7 +355,44 @@ public final class ServerImpl extends RpcServer {
             config.name(), refused);
       }
       terminated.countDown();
-    }));
+    })));
+  }
+
+  /** The business pool stops at once: calls still queued never run (released and ended), running ones interrupted. */
+  private static void stopPoolNow(BusinessPool pool) {
+    for (Runnable never : pool.shutdownNow()) {
+      if (never instanceof CoreServerCall call) {
+        call.abandon(); // queued, never run: release its request and end it
+      }
+    }
+  }
+
+  /**
+   * A graceful stop: the business pool's handlers return within what is left of the grace period, also those of
+   * calls that no longer count as in flight (their callers are gone: a connection that closed cancels its calls,
+   * which does not stop their handlers), so that no handler runs on after the server has terminated; handlers still
+   * running when the grace period ends are interrupted, as by shutdownNow.
+   */
+  private CompletableFuture<Void> handlersReturned(BusinessPool pool) {
+    CompletableFuture<Void> done = pool.terminationFuture();
+    if (done.isDone()) {
+      return done;
+    }
+    long left = Math.max(0, graceEndsAt - System.nanoTime());
+    log.info("Petrel server '{}': waiting up to {} ms (what is left of its shutdown grace period) for {} handler(s)"
+        + " still running for callers that are gone (cancelled calls, closed connections)", config.name(),
+        TimeUnit.NANOSECONDS.toMillis(left), pool.activeCount() + pool.queuedCount());
+    return done.copy().orTimeout(left, TimeUnit.NANOSECONDS).handle((v, t) -> {
+      if (t != null) {
+        log.warn("Petrel server '{}': its shutdown grace period of {} ms is over with {} handler(s) still running for"
+            + " callers that are gone; interrupting them. A handler that works on after its call was cancelled can"
+            + " check ServerContext.isCancelled() or stop from an onCancel listener", config.name(),
+            TimeUnit.NANOSECONDS.toMillis(config.shutdownGracePeriodNanos()), pool.activeCount());
+        Objects.requireNonNull(dispatcher, "dispatcher, set by start()").shutdownNow();
+        stopPoolNow(pool);
+      }
+      return null;
+    });
   }
 
   /**

@@ -13,6 +13,7 @@ import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import io.petrel.rpc.marshal.Marshallers;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
@@ -75,46 +76,84 @@ class AwaitTerminationTest {
   }
 
   /**
-   * What docs/threading.md (Shutdown) says: a call whose connection has closed (its client closed first, as in
-   * getting-started's program) no longer counts as in flight, so a graceful stop does not wait for its handler, which
-   * runs on, not interrupted, after the server has terminated. (While its connection is open, the call counts.)
+   * A call whose connection has closed (its client went away while the handler ran) no longer counts
+   * as in flight, but its handler may still run: a graceful stop waits for it within the grace period, so that no
+   * handler runs on after {@code awaitTermination} returns (docs/threading.md, Shutdown). On the old code the server
+   * terminated at once and the handler ran on.
    */
   @Test
-  void aHandlerWhoseConnectionClosedRunsOnAfterTheServerHasTerminated() throws Exception {
-    CountDownLatch cancelled = new CountDownLatch(1);
-    CountDownLatch release = new CountDownLatch(1);
-    CountDownLatch handlerEnded = new CountDownLatch(1);
-    AtomicReference<Boolean> interrupted = new AtomicReference<>();
-    RpcServer server = RpcServer.builder().inProcess("await-gave-up")
-        .addService(ServiceDefinition.builder("await.Svc").unary(ECHO, b -> {
-          ServerContext.current().onCancel(cancelled::countDown);
-          try {
-            interrupted.set(!release.await(20, TimeUnit.SECONDS));
-          } catch (InterruptedException e) {
-            interrupted.set(true);
-          }
-          handlerEnded.countDown();
-          return b;
-        }).build()).build().start();
-    RpcClient client = RpcClient.builder().inProcess("await-gave-up").build();
+  void aGracefulStopWaitsForAHandlerWhoseConnectionClosed() throws Exception {
+    Handler h = new Handler();
+    RpcServer server = RpcServer.builder().inProcess("await-gone-waits").shutdownGracePeriod(Duration.ofSeconds(30))
+        .addService(h.service()).build().start();
+    RpcClient client = RpcClient.builder().inProcess("await-gone-waits").build();
     try {
-      assertThatThrownBy(() -> client.unaryCall(ECHO, new byte[] {1},
-          CallOptions.DEFAULT.withTimeout(Duration.ofMillis(50))))
-          .isInstanceOfSatisfying(StatusException.class,
-              e -> assertThat(e.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED));
-      assertThat(cancelled.await(10, TimeUnit.SECONDS)).as("the server saw the call cancelled").isTrue();
-      assertThat(server.inFlightCalls()).as("its connection is open: the call counts").isEqualTo(1);
-      client.close(); // as a program's try-with-resources does before it closes the server
-      assertThat(server.inFlightCalls()).as("its connection closed: the call no longer counts").isZero();
+      callGivesUpAndClientCloses(h, server, client);
       server.shutdown();
+      assertThat(server.awaitTermination(300, TimeUnit.MILLISECONDS)).as("the handler still runs").isFalse();
+      h.release.countDown();
       assertThat(server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-      assertThat(handlerEnded.getCount()).as("the handler still runs after the server terminated").isEqualTo(1);
+      assertThat(h.ended.getCount()).as("the handler returned before the server terminated").isZero();
+      assertThat(h.interrupted.get()).as("released, not interrupted").isFalse();
     } finally {
-      release.countDown();
+      h.release.countDown();
       client.shutdownNow();
       server.shutdownNow();
     }
-    assertThat(handlerEnded.await(10, TimeUnit.SECONDS)).isTrue();
-    assertThat(interrupted.get()).as("the handler was not interrupted").isFalse();
+  }
+
+  /** The same handler, still running when the grace period ends: interrupted, and the server terminates. */
+  @Test
+  void aHandlerStillRunningForAGoneCallerAtTheEndOfTheGracePeriodIsInterrupted() throws Exception {
+    Handler h = new Handler();
+    RpcServer server = RpcServer.builder().inProcess("await-gone-interrupted")
+        .shutdownGracePeriod(Duration.ofMillis(300)).addService(h.service()).build().start();
+    RpcClient client = RpcClient.builder().inProcess("await-gone-interrupted").build();
+    try {
+      callGivesUpAndClientCloses(h, server, client);
+      server.shutdown();
+      assertThat(server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(h.ended.await(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(h.interrupted.get()).as("interrupted at the end of the grace period").isTrue();
+    } finally {
+      h.release.countDown();
+      client.shutdownNow();
+      server.shutdownNow();
+    }
+  }
+
+  /** A call whose handler runs, then its client goes away at once: the call is cancelled and no longer counts. */
+  private static void callGivesUpAndClientCloses(Handler h, RpcServer server, RpcClient client) throws Exception {
+    CompletableFuture<byte[]> call = client.unaryCallAsync(ECHO, new byte[] {1},
+        CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(30)));
+    assertThat(h.started.await(10, TimeUnit.SECONDS)).as("the handler runs").isTrue();
+    assertThat(server.inFlightCalls()).as("its connection is open: the call counts").isEqualTo(1);
+    client.shutdownNow(); // the client goes away (a program's try-with-resources closes it before its server)
+    assertThat(h.cancelled.await(10, TimeUnit.SECONDS)).as("the server saw the call cancelled").isTrue();
+    assertThatThrownBy(call::join).hasCauseInstanceOf(StatusException.class);
+    assertThat(server.inFlightCalls()).as("its connection closed: the call no longer counts").isZero();
+  }
+
+  /** A handler that blocks until released (or interrupted), after its call was cancelled. */
+  private static final class Handler {
+    final CountDownLatch started = new CountDownLatch(1);
+    final CountDownLatch cancelled = new CountDownLatch(1);
+    final CountDownLatch release = new CountDownLatch(1);
+    final CountDownLatch ended = new CountDownLatch(1);
+    final AtomicReference<Boolean> interrupted = new AtomicReference<>();
+
+    ServiceDefinition service() {
+      return ServiceDefinition.builder("await.Svc").unary(ECHO, b -> {
+        ServerContext.current().onCancel(cancelled::countDown);
+        started.countDown();
+        try {
+          interrupted.set(!release.await(20, TimeUnit.SECONDS));
+        } catch (InterruptedException e) {
+          interrupted.set(true);
+        }
+        ended.countDown();
+        return b;
+      }).build();
+    }
   }
 }
