@@ -653,7 +653,8 @@ final class ClientConnection extends ChannelInboundHandlerAdapter implements Wri
         closeIfDrained();
         return;
       default:
-        protocolViolation("wrong-side frame", "the server sent a " + typeName(frame.type) + " frame, which only clients send");
+        protocolViolation("wrong-side frame", "the server sent a " + typeName(frame.type)
+            + " frame, which only clients send");
     }
   }
 

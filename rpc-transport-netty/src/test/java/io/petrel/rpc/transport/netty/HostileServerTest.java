@@ -230,8 +230,10 @@ class HostileServerTest extends TransportFixture {
     CompletableFuture<String> howClosed = new CompletableFuture<>();
     try (LogCapture warnings = new LogCapture(NettyRpcClient.class)) {
       againstFake(b -> b, client -> {
+        // 1.5 s: long enough for the first connection to be made and the request written on a loaded machine (a
+        // call whose deadline passes before it is sent starts no liveness check)
         CallFailures.assertFails(client.unaryCallAsync(TestService.ECHO, StringValue.of("lost"),
-            CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300))), Status.Code.DEADLINE_EXCEEDED);
+            CallOptions.DEFAULT.withTimeout(Duration.ofMillis(1500))), Status.Code.DEADLINE_EXCEEDED);
         // A call sent meanwhile on the dead connection fails when it is found dead, long before its deadline
         // (not idempotent: it is not sent again, the server may have had it); the next one gets a new connection.
         StatusException stuck = failsWithin(6_000, client.unaryCallAsync(TestService.ECHO, StringValue.of("stuck"),
