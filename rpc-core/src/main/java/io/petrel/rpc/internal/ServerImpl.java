@@ -336,10 +336,15 @@ public final class ServerImpl extends RpcServer {
         stopPoolNow(pool);
       } else {
         pool.shutdown();
-        handlersReturned = handlersReturned(pool);
+        handlersReturned = handlersReturned(pool.terminationFuture(), pool.activeCount() + pool.queuedCount(),
+            () -> stopPoolNow(pool));
       }
-    } else if (force && config.executor() instanceof VirtualThreadExecutor v) {
-      v.interruptRunning();
+    } else if (config.executor() instanceof VirtualThreadExecutor v) {
+      if (force) {
+        v.interruptRunning();
+      } else {
+        handlersReturned = handlersReturned(v.whenIdle(), v.threadsAlive(), v::interruptRunning);
+      }
     }
     CompletableFuture<Void> handlers = handlersReturned;
     closed.whenComplete((v, t) -> handlers.whenComplete((v1, t1) -> transport.release().whenComplete((v2, t2) -> {
@@ -368,28 +373,30 @@ public final class ServerImpl extends RpcServer {
   }
 
   /**
-   * A graceful stop: the business pool's handlers return within what is left of the grace period, also those of
+   * A graceful stop: the handlers of the business pool (or of the virtual threads: {@code done} completes when
+   * the last has returned, {@code running} of them now) return within what is left of the grace period, also those of
    * calls that no longer count as in flight (their callers are gone: a connection that closed cancels its calls,
    * which does not stop their handlers), so that no handler runs on after the server has terminated; handlers still
-   * running when the grace period ends are interrupted, as by shutdownNow.
+   * running when the grace period ends are interrupted ({@code stopNow}), as by shutdownNow.
    */
-  private CompletableFuture<Void> handlersReturned(BusinessPool pool) {
-    CompletableFuture<Void> done = pool.terminationFuture();
+  private CompletableFuture<Void> handlersReturned(CompletableFuture<Void> done, int running, Runnable stopNow) {
     if (done.isDone()) {
       return done;
     }
     long left = Math.max(0, graceEndsAt - System.nanoTime());
-    log.info("Petrel server '{}': waiting up to {} ms (what is left of its shutdown grace period) for {} handler(s)"
-        + " still running for callers that are gone (cancelled calls, closed connections)", config.name(),
-        TimeUnit.NANOSECONDS.toMillis(left), pool.activeCount() + pool.queuedCount());
+    if (running > 0) { // else only idle threads are still ending, within moments
+      log.info("Petrel server '{}': waiting up to {} ms (what is left of its shutdown grace period) for {}"
+          + " handler(s) still running for callers that are gone (cancelled calls, closed connections)",
+          config.name(), TimeUnit.NANOSECONDS.toMillis(left), running);
+    }
     return done.copy().orTimeout(left, TimeUnit.NANOSECONDS).handle((v, t) -> {
       if (t != null) {
         log.warn("Petrel server '{}': its shutdown grace period of {} ms is over with {} handler(s) still running for"
             + " callers that are gone; interrupting them. A handler that works on after its call was cancelled can"
             + " check ServerContext.isCancelled() or stop from an onCancel listener", config.name(),
-            TimeUnit.NANOSECONDS.toMillis(config.shutdownGracePeriodNanos()), pool.activeCount());
+            TimeUnit.NANOSECONDS.toMillis(config.shutdownGracePeriodNanos()), running);
         Objects.requireNonNull(dispatcher, "dispatcher, set by start()").shutdownNow();
-        stopPoolNow(pool);
+        stopNow.run();
       }
       return null;
     });

@@ -4,11 +4,13 @@ import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
@@ -50,6 +52,10 @@ public final class VirtualThreadExecutor implements Executor {
   private final Semaphore permits;
   private final ThreadFactory threads;
   private final Set<Thread> running = ConcurrentHashMap.newKeySet();
+  /** Threads started for calls and not ended yet (counted before they start, so none is missed). */
+  private final AtomicInteger alive = new AtomicInteger();
+  /** Set by {@link #whenIdle}: completed when the last thread ends. */
+  private volatile @Nullable CompletableFuture<Void> idle;
   private final AtomicLong completed = new AtomicLong();
   /**
    * Frees a call's place: run once per call, by the call just before it hands its answer to the transport (see
@@ -101,6 +107,7 @@ public final class VirtualThreadExecutor implements Executor {
       c.beforeAnswer(release); // the place is freed before the answer goes out, or when the run ends
     }
     Thread t;
+    alive.incrementAndGet();
     try {
       t = threads.newThread(() -> {
         running.add(Thread.currentThread());
@@ -111,6 +118,7 @@ public final class VirtualThreadExecutor implements Executor {
           if (CoreServerCall.stillHoldsPlace(call)) {
             release.run();
           }
+          threadEnded();
         }
       });
       t.start();
@@ -118,8 +126,39 @@ public final class VirtualThreadExecutor implements Executor {
       if (CoreServerCall.stillHoldsPlace(call)) {
         permits.release(); // never ran: not counted as completed
       }
+      threadEnded();
       throw new RejectedExecutionException("cannot start a virtual thread for the call: " + e, e);
     }
+  }
+
+  private void threadEnded() {
+    if (alive.decrementAndGet() == 0) {
+      CompletableFuture<Void> f = idle; // read after the count: whenIdle sets it, then reads the count
+      if (f != null) {
+        f.complete(null);
+      }
+    }
+  }
+
+  /**
+   * Completes once no call's thread is left: every handler has returned. For a server that takes no new calls (a
+   * graceful stop), which waits for it.
+   */
+  public CompletableFuture<Void> whenIdle() {
+    CompletableFuture<Void> f = idle;
+    if (f == null) {
+      f = new CompletableFuture<>();
+      idle = f;
+    }
+    if (alive.get() == 0) {
+      f.complete(null);
+    }
+    return f;
+  }
+
+  /** Call threads still alive (a call's thread ends after its handler returns). */
+  public int threadsAlive() {
+    return alive.get();
   }
 
   private void callEnded() {

@@ -129,6 +129,48 @@ class VirtualThreadsTest {
     }
   }
 
+  /**
+   * A graceful stop waits for a virtual thread's handler whose caller is gone (its connection closed, so the call no
+   * longer counts as in flight), and interrupts it when the grace period ends (on the old code the server terminated
+   * at once, and the handler slept on).
+   */
+  @Test
+  void aGracefulStopWaitsForAHandlerWhoseCallerIsGoneThenInterruptsIt() throws Exception {
+    requireJava21();
+    CountDownLatch entered = new CountDownLatch(1);
+    CountDownLatch ended = new CountDownLatch(1);
+    CompletableFuture<Boolean> interrupted = new CompletableFuture<>();
+    RpcServer server = RpcServer.builder().bindAddress("127.0.0.1", 0).name("vt-gone").virtualThreads(4)
+        .shutdownGracePeriod(java.time.Duration.ofMillis(500))
+        .addService(ServiceDefinition.builder("test.Virtual").unary(HOLD, request -> {
+          entered.countDown();
+          try {
+            Thread.sleep(30_000); // long work that ignores its call's cancellation
+            interrupted.complete(false);
+          } catch (InterruptedException e) {
+            interrupted.complete(true);
+          }
+          ended.countDown();
+          return "late";
+        }).build())
+        .build().start();
+    RpcClient client = RpcClient.builder().address("127.0.0.1", server.port()).build();
+    try {
+      CompletableFuture<String> call = client.unaryCallAsync(HOLD, "1", CallOptions.DEFAULT);
+      assertThat(entered.await(10, TimeUnit.SECONDS)).isTrue();
+      client.shutdownNow(); // the caller goes away
+      assertThatThrownBy(() -> call.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(StatusException.class);
+      server.shutdown();
+      assertThat(server.awaitTermination(300, TimeUnit.MILLISECONDS)).as("waits for the handler").isFalse();
+      assertThat(server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(interrupted.get(10, TimeUnit.SECONDS)).as("interrupted when the grace period ended").isTrue();
+      assertThat(ended.await(10, TimeUnit.SECONDS)).isTrue();
+    } finally {
+      client.shutdownNow();
+      server.shutdownNow();
+    }
+  }
+
   @Test
   void aForcedShutdownInterruptsHandlersStillRunning() throws Exception {
     requireJava21();
