@@ -306,8 +306,22 @@ public final class ServerImpl extends RpcServer {
       Objects.requireNonNull(dispatcher, "dispatcher, set by start()").shutdownNow();
     }
     tellDraining();
+    boolean gracefulStopWaiting = closing.get(); // a graceful stop closed the connections and waits for handlers
     finishShutdown(true, "the server shut down at once (shutdownNow)");
+    if (gracefulStopWaiting) {
+      stopHandlersNow(); // finishShutdown did nothing: the stop is under way; it ends when the handlers have returned
+    }
     return this;
+  }
+
+  /** The handlers still running are interrupted, the calls still queued never run. */
+  private void stopHandlersNow() {
+    BusinessPool pool = ownPool;
+    if (pool != null) {
+      stopPoolNow(pool);
+    } else if (config.executor() instanceof VirtualThreadExecutor v) {
+      v.interruptRunning();
+    }
   }
 
   private void finishShutdown(boolean force, String why) {

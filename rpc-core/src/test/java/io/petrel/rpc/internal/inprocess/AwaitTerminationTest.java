@@ -122,6 +122,28 @@ class AwaitTerminationTest {
     }
   }
 
+  /** shutdownNow while a graceful stop waits for such a handler: the handler is interrupted and the server ends. */
+  @Test
+  void shutdownNowDuringTheWaitForAGoneCallersHandlerInterruptsIt() throws Exception {
+    Handler h = new Handler();
+    RpcServer server = RpcServer.builder().inProcess("await-gone-now").shutdownGracePeriod(Duration.ofSeconds(60))
+        .addService(h.service()).build().start();
+    RpcClient client = RpcClient.builder().inProcess("await-gone-now").build();
+    try {
+      callGivesUpAndClientCloses(h, server, client);
+      server.shutdown();
+      assertThat(server.awaitTermination(300, TimeUnit.MILLISECONDS)).as("waits for the handler").isFalse();
+      server.shutdownNow();
+      assertThat(server.awaitTermination(10, TimeUnit.SECONDS)).as("ends at once, not after 60 s").isTrue();
+      assertThat(h.ended.await(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(h.interrupted.get()).as("interrupted by shutdownNow").isTrue();
+    } finally {
+      h.release.countDown();
+      client.shutdownNow();
+      server.shutdownNow();
+    }
+  }
+
   /** A call whose handler runs, then its client goes away at once: the call is cancelled and no longer counts. */
   private static void callGivesUpAndClientCloses(Handler h, RpcServer server, RpcClient client) throws Exception {
     CompletableFuture<byte[]> call = client.unaryCallAsync(ECHO, new byte[] {1},
