@@ -54,6 +54,7 @@ final class TrpcSeed {
     List<SeedRun> best = new ArrayList<>();
     try (SeedServer server = SeedServer.open(args, "--frameworks petrel,petrel_direct")) {
       args.checkAllUsed(NAME);
+      server.requireServed(List.of(f));
       System.out.println("# tRPC-Go seed against " + server.description() + "; options: " + args.describe());
       RpcClient client = RpcClient.builder().address(server.endpoints().host(), server.endpoints().port(f))
           .connectionsPerEndpoint(connections).option(NettyOptions.IO_MODE, io).name("seed-trpc").build();

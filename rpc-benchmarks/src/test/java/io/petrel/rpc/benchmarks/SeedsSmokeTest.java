@@ -1,6 +1,7 @@
 package io.petrel.rpc.benchmarks;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.ArrayList;
@@ -117,6 +118,29 @@ class SeedsSmokeTest {
     assertThat(r.refused()).isPositive();
     assertThat(r.error()).startsWith("refused: ").contains("RESOURCE_EXHAUSTED");
     assertThat(RpcxSeed.table(runs)).contains(" / " + Table.count(r.refused()) + " |");
+  }
+
+  @Test
+  void theServersASeedStartsServeEveryFrameworkItsOptionTakes() {
+    var plaintext = List.of(Framework.PETREL, Framework.PETREL_DIRECT, Framework.GRPC, Framework.GRPC_DIRECT,
+        Framework.NETTY);
+    assertThat(ServerOptions.parse(SeedServer.split(TarsSeed.SERVER_ARGS)).frameworks()).containsAll(plaintext);
+    assertThat(ServerOptions.parse(SeedServer.split(RpcxSeed.SERVER_ARGS)).frameworks()).containsAll(plaintext);
+  }
+
+  @Test
+  void aFrameworkTheServerDoesNotServeIsNamedWithWhatToDo() {
+    // The one at --host: restart it with the framework.
+    assertThatThrownBy(() -> RpcxSeed.run(new SeedArgs(at(server, "--frameworks", "petrel,netty", "--concurrency",
+        "10", "--warmup", "0", "--duration", "1"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("does not serve netty").hasMessageContaining("--frameworks including netty");
+    // One the seed started: --server-args.
+    assertThatThrownBy(() -> TarantoolSeed.run(new SeedArgs(List.of("--server-args", "--frameworks petrel",
+        "--framework", "petrel_direct", "--objects", "10", "--callers", "1"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("petrel_direct is not served by the server this seed started")
+        .hasMessageContaining("--server-args");
   }
 
   @Test
