@@ -28,7 +28,7 @@ while getopts "j:o:l:s:h" opt; do
     o) OUT=$OPTARG ;;
     l) LIMIT=$OPTARG ;;
     s) SEED=$OPTARG ;;
-    *) sed -n '2,20p' "$0"; exit 2 ;;
+    *) sed -n '2,17p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
