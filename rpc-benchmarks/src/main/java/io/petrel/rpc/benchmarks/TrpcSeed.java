@@ -44,6 +44,10 @@ final class TrpcSeed {
     Duration measure = args.seconds("duration", 5, false);
     Duration firstWarmup = args.seconds("first-warmup", 10, true);
     var io = NettyIo.parse(args.string("io", "auto"));
+    if (startRate > maxRate) {
+      throw new IllegalArgumentException("--start-rate " + startRate + " is above --max-rate " + maxRate
+          + ": no step would run; lower --start-rate or raise --max-rate");
+    }
     for (String m : modes) {
       if (!m.equals("sync") && !m.equals("async")) {
         throw new IllegalArgumentException("--modes takes sync and/or async: " + m);

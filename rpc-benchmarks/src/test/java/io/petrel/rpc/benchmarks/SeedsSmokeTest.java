@@ -159,6 +159,14 @@ class SeedsSmokeTest {
   }
 
   @Test
+  void trpcRefusesAStartRateAboveItsMaxRate() {
+    // No step could run: it printed that p99 was over at the start rate, and an empty table.
+    assertThatThrownBy(() -> TrpcSeed.run(new SeedArgs(at(server, "--start-rate", "5000", "--max-rate", "1000"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("--start-rate 5000 is above --max-rate 1000");
+  }
+
+  @Test
   void hetuCallsTheInventoryServiceOnARealRedis() throws Exception {
     List<SeedRun> runs = HetuSeed.run(new SeedArgs(List.of("--callers", "4", "--players", "20", "--warmup", "0.2",
         "--duration", "1")));
