@@ -28,13 +28,14 @@ while getopts "j:o:l:s:h" opt; do
     o) OUT=$OPTARG ;;
     l) LIMIT=$OPTARG ;;
     s) SEED=$OPTARG ;;
-    *) sed -n '2,20p' "$0"; exit 2 ;;
+    *) sed -n '2,17p' "$0"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
 case "$SEED" in tars|rpcx) ;; *) echo "-s: tars or rpcx, not $SEED" >&2; exit 2 ;; esac
 [[ "$LIMIT" =~ ^[0-9]+$ ]] && (( LIMIT > 0 && LIMIT <= 7200 )) || { echo "-l: 1 to 7200 seconds: $LIMIT" >&2; exit 2; }
-[[ -f "$JAR" ]] || { echo "no benchmark jar at $JAR (build: ./mvnw -B -q package -pl rpc-benchmarks -am -DskipTests)" >&2; exit 2; }
+[[ -f "$JAR" ]] || { echo "no benchmark jar at $JAR: give its path with -j, or build it from the repository root:" \
+  "./mvnw -B -q package -pl rpc-benchmarks -am -DskipTests" >&2; exit 2; }
 [[ $(id -u) == 0 ]] || { echo "needs root for ip netns" >&2; exit 2; }
 JAR=$(readlink -f "$JAR")
 OUT=${OUT:-$(mktemp -d /tmp/petrel-netns-XXXXXX)}
@@ -86,7 +87,7 @@ link 2 "$C2"
 
 echo "netns-clients: server in $SRV (10.213.1.1, 10.213.2.1), clients in $C1 (10.213.1.2) and $C2 (10.213.2.2)"
 ip netns exec "$SRV" timeout -k 10 "$LIMIT" java -Xms1g -Xmx1g -cp "$JAR" io.petrel.rpc.benchmarks.BenchmarkServer \
-  --bind 0.0.0.0 --port 7000 --frameworks petrel,petrel_direct,grpc,netty --business-queue 10000 \
+  --bind 0.0.0.0 --port 7000 --frameworks petrel,petrel_direct,grpc,grpc_direct,netty --business-queue 10000 \
   > "$OUT/server.log" 2>&1 &
 for _ in $(seq 1 120); do
   grep -q "petrel-benchmark-server ready" "$OUT/server.log" && break

@@ -65,7 +65,8 @@ scale_parse() {
     [[ "$n" =~ ^[0-9]+$ ]] || { echo "iterations and seconds are whole numbers: $n" >&2; exit 2; }
   done
   (( I > 0 && R > 0 )) || { echo "-i and -r must be > 0" >&2; exit 2; }
-  [[ -f "$JAR" ]] || { echo "no benchmark jar at $JAR (build: ./mvnw -B -q package -pl rpc-benchmarks -am -DskipTests)" >&2; exit 2; }
+  [[ -f "$JAR" ]] || { echo "no benchmark jar at $JAR: give its path with -j, or build it from the repository root:" \
+    "./mvnw -B -q package -pl rpc-benchmarks -am -DskipTests" >&2; exit 2; }
   JAR=$(readlink -f "$JAR")
   OUT=${OUT:-$(mktemp -d /tmp/petrel-scale-XXXXXX)}
   mkdir -p "$OUT"

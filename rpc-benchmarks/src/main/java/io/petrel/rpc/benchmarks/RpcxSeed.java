@@ -15,6 +15,12 @@ import java.util.Map;
 final class RpcxSeed {
   static final String NAME = "rpcx";
 
+  /**
+   * The options of the server the seed starts: every plaintext framework, and room in Petrel's business queue (2048
+   * by default) for 5000 calls in flight, or they are refused.
+   */
+  static final String SERVER_ARGS = "--frameworks petrel,petrel_direct,grpc,grpc_direct,netty --business-queue 10000";
+
   private RpcxSeed() {}
 
   static List<SeedRun> run(SeedArgs args) throws Exception {
@@ -25,10 +31,9 @@ final class RpcxSeed {
     Duration measure = args.seconds("duration", 10, false);
     var io = NettyIo.parse(args.string("io", "auto"));
     List<SeedRun> runs = new ArrayList<>();
-    // Petrel's business pool queues 2048 calls by default: 5000 callers need room, or they are refused.
-    try (SeedServer server = SeedServer.open(args, "--frameworks petrel,petrel_direct,grpc,grpc_direct"
-        + " --business-queue 10000")) {
+    try (SeedServer server = SeedServer.open(args, SERVER_ARGS)) {
       args.checkAllUsed(NAME);
+      server.requireServed(frameworks);
       System.out.println("# rpcx seed against " + server.description() + "; options: " + args.describe());
       for (Framework f : frameworks) {
         try (BenchClient client = BenchClient.connect(f, Payload.MESSAGE, server.endpoints(), connections, io)) {

@@ -13,11 +13,15 @@ final class SeedServer implements AutoCloseable {
   private final @Nullable ServerProcess process;
   private final Endpoints endpoints;
   private final String description;
+  /** The {@code --server-args} of a server this seed started, or null for the one at {@code --host}. */
+  private final @Nullable String serverArgs;
 
-  private SeedServer(@Nullable ServerProcess process, Endpoints endpoints, String description) {
+  private SeedServer(@Nullable ServerProcess process, Endpoints endpoints, String description,
+      @Nullable String serverArgs) {
     this.process = process;
     this.endpoints = endpoints;
     this.description = description;
+    this.serverArgs = serverArgs;
   }
 
   /** Reads --host, --port, --server-jvm and --server-args from {@code args}. */
@@ -33,14 +37,33 @@ final class SeedServer implements AutoCloseable {
               + host + " it uses the server already there: start that one with the options you want");
         }
       }
-      return new SeedServer(null, Endpoints.discover(host, port), "the benchmark server at " + host + ":" + port);
+      return new SeedServer(null, Endpoints.discover(host, port), "the benchmark server at " + host + ":" + port,
+          null);
     }
     String jvm = args.string("server-jvm", "-Xms1g -Xmx1g");
     String serverArgs = args.string("server-args", defaultServerArgs);
     ServerOptions options = ServerOptions.parse(split(serverArgs));
     ServerProcess p = ServerProcess.start(options, Arrays.asList(split(jvm)));
     return new SeedServer(p, p.endpoints(), "a benchmark server started on 127.0.0.1 (JVM " + jvm + ", options '"
-        + serverArgs + "')");
+        + serverArgs + "')", serverArgs);
+  }
+
+  /**
+   * Fails, before anything is measured, naming the first of {@code frameworks} the server does not serve and how
+   * to have it served: with {@code --server-args} for a server this seed starts, with the server's own
+   * {@code --frameworks} for the one at {@code --host}.
+   */
+  void requireServed(Iterable<Framework> frameworks) {
+    for (Framework f : frameworks) {
+      try {
+        endpoints.port(f);
+      } catch (IllegalStateException e) {
+        throw new IllegalArgumentException(serverArgs == null
+            ? e.getMessage() + ": start it with --frameworks including " + f.key()
+            : f.key() + " is not served by the server this seed started (its --server-args '" + serverArgs
+                + "'): give --server-args with a --frameworks list that includes " + f.key(), e);
+      }
+    }
   }
 
   Endpoints endpoints() {

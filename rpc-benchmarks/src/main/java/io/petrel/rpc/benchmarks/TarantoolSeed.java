@@ -36,6 +36,7 @@ final class TarantoolSeed {
     List<SeedRun> runs = new ArrayList<>();
     try (SeedServer server = SeedServer.open(args, "--frameworks petrel,petrel_direct")) {
       args.checkAllUsed(NAME);
+      server.requireServed(List.of(f));
       System.out.println("# Tarantool seed against " + server.description() + "; options: " + args.describe());
       String host = server.endpoints().host();
       int port = server.endpoints().port(f);

@@ -30,6 +30,9 @@ final class TarsSeed {
   private static final String READY = "tars-worker ready";
   private static final String RESULT = "tars-worker result ";
 
+  /** The options of the server the seed starts: every plaintext framework, so that any of them can be asked for. */
+  static final String SERVER_ARGS = "--frameworks petrel,petrel_direct,grpc,grpc_direct,netty";
+
   private TarsSeed() {}
 
   static List<SeedRun> run(SeedArgs args) throws Exception {
@@ -44,11 +47,11 @@ final class TarsSeed {
     String io = args.string("io", "auto");
     NettyIo.parse(io);
     List<SeedRun> runs = new ArrayList<>();
-    try (SeedServer server = SeedServer.open(args, "--frameworks petrel,petrel_direct,grpc,netty")) {
+    try (SeedServer server = SeedServer.open(args, SERVER_ARGS)) {
       args.checkAllUsed(NAME);
+      server.requireServed(frameworks);
       System.out.println("# Tars seed against " + server.description() + "; options: " + args.describe());
       for (Framework f : frameworks) {
-        server.endpoints().port(f);
         for (Payload payload : payloads) {
           for (int[] pt : matrix) {
             SeedRun r = runOne(server, f, payload, pt[0], pt[1], connections, io, iface, clientJvm, warmup,

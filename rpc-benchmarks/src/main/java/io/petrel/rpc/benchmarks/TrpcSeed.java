@@ -44,6 +44,10 @@ final class TrpcSeed {
     Duration measure = args.seconds("duration", 5, false);
     Duration firstWarmup = args.seconds("first-warmup", 10, true);
     var io = NettyIo.parse(args.string("io", "auto"));
+    if (startRate > maxRate) {
+      throw new IllegalArgumentException("--start-rate " + startRate + " is above --max-rate " + maxRate
+          + ": no step would run; lower --start-rate or raise --max-rate");
+    }
     for (String m : modes) {
       if (!m.equals("sync") && !m.equals("async")) {
         throw new IllegalArgumentException("--modes takes sync and/or async: " + m);
@@ -54,6 +58,7 @@ final class TrpcSeed {
     List<SeedRun> best = new ArrayList<>();
     try (SeedServer server = SeedServer.open(args, "--frameworks petrel,petrel_direct")) {
       args.checkAllUsed(NAME);
+      server.requireServed(List.of(f));
       System.out.println("# tRPC-Go seed against " + server.description() + "; options: " + args.describe());
       RpcClient client = RpcClient.builder().address(server.endpoints().host(), server.endpoints().port(f))
           .connectionsPerEndpoint(connections).option(NettyOptions.IO_MODE, io).name("seed-trpc").build();

@@ -1,6 +1,7 @@
 package io.petrel.rpc.benchmarks;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.util.ArrayList;
@@ -120,6 +121,29 @@ class SeedsSmokeTest {
   }
 
   @Test
+  void theServersASeedStartsServeEveryFrameworkItsOptionTakes() {
+    var plaintext = List.of(Framework.PETREL, Framework.PETREL_DIRECT, Framework.GRPC, Framework.GRPC_DIRECT,
+        Framework.NETTY);
+    assertThat(ServerOptions.parse(SeedServer.split(TarsSeed.SERVER_ARGS)).frameworks()).containsAll(plaintext);
+    assertThat(ServerOptions.parse(SeedServer.split(RpcxSeed.SERVER_ARGS)).frameworks()).containsAll(plaintext);
+  }
+
+  @Test
+  void aFrameworkTheServerDoesNotServeIsNamedWithWhatToDo() {
+    // The one at --host: restart it with the framework.
+    assertThatThrownBy(() -> RpcxSeed.run(new SeedArgs(at(server, "--frameworks", "petrel,netty", "--concurrency",
+        "10", "--warmup", "0", "--duration", "1"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("does not serve netty").hasMessageContaining("--frameworks including netty");
+    // One the seed started: --server-args.
+    assertThatThrownBy(() -> TarantoolSeed.run(new SeedArgs(List.of("--server-args", "--frameworks petrel",
+        "--framework", "petrel_direct", "--objects", "10", "--callers", "1"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("petrel_direct is not served by the server this seed started")
+        .hasMessageContaining("--server-args");
+  }
+
+  @Test
   void trpcFindsARateAndReportsItsPercentiles() throws Exception {
     List<SeedRun> runs = TrpcSeed.run(new SeedArgs(at(server, "--connections", "4", "--start-rate", "300",
         "--max-rate", "600", "--bisect", "0", "--warmup", "0.2", "--duration", "0.8", "--first-warmup", "0",
@@ -132,6 +156,14 @@ class SeedsSmokeTest {
     }
     assertHeader(TrpcSeed.table(runs), "Mode", "Connections", "QPS", "Average latency (ms)", "P90 latency (ms)",
         "P99 latency (ms)", "P999 latency (ms)", "Failed", "Refused");
+  }
+
+  @Test
+  void trpcRefusesAStartRateAboveItsMaxRate() {
+    // No step could run: it printed that p99 was over at the start rate, and an empty table.
+    assertThatThrownBy(() -> TrpcSeed.run(new SeedArgs(at(server, "--start-rate", "5000", "--max-rate", "1000"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("--start-rate 5000 is above --max-rate 1000");
   }
 
   @Test
