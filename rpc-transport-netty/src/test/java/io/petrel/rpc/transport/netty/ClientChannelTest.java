@@ -122,25 +122,6 @@ class ClientChannelTest extends TransportFixture {
     }
   }
 
-  /** A resolver the test drives. */
-  private static final class ManualResolver implements io.petrel.rpc.NameResolver {
-    volatile Listener listener;
-    final AtomicInteger refreshes = new AtomicInteger();
-
-    @Override
-    public void refresh() {
-      refreshes.incrementAndGet();
-    }
-
-    @Override
-    public void start(Listener l) {
-      listener = l;
-    }
-
-    @Override
-    public void shutdown() {}
-  }
-
   @Test
   void anEndpointTheResolverRemovesFinishesItsCallsInFlightThenCloses() throws Exception {
     RpcServer sa = server(a);

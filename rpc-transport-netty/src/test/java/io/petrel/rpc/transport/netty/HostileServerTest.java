@@ -306,22 +306,6 @@ class HostileServerTest extends TransportFixture {
     }
   }
 
-  /** A resolver the test drives. */
-  private static final class ManualResolver implements io.petrel.rpc.NameResolver {
-    volatile Listener listener;
-
-    @Override
-    public void refresh() {}
-
-    @Override
-    public void start(Listener l) {
-      listener = l;
-    }
-
-    @Override
-    public void shutdown() {}
-  }
-
   /**
    * A connection found dead after the resolver removed its endpoint (it was draining: its call in flight was to
    * finish there, and nothing reconnects to an endpoint no longer listed) says so in its WARN, and why. Before, the
