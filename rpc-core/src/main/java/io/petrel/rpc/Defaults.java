@@ -30,6 +30,8 @@ public final class Defaults {
   public static final Duration RECONNECT_MAX = Duration.ofSeconds(10);
   /** The client's keepAliveTime: 30 s. */
   public static final Duration CLIENT_KEEP_ALIVE = Duration.ofSeconds(30);
+  /** The client's livenessTimeout: 2 s. */
+  public static final Duration LIVENESS_TIMEOUT = Duration.ofSeconds(2);
   /** maxRetries: an idempotent call may be tried twice more after its first attempt. */
   public static final int MAX_RETRIES = 2;
   /**

@@ -28,6 +28,8 @@ public abstract class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuild
   public static final Duration DEFAULT_RECONNECT_MAX = Defaults.RECONNECT_MAX;
   /** Default {@link #keepAliveTime}: 30 s. */
   public static final Duration DEFAULT_KEEP_ALIVE = Defaults.CLIENT_KEEP_ALIVE;
+  /** Default {@link #livenessTimeout}: 2 s. */
+  public static final Duration DEFAULT_LIVENESS_TIMEOUT = Defaults.LIVENESS_TIMEOUT;
 
   protected @Nullable String target;
   protected @Nullable NameResolver resolver;
@@ -38,6 +40,7 @@ public abstract class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuild
   protected Duration defaultDeadline = DEFAULT_DEADLINE;
   protected Duration connectTimeout = DEFAULT_CONNECT_TIMEOUT;
   protected Duration keepAliveTime = DEFAULT_KEEP_ALIVE;
+  protected Duration livenessTimeout = DEFAULT_LIVENESS_TIMEOUT;
   protected int maxPendingCalls = DEFAULT_MAX_PENDING_CALLS;
   protected int maxRetries = Defaults.MAX_RETRIES;
   protected int retryBudgetTokens = Defaults.RETRY_BUDGET_TOKENS;
@@ -206,6 +209,25 @@ public abstract class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuild
       throw new IllegalArgumentException("keepAliveTime must be >= 0: " + d);
     }
     this.keepAliveTime = d;
+    return this;
+  }
+
+  /**
+   * The liveness check: when a call's deadline passes while its request is on a connection, the client sends a
+   * PING; if nothing at all is received on that connection within this time, the connection is taken for dead
+   * (a network that stopped carrying packets, a server that stopped): it is reset, its calls in flight fail with
+   * UNAVAILABLE (an idempotent one is sent again elsewhere), and the endpoint reconnects. A live server answers
+   * the PING from its event loop within milliseconds, even while its handlers are slow; raise this above the
+   * longest pause a server of yours may make as a whole (a stop-the-world GC pause of a large heap, a VM that is
+   * paused or migrated), or its connections are reset during such a pause. Default 2 s; {@code Duration.ZERO}
+   * turns the check off (a connection then stays until keepalive finds it dead, or TCP gives up).
+   */
+  public RpcClientBuilder livenessTimeout(Duration d) {
+    Objects.requireNonNull(d, "livenessTimeout");
+    if (d.isNegative()) {
+      throw new IllegalArgumentException("livenessTimeout must be >= 0: " + d);
+    }
+    this.livenessTimeout = d;
     return this;
   }
 

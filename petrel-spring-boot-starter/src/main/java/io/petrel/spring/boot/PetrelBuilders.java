@@ -155,6 +155,7 @@ final class PetrelBuilders {
     s.set("default-deadline", p.getDefaultDeadline(), b::defaultDeadline);
     s.set("connect-timeout", p.getConnectTimeout(), b::connectTimeout);
     s.set("keep-alive-time", p.getKeepAliveTime(), b::keepAliveTime);
+    s.set("liveness-timeout", p.getLivenessTimeout(), b::livenessTimeout);
     applyShared(s, p, b);
     PetrelProperties.Tls tls = p.getTls();
     boolean tlsOn = tlsOn(prefix + ".tls", tls, "call over TLS", "call in plaintext");

@@ -342,6 +342,11 @@ public class PetrelProperties {
     private @Nullable Duration defaultDeadline;
     /** How long a connect (and TLS handshake) may take (default 5s). */
     private @Nullable Duration connectTimeout;
+    /**
+     * After a call's deadline passes on a connection, how long it may receive nothing (a PING was sent) before it is
+     * reset as dead (default 2s; 0 = off); above the longest pause of a server as a whole (a GC pause, a paused VM).
+     */
+    private @Nullable Duration livenessTimeout;
     /** Calls not yet ended at most; more fail at once with RESOURCE_EXHAUSTED (default 16384). */
     private @Nullable Integer maxPendingCalls;
     /** First wait after a failed connect, doubling each time (default 100ms). */
@@ -388,6 +393,14 @@ public class PetrelProperties {
 
     public void setConnectTimeout(@Nullable Duration connectTimeout) {
       this.connectTimeout = connectTimeout;
+    }
+
+    public @Nullable Duration getLivenessTimeout() {
+      return livenessTimeout;
+    }
+
+    public void setLivenessTimeout(@Nullable Duration livenessTimeout) {
+      this.livenessTimeout = livenessTimeout;
     }
 
     public @Nullable Integer getMaxPendingCalls() {

@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  *       closing, or a black-holed network, on an idle connection as on a busy one;
  *   <li>the liveness check: a call's deadline passed while its request was on the connection
  *       ({@link Connection.Listener#deadlinePassed}): a PING, and if nothing at all is received within
- *       {@link #LIVENESS_CHECK_NANOS} the connection is dead. A network that stopped carrying packets (a partition,
+ *       {@code livenessTimeout} the connection is dead. A network that stopped carrying packets (a partition,
  *       a link down) leaves TCP retransmitting into nothing, with backoff: the connection looks open, calls sent on
  *       it wait to their deadlines, and after the network heals it can take the kernel tens of seconds to
  *       retransmit, while a new connection would work at once. A live server answers the PING from its event loop
@@ -35,15 +35,12 @@ import org.jspecify.annotations.Nullable;
  * fields (and reads the clock with keepalive on) that the checks' timers read on that same thread.
  */
 final class ConnectionHealth {
-  /**
-   * How long a connection may receive nothing after a call's deadline passed on it (and a PING was sent) before it
-   * counts as dead.
-   */
-  static final long LIVENESS_CHECK_NANOS = TimeUnit.SECONDS.toNanos(2);
   /** Why a connection found dead by the liveness check closes: its calls' message and the WARN line. */
-  static final String LIVENESS_FAILED = "nothing received for " + TimeUnit.NANOSECONDS.toMillis(LIVENESS_CHECK_NANOS)
-      + " ms after a call's deadline passed and a PING was sent (a network that stopped carrying packets, or a"
-      + " server that stopped)";
+  static String livenessFailed(long livenessNanos) {
+    return "nothing received for " + TimeUnit.NANOSECONDS.toMillis(livenessNanos) + " ms after a call's deadline"
+        + " passed and a PING was sent (a network that stopped carrying packets, or a server that stopped;"
+        + " RpcClientBuilder.livenessTimeout sets how long)";
+  }
   /** Why a connection found dead by keepalive closes, for its calls ("... no answer to keepalive PING"). */
   static final String KEEPALIVE_FAILED = "no answer to keepalive PING";
   /** What the WARN line says of a connection found dead by keepalive. */
@@ -51,6 +48,11 @@ final class ConnectionHealth {
 
   /** keepAliveTime; 0: no keepalive. */
   private final long keepAliveNanos;
+  /**
+   * livenessTimeout: how long a connection may receive nothing after a call's deadline passed on it (and a PING was
+   * sent) before it counts as dead; 0: no liveness check.
+   */
+  private final long livenessNanos;
   /**
    * What follows for the endpoint once the connection is found dead, asked then, for the transport's WARN
    * ({@link Connection#closeDead}'s {@code next}): the slot's, which alone knows whether it reconnects.
@@ -76,8 +78,9 @@ final class ConnectionHealth {
   private volatile @Nullable ScheduledFuture<?> keepAliveTimer;
   private volatile @Nullable ScheduledFuture<?> livenessTimer;
 
-  ConnectionHealth(long keepAliveNanos, Supplier<String> next) {
+  ConnectionHealth(long keepAliveNanos, long livenessNanos, Supplier<String> next) {
     this.keepAliveNanos = keepAliveNanos;
+    this.livenessNanos = livenessNanos;
     this.next = next;
   }
 
@@ -170,17 +173,17 @@ final class ConnectionHealth {
 
   /**
    * Executor: a call's deadline passed while its request was on the connection: unless a check is under way, a
-   * PING, and {@link #livenessDue} looks after {@link #LIVENESS_CHECK_NANOS} whether anything at all came back.
+   * PING, and {@link #livenessDue} looks after {@code livenessTimeout} whether anything at all came back.
    */
   void deadlinePassed() {
     Connection c = connection;
-    if (stopped || c == null || livenessCheck || !answered) {
+    if (stopped || c == null || livenessCheck || !answered || livenessNanos == 0) {
       return;
     }
     livenessCheck = true;
     readSinceCheck = false;
     c.ping();
-    ScheduledFuture<?> t = schedule(this::livenessDue, LIVENESS_CHECK_NANOS);
+    ScheduledFuture<?> t = schedule(this::livenessDue, livenessNanos);
     if (t == null) {
       livenessCheck = false; // the executor is stopping, and the connection with it
     }
@@ -191,7 +194,7 @@ final class ConnectionHealth {
   }
 
   /**
-   * Executor: {@link #LIVENESS_CHECK_NANOS} after a call's deadline passed and a PING was sent. If nothing was read
+   * Executor: {@code livenessTimeout} after a call's deadline passed and a PING was sent. If nothing was read
    * since (not the PONG, not a byte of any response), the connection is dead.
    */
   private void livenessDue() {
@@ -201,7 +204,8 @@ final class ConnectionHealth {
       return;
     }
     stopped = true;
-    c.closeDead(LIVENESS_FAILED, LIVENESS_FAILED, next.get());
+    String why = livenessFailed(livenessNanos);
+    c.closeDead(why, why, next.get());
   }
 
   /**

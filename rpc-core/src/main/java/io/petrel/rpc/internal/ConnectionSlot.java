@@ -804,7 +804,8 @@ final class ConnectionSlot {
     /** Why the core closed the connection before its first frame came, or null. */
     @Nullable String firstFrameDue;
     /** Keepalive and the liveness check of the connection (not guarded: see {@link ConnectionHealth}). */
-    final ConnectionHealth health = new ConnectionHealth(config.keepAliveTimeNanos(), ConnectionSlot.this::afterDead);
+    final ConnectionHealth health = new ConnectionHealth(config.keepAliveTimeNanos(), config.livenessTimeoutNanos(),
+        ConnectionSlot.this::afterDead);
 
     @Override
     public void answered() {

@@ -27,6 +27,7 @@ public final class ClientConfig extends TransportConfig {
   private final long defaultTimeoutNanos;
   private final long connectTimeoutNanos;
   private final long keepAliveTimeNanos;
+  private final long livenessTimeoutNanos;
   private final int maxPendingCalls;
   private final long reconnectInitialBackoffNanos;
   private final long reconnectMaxBackoffNanos;
@@ -68,6 +69,7 @@ public final class ClientConfig extends TransportConfig {
     this.defaultTimeoutNanos = b.defaultTimeoutNanos;
     this.connectTimeoutNanos = b.connectTimeoutNanos;
     this.keepAliveTimeNanos = b.keepAliveTimeNanos;
+    this.livenessTimeoutNanos = b.livenessTimeoutNanos;
     this.maxPendingCalls = b.maxPendingCalls;
     this.reconnectInitialBackoffNanos = b.reconnectInitialBackoffNanos;
     this.reconnectMaxBackoffNanos = b.reconnectMaxBackoffNanos;
@@ -122,9 +124,20 @@ public final class ClientConfig extends TransportConfig {
     return connectTimeoutNanos;
   }
 
-  /** Silence after which a PING is sent, and the connection closed if the silence lasts as long again; 0 disables keepalive. */
+  /**
+   * Silence after which a PING is sent, and the connection closed if the silence lasts as long again; 0 disables
+   * keepalive.
+   */
   public long keepAliveTimeNanos() {
     return keepAliveTimeNanos;
+  }
+
+  /**
+   * How long a connection may receive nothing after a call's deadline passed on it (and a PING was sent) before it
+   * is taken for dead; 0 turns the liveness check off.
+   */
+  public long livenessTimeoutNanos() {
+    return livenessTimeoutNanos;
   }
 
   /** Calls started and not ended at once; beyond it a call fails with RESOURCE_EXHAUSTED. */
@@ -193,6 +206,7 @@ public final class ClientConfig extends TransportConfig {
         + "defaultTimeoutNanos=" + defaultTimeoutNanos + ", "
         + "connectTimeoutNanos=" + connectTimeoutNanos + ", "
         + "keepAliveTimeNanos=" + keepAliveTimeNanos + ", "
+        + "livenessTimeoutNanos=" + livenessTimeoutNanos + ", "
         + "maxPendingCalls=" + maxPendingCalls + ", "
         + "reconnectInitialBackoffNanos=" + reconnectInitialBackoffNanos + ", "
         + "reconnectMaxBackoffNanos=" + reconnectMaxBackoffNanos + ", "
@@ -214,6 +228,7 @@ public final class ClientConfig extends TransportConfig {
     private long defaultTimeoutNanos = DEFAULT_DEADLINE.toNanos();
     private long connectTimeoutNanos = DEFAULT_CONNECT_TIMEOUT.toNanos();
     private long keepAliveTimeNanos = DEFAULT_KEEP_ALIVE.toNanos();
+    private long livenessTimeoutNanos = Defaults.LIVENESS_TIMEOUT.toNanos();
     private int maxPendingCalls = DEFAULT_MAX_PENDING_CALLS;
     private long reconnectInitialBackoffNanos = DEFAULT_RECONNECT_INITIAL.toNanos();
     private long reconnectMaxBackoffNanos = DEFAULT_RECONNECT_MAX.toNanos();
@@ -265,6 +280,11 @@ public final class ClientConfig extends TransportConfig {
 
     public Builder keepAliveTimeNanos(long keepAliveTimeNanos) {
       this.keepAliveTimeNanos = keepAliveTimeNanos;
+      return this;
+    }
+
+    public Builder livenessTimeoutNanos(long livenessTimeoutNanos) {
+      this.livenessTimeoutNanos = livenessTimeoutNanos;
       return this;
     }
 

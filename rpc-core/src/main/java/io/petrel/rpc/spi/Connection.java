@@ -13,7 +13,7 @@ import org.jspecify.annotations.Nullable;
  * <p>The connection's health is the core's too: the first-frame timeout ({@link #closeIfUnanswered}), keepalive
  * (after {@code keepAliveTime} with nothing received a PING, and the connection is dead if the silence lasts as long
  * again) and the liveness check (a call's deadline passed here: a PING, and the connection is dead if nothing at
- * all is received within 2 s). A transport with PINGs gives the core their primitives: {@link #executor()} (the
+ * all is received within the client's livenessTimeout, 2 s by default). A transport with PINGs gives the core their primitives: {@link #executor()} (the
  * thread it reports reads on), {@link Listener#received()} once per batch of bytes read,
  * {@link Listener#deadlinePassed()}, {@link #ping()} and {@link #closeDead}. One without PINGs leaves
  * {@link #executor()} null, and its connections get neither check.
@@ -115,9 +115,9 @@ public interface Connection {
     /**
      * The deadline of a call passed while its request was on this connection (written, no answer yet): the
      * core checks that the connection still carries anything ({@link Connection#ping()}, then
-     * {@link Connection#closeDead} if nothing at all is received within 2 s). Called on {@link Connection#executor()}
-     * as the transport gives the attempt up (not for a cancel, nor for an attempt never written); a transport whose
-     * {@code executor()} is null need not call it.
+     * {@link Connection#closeDead} if nothing at all is received within the client's livenessTimeout). Called on
+     * {@link Connection#executor()} as the transport gives the attempt up (not for a cancel, nor for an attempt never
+     * written); a transport whose {@code executor()} is null need not call it.
      */
     void deadlinePassed();
 

@@ -7,6 +7,7 @@ import io.netty.buffer.Unpooled;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.marshal.Marshallers;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,8 +46,12 @@ class ConnectionHealthTest {
 
   /** A client of one endpoint whose connection has {@link #loop} for executor, connected by a first call. */
   private RecordingTransport.Conn connected(Duration keepAlive) throws Exception {
-    RpcClient rpc = RpcClient.builder().target("static://a:1").transport("recording").keepAliveTime(keepAlive)
-        .build();
+    return connected(keepAlive, RpcClient.builder()); // livenessTimeout: the default, 2 s
+  }
+
+  private RecordingTransport.Conn connected(Duration keepAlive, RpcClientBuilder builder)
+      throws Exception {
+    RpcClient rpc = builder.target("static://a:1").transport("recording").keepAliveTime(keepAlive).build();
     clients.add(rpc);
     RecordingTransport.Client c = RecordingTransport.of(rpc);
     c.connectionExecutor = loop;
@@ -97,6 +102,29 @@ class ConnectionHealthTest {
     assertThat(dead).startsWith("dead: nothing received for 2000 ms after a call's deadline passed and a PING was"
         + " sent").endsWith(" | reconnecting");
     assertThat(conn.closed.get(10, TimeUnit.SECONDS)).isNull();
+  }
+
+  @Test
+  void theLivenessTimeoutIsTheClientsOption() throws Exception {
+    RecordingTransport.Conn conn = connected(Duration.ZERO,
+        RpcClient.builder().livenessTimeout(Duration.ofMillis(300)));
+    loop.execute(conn.listener::deadlinePassed);
+    assertThat(conn.health.poll(10, TimeUnit.SECONDS)).isEqualTo("ping");
+    long pinged = System.nanoTime();
+    String dead = conn.health.poll(10, TimeUnit.SECONDS);
+    assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - pinged)).as("ms from the PING to the close")
+        .isBetween(250L, 1_900L);
+    assertThat(dead).startsWith("dead: nothing received for 300 ms after a call's deadline passed and a PING was"
+        + " sent").contains("RpcClientBuilder.livenessTimeout sets how long").endsWith(" | reconnecting");
+  }
+
+  @Test
+  void aLivenessTimeoutOfZeroTurnsTheCheckOff() throws Exception {
+    RecordingTransport.Conn conn = connected(Duration.ZERO, RpcClient.builder().livenessTimeout(Duration.ZERO));
+    loop.execute(conn.listener::deadlinePassed);
+    past(2_100);
+    assertThat(conn.health).as("no PING, no close").isEmpty();
+    assertThat(conn.usable).isTrue();
   }
 
   @Test
