@@ -220,12 +220,15 @@ public abstract class RpcClientBuilder extends AbstractRpcBuilder<RpcClientBuild
    * the PING from its event loop within milliseconds, even while its handlers are slow; raise this above the
    * longest pause a server of yours may make as a whole (a stop-the-world GC pause of a large heap, a VM that is
    * paused or migrated), or its connections are reset during such a pause. Default 2 s; {@code Duration.ZERO}
-   * turns the check off (a connection then stays until keepalive finds it dead, or TCP gives up).
+   * turns the check off (a connection then stays until keepalive finds it dead, or TCP gives up); otherwise 100 ms
+   * to 24 days. Not used by an in-process client.
    */
   public RpcClientBuilder livenessTimeout(Duration d) {
     Objects.requireNonNull(d, "livenessTimeout");
-    if (d.isNegative()) {
-      throw new IllegalArgumentException("livenessTimeout must be >= 0: " + d);
+    if (!d.isZero() && (d.compareTo(Duration.ofMillis(100)) < 0 || d.compareTo(Duration.ofDays(24)) > 0)) {
+      throw new IllegalArgumentException("livenessTimeout must be ZERO (off) or 100 ms to 24 days: " + d + " (a"
+          + " connection whose PING does not come back within it is reset: shorter than a round trip, it would"
+          + " reset live connections)");
     }
     this.livenessTimeout = d;
     return this;

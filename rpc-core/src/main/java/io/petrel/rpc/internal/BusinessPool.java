@@ -279,6 +279,7 @@ public final class BusinessPool implements Executor {
       searching.decrementAndGet();
       slots.set(slot, null);
       setBit(free, slot);
+      checkTerminated();
       throw t;
     }
   }
@@ -475,6 +476,18 @@ public final class BusinessPool implements Executor {
     return active.get();
   }
 
+  /** Calls running or queued now, but the one {@code t} runs if it is one of this pool's threads in a call. */
+  public int callsExcept(Thread t) {
+    int n = active.get() + queue.size();
+    for (int i = 0; i < threads; i++) {
+      Worker w = slots.get(i);
+      if (w != null && w.thread == t && w.inCall) {
+        return Math.max(0, n - 1);
+      }
+    }
+    return n;
+  }
+
   /** Calls waiting for a thread now. */
   public int queuedCount() {
     return queue.size();
@@ -550,11 +563,14 @@ public final class BusinessPool implements Executor {
         slots.set(slot, null);
         setBit(free, slot);
         live.decrementAndGet();
-        // A call queued while this thread was ending may have found no idle thread and no free slot.
-        if (!queue.isEmpty() && (ctl.get() & STOP) == 0) {
-          signalWork();
+        try {
+          // A call queued while this thread was ending may have found no idle thread and no free slot.
+          if (!queue.isEmpty() && (ctl.get() & STOP) == 0) {
+            signalWork();
+          }
+        } finally {
+          checkTerminated();
         }
-        checkTerminated();
       }
     }
 

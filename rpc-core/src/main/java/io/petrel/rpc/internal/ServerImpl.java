@@ -20,6 +20,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -306,10 +307,14 @@ public final class ServerImpl extends RpcServer {
       Objects.requireNonNull(dispatcher, "dispatcher, set by start()").shutdownNow();
     }
     tellDraining();
-    boolean gracefulStopWaiting = closing.get(); // a graceful stop closed the connections and waits for handlers
-    finishShutdown(true, "the server shut down at once (shutdownNow)");
-    if (gracefulStopWaiting) {
-      stopHandlersNow(); // finishShutdown did nothing: the stop is under way; it ends when the handlers have returned
+    if (!finishShutdown(true, "the server shut down at once (shutdownNow)")) {
+      // A graceful stop is closing the server already (it may be waiting for handlers): they stop now.
+      HandlerWait w = handlerWait;
+      if (w != null) {
+        w.interrupt();
+      } else {
+        stopHandlersNow(); // the graceful stop's wait, if it comes, then ends at once
+      }
     }
     return this;
   }
@@ -324,9 +329,10 @@ public final class ServerImpl extends RpcServer {
     }
   }
 
-  private void finishShutdown(boolean force, String why) {
+  /** Closes the server's connections and stops it; false if a stop was under way already (then nothing is done). */
+  private boolean finishShutdown(boolean force, String why) {
     if (!closing.compareAndSet(false, true)) {
-      return;
+      return false;
     }
     long left = transport.inFlightCalls();
     if (force && left > 0) {
@@ -350,18 +356,27 @@ public final class ServerImpl extends RpcServer {
         stopPoolNow(pool);
       } else {
         pool.shutdown();
-        handlersReturned = handlersReturned(pool.terminationFuture(), pool.activeCount() + pool.queuedCount(),
+        Thread self = Thread.currentThread(); // a handler's own thread, if its call ended the drain: not waited for
+        handlersReturned = handlersReturned(pool.terminationFuture(), () -> pool.callsExcept(self),
             () -> stopPoolNow(pool));
       }
     } else if (config.executor() instanceof VirtualThreadExecutor v) {
       if (force) {
         v.interruptRunning();
       } else {
-        handlersReturned = handlersReturned(v.whenIdle(), v.threadsAlive(), v::interruptRunning);
+        Thread self = Thread.currentThread();
+        handlersReturned = handlersReturned(v.whenIdle(), () -> v.runningExcept(self), v::interruptRunning);
       }
     }
     CompletableFuture<Void> handlers = handlersReturned;
-    closed.whenComplete((v, t) -> handlers.whenComplete((v1, t1) -> transport.release().whenComplete((v2, t2) -> {
+    // The end of the stop runs on a thread of its own: the one that completes the wait may be a handler's, just
+    // interrupted, or the JDK's shared timer thread.
+    Executor stopThread = r -> {
+      Thread t = new Thread(r, config.name() + "-stop");
+      t.setDaemon(true);
+      t.start();
+    };
+    closed.whenComplete((v, t) -> handlers.whenCompleteAsync((v1, t1) -> transport.release().whenComplete((v2, t2) -> {
       if (metrics != null) {
         metrics.close(); // its gauges read objects that are gone; a server started again binds its own
       }                  // (OwnedMeters.close() logs what fails rather than throw: termination goes on)
@@ -374,7 +389,8 @@ public final class ServerImpl extends RpcServer {
             config.name(), refused);
       }
       terminated.countDown();
-    })));
+    }), stopThread));
+    return true;
   }
 
   /** The business pool stops at once: calls still queued never run (released and ended), running ones interrupted. */
@@ -386,35 +402,79 @@ public final class ServerImpl extends RpcServer {
     }
   }
 
+  /** How long a stop waits for handlers it has interrupted to return, before it ends without them. */
+  private static final long INTERRUPTED_WAIT_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+  /** The graceful stop's wait for handlers ({@link #handlersReturned}), once it began. */
+  private volatile @Nullable HandlerWait handlerWait;
+
   /**
-   * A graceful stop: the handlers of the business pool (or of the virtual threads: {@code done} completes when
-   * the last has returned, {@code running} of them now) return within what is left of the grace period, also those of
+   * A graceful stop: the handlers of the business pool (or of the virtual threads: {@code done} completes when the
+   * last has returned, {@code running} counts them) return within what is left of the grace period, also those of
    * calls that no longer count as in flight (their callers are gone: a connection that closed cancels its calls,
-   * which does not stop their handlers), so that no handler runs on after the server has terminated; handlers still
-   * running when the grace period ends are interrupted ({@code stopNow}), as by shutdownNow.
+   * which does not stop their handlers), so that no handler runs on after the server has terminated. Handlers still
+   * running when the grace period ends, or when {@code shutdownNow} comes, are interrupted ({@code stopNow}), and
+   * the stop waits at most {@link #INTERRUPTED_WAIT_NANOS} more for them to return.
    */
-  private CompletableFuture<Void> handlersReturned(CompletableFuture<Void> done, int running, Runnable stopNow) {
+  private CompletableFuture<Void> handlersReturned(CompletableFuture<Void> done, IntSupplier running,
+      Runnable stopNow) {
+    HandlerWait w = new HandlerWait(done, running, stopNow);
+    handlerWait = w;
     if (done.isDone()) {
-      return done;
+      return w.over;
     }
     long left = Math.max(0, graceEndsAt - System.nanoTime());
-    if (running > 0) { // else only idle threads are still ending, within moments
+    int now = running.getAsInt();
+    if (now > 0) { // else only idle threads are still ending, within moments
       log.info("Petrel server '{}': waiting up to {} ms (what is left of its shutdown grace period) for {}"
           + " handler(s) still running for callers that are gone (cancelled calls, closed connections)",
-          config.name(), TimeUnit.NANOSECONDS.toMillis(left), running);
+          config.name(), TimeUnit.NANOSECONDS.toMillis(left), now);
     }
-    return done.copy().orTimeout(left, TimeUnit.NANOSECONDS).handle((v, t) -> {
-      if (t != null) {
-        log.warn("Petrel server '{}': its shutdown grace period of {} ms is over with {} handler(s) still running for"
-            + " callers that are gone; interrupting them. A handler that works on after its call was cancelled can"
-            + " check ServerContext.isCancelled() or stop from an onCancel listener", config.name(),
-            TimeUnit.NANOSECONDS.toMillis(config.shutdownGracePeriodNanos()), running);
-        Objects.requireNonNull(dispatcher, "dispatcher, set by start()").shutdownNow();
-        stopNow.run();
+    CompletableFuture.delayedExecutor(left, TimeUnit.NANOSECONDS).execute(() -> {
+      if (!w.over.isDone()) {
+        log.warn("Petrel server '{}': its shutdown grace period of {} ms is over with {} handler(s) still running"
+            + " for callers that are gone; interrupting them. A handler that works on after its call was cancelled"
+            + " can check ServerContext.isCancelled() or stop from an onCancel listener", config.name(),
+            TimeUnit.NANOSECONDS.toMillis(config.shutdownGracePeriodNanos()), running.getAsInt());
+        w.interrupt();
       }
-      return null;
     });
+    return w.over;
   }
+
+  /** One graceful stop's wait for handlers: {@link #over} completes when they have returned, or given up on. */
+  private final class HandlerWait {
+    private final CompletableFuture<Void> done;
+    private final IntSupplier running;
+    private final Runnable stopNow;
+    final CompletableFuture<Void> over = new CompletableFuture<>();
+    private final AtomicBoolean interrupted = new AtomicBoolean();
+
+    HandlerWait(CompletableFuture<Void> done, IntSupplier running, Runnable stopNow) {
+      this.done = done;
+      this.running = running;
+      this.stopNow = stopNow;
+      done.whenComplete((v, t) -> over.complete(null));
+    }
+
+    /** Interrupts the handlers still running; the stop goes on once they return, or after a second without. */
+    void interrupt() {
+      if (over.isDone() || !interrupted.compareAndSet(false, true)) {
+        return;
+      }
+      Objects.requireNonNull(dispatcher, "dispatcher, set by start()").shutdownNow();
+      stopNow.run();
+      CompletableFuture.delayedExecutor(INTERRUPTED_WAIT_NANOS, TimeUnit.NANOSECONDS).execute(() -> {
+        if (!done.isDone()) {
+          log.warn("Petrel server '{}': {} handler(s) still running {} ms after they were interrupted (they ignore"
+              + " interrupts); the server stops without them", config.name(), running.getAsInt(),
+              TimeUnit.NANOSECONDS.toMillis(INTERRUPTED_WAIT_NANOS));
+        }
+        over.complete(null);
+      });
+    }
+  }
+
 
   /**
    * An error after which this server cannot be trusted to serve (ServerDispatcher.fatal): logged once, at ERROR,

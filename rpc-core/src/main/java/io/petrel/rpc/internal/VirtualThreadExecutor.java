@@ -54,7 +54,9 @@ public final class VirtualThreadExecutor implements Executor {
   private final Set<Thread> running = ConcurrentHashMap.newKeySet();
   /** Threads started for calls and not ended yet (counted before they start, so none is missed). */
   private final AtomicInteger alive = new AtomicInteger();
-  /** Set by {@link #whenIdle}: completed when the last thread ends. */
+  /** Set by {@link #interruptRunning}: a call's thread that starts after it interrupts itself. */
+  private volatile boolean interruptAll;
+  /** Set by {@link #whenIdle}: completed when the last thread ends (one server's executor: set once). */
   private volatile @Nullable CompletableFuture<Void> idle;
   private final AtomicLong completed = new AtomicLong();
   /**
@@ -111,6 +113,9 @@ public final class VirtualThreadExecutor implements Executor {
     try {
       t = threads.newThread(() -> {
         running.add(Thread.currentThread());
+        if (interruptAll) {
+          Thread.currentThread().interrupt(); // started as interruptRunning ran: stopped as the others are
+        }
         try {
           call.run();
         } finally {
@@ -187,8 +192,15 @@ public final class VirtualThreadExecutor implements Executor {
     return completed.get();
   }
 
-  /** Interrupts the handlers still running (forced shutdown). */
+  /** Interrupts the handlers still running (forced shutdown), and any whose thread is starting. */
   public void interruptRunning() {
+    interruptAll = true;
     running.forEach(Thread::interrupt);
+  }
+
+  /** Call threads alive now, but {@code t} if it is one of them. */
+  public int runningExcept(Thread t) {
+    int n = alive.get();
+    return running.contains(t) ? Math.max(0, n - 1) : n;
   }
 }

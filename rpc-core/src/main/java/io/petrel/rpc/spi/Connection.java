@@ -13,9 +13,9 @@ import org.jspecify.annotations.Nullable;
  * <p>The connection's health is the core's too: the first-frame timeout ({@link #closeIfUnanswered}), keepalive
  * (after {@code keepAliveTime} with nothing received a PING, and the connection is dead if the silence lasts as long
  * again) and the liveness check (a call's deadline passed here: a PING, and the connection is dead if nothing at
- * all is received within the client's livenessTimeout, 2 s by default). A transport with PINGs gives the core their primitives: {@link #executor()} (the
- * thread it reports reads on), {@link Listener#received()} once per batch of bytes read,
- * {@link Listener#deadlinePassed()}, {@link #ping()} and {@link #closeDead}. One without PINGs leaves
+ * all is received within the client's livenessTimeout, 2 s by default). A transport with PINGs gives the core their
+ * primitives: {@link #executor()} (the thread it reports reads on), {@link Listener#received()} once per batch of
+ * bytes read, {@link Listener#deadlinePassed()}, {@link #ping()} and {@link #closeDead}. One without PINGs leaves
  * {@link #executor()} null, and its connections get neither check.
  */
 public interface Connection {

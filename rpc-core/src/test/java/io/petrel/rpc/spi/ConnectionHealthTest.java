@@ -119,6 +119,17 @@ class ConnectionHealthTest {
   }
 
   @Test
+  void aLivenessTimeoutShorterThanARoundTripOrBeyond24DaysIsRefused() {
+    for (Duration d : new Duration[] {Duration.ofMillis(99), Duration.ofNanos(1), Duration.ofMillis(-1),
+        Duration.ofDays(25), Duration.ofSeconds(Long.MAX_VALUE)}) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(() -> RpcClient.builder().livenessTimeout(d))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith("livenessTimeout must be ZERO (off) or 100 ms to 24 days: " + d);
+    }
+    RpcClient.builder().livenessTimeout(Duration.ofMillis(100)).livenessTimeout(Duration.ofDays(24));
+  }
+
+  @Test
   void aLivenessTimeoutOfZeroTurnsTheCheckOff() throws Exception {
     RecordingTransport.Conn conn = connected(Duration.ZERO, RpcClient.builder().livenessTimeout(Duration.ZERO));
     loop.execute(conn.listener::deadlinePassed);

@@ -144,6 +144,39 @@ class AwaitTerminationTest {
     }
   }
 
+  /**
+   * An ordinary drain: the last call in flight ends during the graceful stop, on its handler's own thread. That
+   * thread is not counted as a handler of a gone caller: no "waiting up to" line (it said "for 1 handler(s) still
+   * running for callers that are gone" of the very thread ending the drain).
+   */
+  @Test
+  void anOrdinaryDrainDoesNotSayItWaitsForHandlersOfGoneCallers() throws Exception {
+    Handler h = new Handler();
+    ch.qos.logback.classic.Logger logger =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(RpcServer.class);
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> seen =
+        new ch.qos.logback.core.read.ListAppender<>();
+    seen.start();
+    logger.addAppender(seen);
+    RpcServer server = RpcServer.builder().inProcess("await-ordinary").addService(h.service()).build().start();
+    RpcClient client = RpcClient.builder().inProcess("await-ordinary").build();
+    try {
+      CompletableFuture<byte[]> call = client.unaryCallAsync(ECHO, new byte[] {7},
+          CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(30)));
+      assertThat(h.started.await(10, TimeUnit.SECONDS)).isTrue();
+      server.shutdown(); // the call is in flight, its caller waits for it
+      h.release.countDown();
+      assertThat(call.get(10, TimeUnit.SECONDS)).containsExactly(7);
+      assertThat(server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+      assertThat(seen.list).extracting(e -> e.getFormattedMessage())
+          .anyMatch(m -> m.contains("stopped")).noneMatch(m -> m.contains("waiting up to"));
+    } finally {
+      logger.detachAppender(seen);
+      client.shutdownNow();
+      server.shutdownNow();
+    }
+  }
+
   /** A call whose handler runs, then its client goes away at once: the call is cancelled and no longer counts. */
   private static void callGivesUpAndClientCloses(Handler h, RpcServer server, RpcClient client) throws Exception {
     CompletableFuture<byte[]> call = client.unaryCallAsync(ECHO, new byte[] {1},

@@ -141,7 +141,7 @@ class VirtualThreadsTest {
     CountDownLatch ended = new CountDownLatch(1);
     CompletableFuture<Boolean> interrupted = new CompletableFuture<>();
     RpcServer server = RpcServer.builder().bindAddress("127.0.0.1", 0).name("vt-gone").virtualThreads(4)
-        .shutdownGracePeriod(java.time.Duration.ofMillis(500))
+        .shutdownGracePeriod(java.time.Duration.ofSeconds(2))
         .addService(ServiceDefinition.builder("test.Virtual").unary(HOLD, request -> {
           entered.countDown();
           try {
