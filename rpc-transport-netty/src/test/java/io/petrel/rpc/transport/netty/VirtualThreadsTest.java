@@ -145,7 +145,8 @@ class VirtualThreadsTest {
         .addService(ServiceDefinition.builder("test.Virtual").unary(HOLD, request -> {
           entered.countDown();
           try {
-            Thread.sleep(30_000); // long work that ignores its call's cancellation
+            // long work that ignores its call's cancellation: waits for an event that never comes, until interrupted
+            boolean ignored = new CountDownLatch(1).await(30, TimeUnit.SECONDS);
             interrupted.complete(false);
           } catch (InterruptedException e) {
             interrupted.complete(true);
