@@ -7,6 +7,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.Objects;
 import org.apache.curator.framework.CuratorFramework;
@@ -103,20 +104,74 @@ public final class ZooKeeperRegistry implements AutoCloseable {
    * service's node was deleted). Interrupted, Curator logs ERROR "Background exception was not retry-able or retry
    * gave up" with an InterruptedException, on an ordinary shutdown. Told first that the client closes (its state
    * already STOPPED, so nothing is retried), this closes the ZooKeeper handle: such a call then ends as a lost
-   * connection, which Curator drops quietly, and the interrupt finds nothing to cut.
+   * connection, which Curator drops quietly, and the interrupt finds nothing to cut. The handle is closed within a
+   * bound ({@link #closeHandle}).
    */
   private final CuratorListener closing = (c, event) -> {
-    if (event.getType() != CuratorEventType.CLOSING) {
-      return;
-    }
-    try {
-      c.getZookeeperClient().getZooKeeper().close();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (Exception e) {
-      log.debug("closing the ZooKeeper handle of the registry {} before its Curator client", connectString(), e);
+    if (event.getType() == CuratorEventType.CLOSING) {
+      closeHandle(c);
     }
   };
+  /**
+   * Until when ({@link System#nanoTime()}) closing ZooKeeper's handle may wait for ZooKeeper to answer the close
+   * of the session: set by {@link #close()} (null when the application closes this registry's Curator client
+   * itself: then the connection timeout).
+   */
+  private volatile @Nullable Long sessionCloseUntil;
+
+  /**
+   * Closes ZooKeeper's handle of {@code c}, waiting for ZooKeeper to answer the close of the session (which ends
+   * the session on the server at once, and its ephemeral nodes with it) until {@link #sessionCloseUntil} at most.
+   * ZooKeeper's own close waits for that answer until its client gives up on the connection: two thirds of the
+   * session timeout after ZooKeeper last answered, or the session timeout for a ZooKeeper that never completed the
+   * session's handshake (one that accepts connections and answers nothing); its {@code close(int)} waits for that
+   * too, then for its threads. At the deadline the thread closing the handle is interrupted, which is how
+   * ZooKeeper's close is told to stop waiting: it then closes the connection and ends its client's threads without
+   * the answer (the session ends on the server when it expires).
+   */
+  private void closeHandle(CuratorFramework c) {
+    Long until = sessionCloseUntil;
+    long deadline = until != null ? until : System.nanoTime() + connectionTimeout.toNanos();
+    java.util.concurrent.CompletableFuture<org.apache.zookeeper.ZooKeeper> handle =
+        new java.util.concurrent.CompletableFuture<>();
+    Thread closer = new Thread(() -> {
+      try {
+        org.apache.zookeeper.ZooKeeper zk = c.getZookeeperClient().getZooKeeper();
+        handle.complete(zk);
+        zk.close();
+      } catch (InterruptedException e) {
+        // told to stop waiting for ZooKeeper's answer: the handle is closed without it
+      } catch (Exception e) {
+        log.debug("closing the ZooKeeper handle of the registry {} before its Curator client", connectString, e);
+      }
+    }, "petrel-zk-close-session");
+    closer.setDaemon(true);
+    closer.start();
+    try {
+      TimeUnit.NANOSECONDS.timedJoin(closer, Math.max(0, deadline - System.nanoTime()));
+      if (closer.isAlive()) {
+        org.apache.zookeeper.ZooKeeper zk = handle.get(CLOSE_HANDLE_NANOS, TimeUnit.NANOSECONDS);
+        // Not once the close ends anyway (its state is CLOSED as it stops its threads): an interrupt while it
+        // waits for them is logged as a WARN.
+        if (zk.getState().isAlive()) {
+          closer.interrupt();
+        }
+        TimeUnit.NANOSECONDS.timedJoin(closer, CLOSE_HANDLE_NANOS);
+      }
+      if (closer.isAlive()) {
+        log.debug("the ZooKeeper handle of the registry {} is not closed yet; its Curator client closes anyway",
+            connectString);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      log.debug("Curator did not give the ZooKeeper handle of the registry {} to close; its client closes anyway",
+          connectString);
+    }
+  }
+
+  /** How long closing ZooKeeper's handle, told not to wait for ZooKeeper, may take (it takes milliseconds). */
+  private static final long CLOSE_HANDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private final ConnectionStateListener reconnections = (c, state) -> {
     if (state == ConnectionState.CONNECTED || state == ConnectionState.RECONNECTED) {
@@ -227,6 +282,11 @@ public final class ZooKeeperRegistry implements AutoCloseable {
    * the connection timeout, for all such servers together): its nodes would go with the session anyway, and
    * Curator, left to create them on a closed client, logged ERRORs. Closed on ZooKeeper's event thread (from a
    * Curator callback), it does not wait for ZooKeeper's callbacks, which run on that thread.
+   *
+   * <p>It returns within twice the connection timeout (and the milliseconds closing takes), whatever ZooKeeper
+   * does: the deregistrations, then ZooKeeper's answers to what the registry asked, at most the connection timeout
+   * each; the close of the session waits for ZooKeeper's answer within the second bound only if ZooKeeper answered
+   * the rest (else the session ends on the server when it expires, and its nodes with it).
    */
   @Override
   public void close() {
@@ -239,7 +299,13 @@ public final class ZooKeeperRegistry implements AutoCloseable {
       for (ZooKeeperRegistrar r : List.copyOf(registrars)) {
         r.registryClosing(deadline);
       }
-      awaitAnswers();
+      long answersDeadline = System.nanoTime() + connectionTimeout.toNanos();
+      // ZooKeeper answered all this registry asked: the close of the session may wait for its answer, within the
+      // same bound. Otherwise (requests unanswered, or no connection) it does not: ZooKeeper answers in order, so
+      // the answers still to come would run their callbacks on the closed client (a node's create answered late:
+      // Curator's ERROR "Could not delete node after close"), and a ZooKeeper that does not answer would hold the
+      // close until its client gives up on the connection.
+      sessionCloseUntil = awaitAnswers(answersDeadline) ? answersDeadline : System.nanoTime();
       curator.close(); // first: a resolver starting meanwhile finds it closed (see closedItsClient)
       for (ZooKeeperResolver r : resolvers) {
         r.registryClosed();
@@ -248,17 +314,23 @@ public final class ZooKeeperRegistry implements AutoCloseable {
   }
 
   /**
-   * Waits, at most the connection timeout, until ZooKeeper has answered what this registry's client asked so far
+   * Waits, at most until {@code deadline}, until ZooKeeper has answered what this registry's client asked so far
    * (ZooKeeper answers a session's requests in order: one more, answered, says so), so that Curator's callbacks
    * for them run while its client is open. A server's node closed while ZooKeeper was still creating it is
    * created, then deleted by Curator in such a callback, which fails with an ERROR ("Could not delete node after
    * close") once the client is closed. Not when disconnected: nothing is answered then. Nor when closed on
    * ZooKeeper's event thread (from a Curator callback, watcher or cache listener): that thread runs the callbacks,
    * none can run before this returns, and the wait would always last the whole connection timeout.
+   *
+   * @return whether ZooKeeper answered by {@code deadline} ({@link System#nanoTime()}); on ZooKeeper's event thread,
+   *     where it does not wait, true: what ZooKeeper answers runs after the close returns, whatever it waits for
    */
-  private void awaitAnswers() {
-    if (!curator.getZookeeperClient().isConnected() || onZooKeeperEventThread()) {
-      return;
+  private boolean awaitAnswers(long deadline) {
+    if (onZooKeeperEventThread()) {
+      return true; // unknown, and none of their callbacks can run before this returns
+    }
+    if (!curator.getZookeeperClient().isConnected()) {
+      return false;
     }
     java.util.concurrent.CompletableFuture<Void> answered = new java.util.concurrent.CompletableFuture<>();
     Thread asking = new Thread(() -> {
@@ -266,18 +338,20 @@ public final class ZooKeeperRegistry implements AutoCloseable {
         curator.getZookeeperClient().getZooKeeper().exists("/", false, (rc, path, ctx, stat) ->
             answered.complete(null), null);
       } catch (Exception e) {
-        answered.complete(null);
+        answered.completeExceptionally(e);
       }
     }, "petrel-zk-close");
     asking.setDaemon(true);
     asking.start();
     try {
-      answered.get(connectionTimeout.toNanos(), java.util.concurrent.TimeUnit.NANOSECONDS);
+      answered.get(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      return true;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
       log.debug("ZooKeeper did not answer the registry {} before it closed", connectString, e);
     }
+    return false;
   }
 
   /**
@@ -391,7 +465,8 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     /**
      * How long to wait for a connection to ZooKeeper (default 5 s): a client's {@code build()} waits this long at
      * most for the first list of endpoints, a server's {@code start()} this long at most for its registration, its
-     * shutdown for its deregistration, and {@link #close()} for ZooKeeper's answers to what the registry asked.
+     * shutdown for its deregistration, and {@link #close()} for ZooKeeper's answers to what the registry asked
+     * ({@code close()} returns within twice this, whatever ZooKeeper does).
      */
     public Builder connectionTimeout(Duration timeout) {
       this.connectionTimeout = checkDuration("connectionTimeout", timeout, false);

@@ -231,4 +231,46 @@ class QuietShutdownTest {
         + String.join("\n  ", errorRounds)));
     assertThat(errorRounds).isEmpty();
   }
+
+  /**
+   * ZooKeeper slower than every wait of the registrar and the registry (its answers 3 s late, connectionTimeout 500
+   * ms): the server's start gives up waiting for its node (WARN "not registered ... yet"), the node's create still
+   * unanswered when the server shuts down and its registry closes. Curator's PersistentNode, closed before ZooKeeper
+   * answered its create, deletes the node in the create's callback, and logs ERROR "Could not delete node after
+   * close" when that callback runs after its Curator client closed. Before, the registry's close of ZooKeeper's
+   * handle waited for the answer to the close of the session, which ZooKeeper sends after the create's: the callback
+   * ran on the closed client, that ERROR in every run, and the close lasted until those late answers came (the
+   * service's node is there already: under a new one the create fails for want of its parents, and nothing is
+   * logged). Now, the registry's own request unanswered within its bound, the handle is closed without waiting: the
+   * connection ends before ZooKeeper's answers arrive, no callback runs on the closed client, and the shutdown and
+   * the close keep their bounds (500 ms each).
+   */
+  @Test
+  void aNodeZooKeeperCreatesAfterEveryBoundLogsNoError() throws Exception {
+    try (TestingServer zk = new TestingServer(); SlowZooKeeper slow = new SlowZooKeeper(zk.getConnectString())) {
+      Set<Thread> threadsBefore = Thread.getAllStackTraces().keySet();
+      ZooKeeperRegistry registry = ZooKeeperRegistry.builder().connectString(slow.connectString())
+          .basePath("/late").connectionTimeout(Duration.ofMillis(500)).build();
+      assertThat(registry.curator().blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
+      // The service's node is there (other servers registered before): ZooKeeper creates the server's node.
+      registry.curator().createContainers(registry.servicePath(SERVICE));
+      slow.delay(3_000);
+      int before = logged.size();
+      Server a = new Server("a", registry.registrar(SERVICE).build(), Duration.ZERO);
+      String node = registry.servicePath(SERVICE) + "/127.0.0.1:" + a.server.port();
+      assertThat(logged.subList(before, logged.size())).as("the start gave up waiting for the node")
+          .anyMatch(e -> e.getFormattedMessage().contains("is not registered in ZooKeeper"));
+      slow.awaitHeld(r -> r.op() == SlowZooKeeper.CREATE2 && r.path().equals(node), 10_000);
+      long started = System.nanoTime();
+      a.server.shutdown();
+      assertThat(a.server.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+      registry.close();
+      long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+      awaitClientGone(slow, threadsBefore);
+      List<String> errors = logged.subList(before, logged.size()).stream()
+          .filter(e -> e.getLevel() == Level.ERROR).map(QuietShutdownTest::describe).toList();
+      assertThat(errors).as("ERRORs logged").isEmpty();
+      assertThat(took).as("ms the shutdown and the registry's close took (500 ms bound each)").isLessThan(2_000);
+    }
+  }
 }

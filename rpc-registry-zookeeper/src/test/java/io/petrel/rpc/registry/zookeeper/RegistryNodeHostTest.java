@@ -51,6 +51,13 @@ class RegistryNodeHostTest {
       assertThatThrownBy(() -> b.host("[fe80::1%2]")).hasMessageContaining("with a scope id (%2)");
       assertThatThrownBy(() -> b.host("fe80::1")).isInstanceOf(IllegalArgumentException.class)
           .hasMessageStartingWith("host fe80:0:0:0:0:0:0:1 is a link-local IPv6 address (fe80::/10)");
+      // A global address with a scope id too: the scope names an interface of this machine, which a client
+      // elsewhere does not have ("no such interface eth0") or takes for one of its own (a numeric scope).
+      assertThatThrownBy(() -> b.host("2001:db8::7%eth0")).isInstanceOf(IllegalArgumentException.class)
+          .hasMessage("host 2001:db8:0:0:0:0:0:7%eth0 is an IPv6 address with a scope id (%eth0), which names an"
+              + " interface of this machine: clients on other machines cannot use it; advertise a global address or"
+              + " a host name that clients on other machines can use");
+      assertThatThrownBy(() -> b.host("[2001:db8::7%3]")).hasMessageContaining("with a scope id (%3)");
       b.host("2001:db8::7").host("::1").host("10.0.0.7").host("greeter.example.com"); // taken
     }
     assertThat(RegistryNode.checkHost("fe80::1%eth0")).as("a client still reads it")
@@ -98,6 +105,19 @@ class RegistryNodeHostTest {
         + " advertises when no host is set on it: bind the server to an address clients on other machines can use,"
         + " or to all addresses (RpcServer.builder().port(...)) and set that address with"
         + " ZooKeeperRegistrar.Builder.host(...)");
+
+    // A global address with a scope id, as the server is bound to it (or getLocalHost() gives it): refused too.
+    InetAddress globalScoped = Inet6Address.getByAddress(null, InetAddress.getByName("2001:db8::7").getAddress(), 3);
+    ZooKeeperRegistrar.Advertised boundScoped =
+        ZooKeeperRegistrar.hostToAdvertise(null, new InetSocketAddress(globalScoped, 7000), notAsked);
+    assertThat(boundScoped.host()).isNull();
+    assertThat(boundScoped.refused()).isEqualTo("the host to advertise, 2001:db8:0:0:0:0:0:7%3, is an IPv6 address"
+        + " with a scope id (%3), which names an interface of this machine: clients on other machines cannot use it. "
+        + ZooKeeperRegistrar.FROM_BOUND_ADDRESS);
+    assertThat(ZooKeeperRegistrar.hostToAdvertise(null, allAddresses, () -> globalScoped).refused())
+        .isEqualTo("the host to advertise, 2001:db8:0:0:0:0:0:7%3, is an IPv6 address with a scope id (%3), which"
+            + " names an interface of this machine: clients on other machines cannot use it. "
+            + ZooKeeperRegistrar.FROM_LOCAL_HOST);
 
     // Taken: an address others can use, found either way, and a host set on the registrar (checked by host(...)).
     InetAddress global = InetAddress.getByName("10.0.0.7");
