@@ -80,10 +80,20 @@ final class TlsErrors {
       return Kind.CERTIFICATE_REFUSED;
     }
     if (has(t, ClosedChannelException.class) || s.contains("closed") || s.contains("terminated the handshake")
-        || s.contains("connection reset") || s.contains("end of stream")) {
+        || s.contains("connection reset") || s.contains("end of stream") || abandoned(s)) {
       return Kind.CLOSED;
     }
     return Kind.OTHER;
+  }
+
+  /**
+   * A peer that gave up during a TLS 1.3 handshake (closed, or its only call's deadline passed) before it read the
+   * server's answer sends its closing alert unencrypted, where the server already reads encrypted records: a
+   * 2-byte record that the JDK cannot decrypt ("Insufficient buffer remaining for AEAD cipher fragment (2)") and
+   * BoringSSL calls BAD_PACKET_LENGTH. The peer left, as when it closes the connection.
+   */
+  private static boolean abandoned(String lowerCaseText) {
+    return lowerCaseText.contains("aead cipher fragment (2)") || lowerCaseText.contains("bad_packet_length");
   }
 
   /**

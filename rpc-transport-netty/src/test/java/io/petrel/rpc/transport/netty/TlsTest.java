@@ -28,6 +28,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.SocketException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -440,6 +441,42 @@ class TlsTest extends TransportFixture {
         assertThat(e.status().description()).as("attempt %d", i).contains("TLS handshake failed");
       }
     }
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"openssl", "jdk"})
+  void aClientThatGivesUpDuringTheHandshakeIsNoWarning(String provider) throws Exception {
+    // A client closed during its handshake (a Petrel client shut down, or whose only call's deadline passed while it
+    // connected) has sent its ClientHello and not yet read the server's answer, so its engine sends its closing
+    // alert unencrypted; a TLS 1.3 server that already expects encrypted records cannot read it. The peer left,
+    // as a port scanner does: DEBUG, not a WARN with the provider's "Insufficient buffer remaining for AEAD
+    // cipher fragment (2)".
+    use(provider);
+    try (LogCapture serverLog = new LogCapture(RpcServer.class)) {
+      RpcServer srv = tlsServer(serverTls(server));
+      SSLContext ctx = SSLContext.getInstance("TLSv1.3");
+      ctx.init(null, new TrustManager[] {new TrustAll()}, null);
+      SSLEngine engine = ctx.createSSLEngine("localhost", srv.port());
+      engine.setUseClientMode(true);
+      try (RawPeer p = new RawPeer(srv.port())) {
+        p.send(wrap(engine)); // the ClientHello
+        assertThat(p.socket.getInputStream().read()).as("the server's answer, a handshake record").isEqualTo(22);
+        engine.closeOutbound();
+        p.send(wrap(engine)); // the closing alert, unencrypted
+        readUntilClosed(p); // the server logs before it closes
+      }
+      assertThat(serverLog.lines(Level.WARN, "TLS handshake with")).isEmpty();
+    }
+  }
+
+  /** What {@code engine} has to send now. */
+  private static byte[] wrap(SSLEngine engine) throws IOException {
+    ByteBuffer out = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
+    engine.wrap(ByteBuffer.allocate(0), out);
+    out.flip();
+    byte[] bytes = new byte[out.remaining()];
+    out.get(bytes);
+    return bytes;
   }
 
   @ParameterizedTest(name = "{0}")
