@@ -240,8 +240,9 @@ public final class TlsConfig {
     }
 
     /**
-     * The own key and certificate chain from a loaded key store; {@code password} (copied) unlocks the key. The
-     * store is read again on {@code reloadTls()}, so entries changed in it take effect then.
+     * The own key and certificate chain from a loaded key store; {@code password} (copied) unlocks the key. Its
+     * entries are copied when the server starts (the client is built) and again on {@code reloadTls()}: entries
+     * changed in it take effect then, and not before, whichever key manager algorithm is used.
      */
     public Builder keyStore(KeyStore keyStore, char[] password) {
       checkNoOwnCertificate("keyStore");

@@ -45,7 +45,9 @@ import org.springframework.boot.ssl.SslBundles;
  * made. When Spring Boot updates the bundle ({@code spring.ssl.bundle.*.<name>.reload-on-update=true}: its files
  * changed), the new material is checked, and the server or client told to {@code reloadTls()}: on the thread that
  * reloads, its stores show the new material, and once the transport has taken it, everyone else sees it there too
- * (a key manager that reads its store on each handshake, as PKIX's does, keeps the previous material until then).
+ * (a key manager that reads its store on each handshake, as PKIX's does, keeps the previous material until then;
+ * a reloadTls() that the application calls on another thread meanwhile reads the previous material, so the
+ * transport then loads the update once more: the latest material wins).
  * New connections use the new certificate, key and trust, open ones keep theirs (as the core's
  * {@code reload-interval} does for files). An update that cannot be used (the key store does not load, the key does
  * not belong to its certificate, a store the bundle had is gone, the transport refuses it) is not applied: the
@@ -240,6 +242,21 @@ final class SslBundleTls implements ServerLifecycleListener {
         s.done(loaded ? m : s.published);
       }
     }
+    if (s != null && s.readAside()) {
+      // Another thread read the stores while the transport loaded m: a reloadTls() of the application's, which read
+      // the previous material and may have built the transport's TLS from it after the transport took m. Now that
+      // every thread reads m, the transport loads it again: the latest material wins.
+      try {
+        r.reloadTls();
+      } catch (IOException | RuntimeException e) {
+        warn(side() + " took it, but a reloadTls() on another thread meanwhile read the previous material, and"
+            + " loading the update again failed (" + e.getMessage() + "); new connections may get the previous"
+            + " material until the next update or reloadTls()");
+        return true; // the stores show m: the next reloadTls() takes it
+      }
+      log.debug("SSL bundle '{}': loaded again by {}, whose TLS a reloadTls() on another thread may have built"
+          + " from the previous material while the update was loaded", name, side());
+    }
     if (why != null) {
       log.info("{}: {} reloaded its TLS from the bundle", why, side());
     }
@@ -292,23 +309,45 @@ final class SslBundleTls implements ServerLifecycleListener {
       this.trust = m.trust != null ? view(false, m.trust) : null;
     }
 
+    /**
+     * Set when a thread other than the loader read the stores while a load was under way: it read
+     * {@link #published}, the previous material (a reloadTls() of the application's, which the transport may have
+     * built its TLS from after it took the material loaded). Cleared when a load starts.
+     */
+    private volatile boolean readAside;
+
     /** The material a read on this thread sees. */
     Material read() {
       Material m = loading;
-      return m != null && loader == Thread.currentThread() ? m : published;
+      if (m != null) {
+        if (loader == Thread.currentThread()) {
+          return m;
+        }
+        readAside = true; // before published is read: a load that checks readAside() after done() misses no read
+      }
+      return published;
     }
 
     /** {@code m} is what this thread reads from now on, until {@link #done}. */
     void load(Material m) {
-      loading = m;
+      readAside = false;
       loader = Thread.currentThread();
+      loading = m;
     }
 
     /** The reload is over; {@code m}, what everyone reads from now on. */
     void done(Material m) {
       published = m;
-      loader = null;
       loading = null;
+      loader = null;
+    }
+
+    /**
+     * After {@link #done}: whether a thread other than the loader read the stores during the load (and may have
+     * read the previous material); a read that starts after done() reads the new one.
+     */
+    boolean readAside() {
+      return readAside;
     }
 
     private KeyStore view(boolean keys, KeyStore like) {

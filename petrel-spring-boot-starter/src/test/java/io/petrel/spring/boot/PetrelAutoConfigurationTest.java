@@ -8,11 +8,14 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.RpcClient;
+import io.petrel.rpc.RpcClientBuilder;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
+import io.petrel.rpc.spi.RecordingTransport;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -21,6 +24,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.Bean;
@@ -392,6 +396,34 @@ class PetrelAutoConfigurationTest {
           });
     });
     assertThat(injected[0].isShutdown()).isTrue();
+  }
+
+  /**
+   * {@code petrel.clients.<name>.liveness-timeout} reaches the client the context builds: the configuration its
+   * transport is given (the core's recording transport, set by a customizer, keeps it) has the value bound, the
+   * core's default (2 s) when the property is unset, and zero (the check off) for {@code 0s}.
+   */
+  @Test
+  void aClientsLivenessTimeoutPropertyReachesTheBuiltClient() {
+    ApplicationContextRunner clients = new ApplicationContextRunner()
+        .withConfiguration(AutoConfigurations.of(PetrelAutoConfiguration.class))
+        .withPropertyValues("petrel.server.enabled=false", "petrel.clients.echo.target=static://a:1")
+        .withBean(PetrelClientCustomizer.class, () -> (name, builder) -> builder.transport("recording"))
+        .withBean(Caller.class);
+    clients.withPropertyValues("petrel.clients.echo.liveness-timeout=750ms")
+        .run(c -> assertThat(livenessTimeout(c)).isEqualTo(Duration.ofMillis(750)));
+    clients.withPropertyValues("petrel.clients.echo.liveness-timeout=3m")
+        .run(c -> assertThat(livenessTimeout(c)).isEqualTo(Duration.ofMinutes(3)));
+    clients.run(c -> assertThat(livenessTimeout(c)).isEqualTo(RpcClientBuilder.DEFAULT_LIVENESS_TIMEOUT)
+        .isEqualTo(Duration.ofSeconds(2)));
+    clients.withPropertyValues("petrel.clients.echo.liveness-timeout=0s")
+        .run(c -> assertThat(livenessTimeout(c)).isZero());
+  }
+
+  /** The livenessTimeout of the client {@link Caller} got injected, as its transport was given it. */
+  private static Duration livenessTimeout(AssertableApplicationContext context) {
+    assertThat(context).hasNotFailed();
+    return Duration.ofNanos(RecordingTransport.of(context.getBean(Caller.class).first).config.livenessTimeoutNanos());
   }
 
   @Test

@@ -86,6 +86,20 @@ class PetrelPropertyErrorsTest {
             + " petrel.clients.orders.reconnect-backoff-max=1s are refused: ", "reconnectBackoff needs"));
   }
 
+  /** A liveness-timeout out of the builder's range (ZERO, or 100 ms to 24 days) fails the start naming it. */
+  @Test
+  void aClientLivenessTimeoutOutOfRangeNamesItsProperty() {
+    ApplicationContextRunner client = runner.withPropertyValues("petrel.clients.echo.target=127.0.0.1:1")
+        .withBean(PetrelAutoConfigurationTest.Caller.class);
+    client.withPropertyValues("petrel.clients.echo.liveness-timeout=50ms").run(context -> saysPropertyFirst(context,
+        "petrel.clients.echo.liveness-timeout=50ms is refused: ",
+        "livenessTimeout must be ZERO (off) or 100 ms to 24 days: PT0.05S (a connection whose PING does not come"
+            + " back within it is reset: shorter than a round trip, it would reset live connections)"));
+    client.withPropertyValues("petrel.clients.echo.liveness-timeout=25d").run(context -> saysPropertyFirst(context,
+        "petrel.clients.echo.liveness-timeout=25d is refused: ",
+        "livenessTimeout must be ZERO (off) or 100 ms to 24 days: PT600H"));
+  }
+
   /** An endpoint-filter value that would leave out every endpoint by mistake fails the start naming it. */
   @Test
   void anEndpointFilterValueNoEndpointCouldMatchNamesItsProperty() {

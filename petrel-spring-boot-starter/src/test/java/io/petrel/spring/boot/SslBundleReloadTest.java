@@ -38,8 +38,10 @@ import java.util.Enumeration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -413,7 +415,11 @@ class SslBundleReloadTest {
    * {@code ssl.KeyManagerFactory.algorithm=PKIX}; the default SunX509 copies the store when it is made), as the
    * transport makes one from the stores the starter gives it: while the transport builds its TLS with an update,
    * and after it refused one, the running context presents what it was built with (on the old code the update was
-   * written into the very store the running context reads, before the transport had even seen it).
+   * written into the very store the running context reads, before the transport had even seen it). The Netty
+   * transport no longer makes one over the stores (it copies the key material of each context it builds); a
+   * transport that did would still be right. A handshake that reads the stores while an update is loaded is
+   * counted as a read of the previous material, as a reloadTls() on another thread is, so the transport loads an
+   * update it took once more.
    */
   @Test
   void aKeyManagerReadingItsStoreOnEachHandshakeKeepsItsMaterialUntilTheTransportTookTheNext() throws Exception {
@@ -451,11 +457,65 @@ class SslBundleReloadTest {
       material.update(bundle(certificate("server", other, caKeys.getPrivate(), false, BigInteger.valueOf(3)),
           other.getPrivate()));
       assertThat(reloads).containsExactly("built with 2, the running context presents 1",
-          "built with 3, the running context presents 1");
+          "built with 3, the running context presents 1", "built with 3, the running context presents 3");
       assertThat(handshakes.submit(() -> presents(running)).get(DEADLINE_SECONDS, TimeUnit.SECONDS))
           .as("once the transport took the update").isEqualTo(3);
     } finally {
       handshakes.shutdownNow();
+    }
+  }
+
+  /**
+   * The application calls the server's reloadTls() itself, on a thread of its own, just after the transport took an
+   * update of the bundle and before the starter published it (until then the stores show the update to the
+   * starter's reloading thread only): that reload builds from the previous material. The latest material still
+   * wins: new connections present the update (on the old code, the previous certificate until the bundle's next
+   * update).
+   */
+  @Test
+  void anApplicationsReloadRacingThePublicationOfAnUpdateDoesNotBringBackThePreviousMaterial() throws Exception {
+    KeyPair keys = ecKeys();
+    SslBundleTls material = SslBundleTls.of("petrel.server.tls", "server",
+        bundle(certificate("server", keys, caKeys.getPrivate(), false, BigInteger.valueOf(1)), keys.getPrivate()),
+        true);
+    TlsConfig.Builder t = TlsConfig.builder();
+    material.configure(t);
+    RpcServer server = RpcServer.builder().bindAddress("127.0.0.1", 0).tls(t.build())
+        .addService(new EchoService().definition()).build().start();
+    ExecutorService application = Executors.newSingleThreadExecutor();
+    try {
+      CountDownLatch taken = new CountDownLatch(1);
+      CountDownLatch applicationReloaded = new CountDownLatch(1);
+      material.follow(() -> {
+        server.reloadTls(); // the starter's: the transport takes the update
+        if (taken.getCount() > 0) {
+          taken.countDown();
+          try { // the application's reloadTls() runs now, before the starter publishes the update
+            assertThat(applicationReloaded.await(DEADLINE_SECONDS, TimeUnit.SECONDS))
+                .as("the application's reloadTls() ended").isTrue();
+          } catch (InterruptedException e) {
+            throw new IOException(e);
+          }
+        }
+      });
+      Future<?> applications = application.submit(() -> {
+        assertThat(taken.await(DEADLINE_SECONDS, TimeUnit.SECONDS)).as("the transport took the update").isTrue();
+        server.reloadTls();
+        applicationReloaded.countDown();
+        return null;
+      });
+      KeyPair renewed = ecKeys();
+      material.update(bundle(certificate("server", renewed, caKeys.getPrivate(), false, BigInteger.valueOf(2)),
+          renewed.getPrivate()));
+      applications.get(DEADLINE_SECONDS, TimeUnit.SECONDS);
+      assertThat(material.lastWarning()).isNull();
+      assertThat(presented(server.port())).as("a new connection, once both reloads ended").isEqualTo(2);
+      server.reloadTls();
+      assertThat(presented(server.port())).as("after the application's next reloadTls()").isEqualTo(2);
+    } finally {
+      application.shutdownNow();
+      server.shutdownNow();
+      assertThat(server.awaitTermination(DEADLINE_SECONDS, TimeUnit.SECONDS)).as("the server stopped").isTrue();
     }
   }
 

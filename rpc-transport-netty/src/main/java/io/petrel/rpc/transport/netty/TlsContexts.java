@@ -144,9 +144,18 @@ final class TlsContexts {
     return b.sslProvider(provider()).protocols(PROTOCOLS).build();
   }
 
+  /**
+   * The key managers of one context, over key material of its own: a key store file is loaded for it, and an
+   * in-memory key store is copied ({@link KeySnapshot}). A key manager may read its store on each handshake (the
+   * JDK's PKIX does, with the security property {@code ssl.KeyManagerFactory.algorithm=PKIX}; the default SunX509
+   * copies it when it is made), and the application changes its in-memory store in place before
+   * {@code reloadTls()}: without a copy, the contexts built before (connections accepted then, still in their
+   * handshake) would present the new material, and so would the running context after a reload that failed.
+   */
   private static KeyManagerFactory keyManagers(TlsConfig config) throws IOException, GeneralSecurityException {
     char[] password = config.keyStorePassword();
-    KeyStore ks = config.keyStore() != null ? config.keyStore()
+    KeyStore inMemory = config.keyStore();
+    KeyStore ks = inMemory != null ? KeySnapshot.of(inMemory, Objects.requireNonNull(password, "keyStore password"))
         : load(Objects.requireNonNull(config.keyStoreFile(), "a key store or its file"), password, "keyStore");
     KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
     kmf.init(ks, password);

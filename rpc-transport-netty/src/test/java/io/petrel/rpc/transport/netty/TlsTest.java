@@ -34,6 +34,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.security.KeyStore;
 import java.security.Principal;
+import java.security.Security;
 import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.time.Instant;
@@ -66,6 +67,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class TlsTest extends TransportFixture {
   private static final char[] PASSWORD = "changeit".toCharArray();
   private static final Duration WAIT = Duration.ofSeconds(10);
+  private static final String KEY_MANAGER_ALGORITHM = "ssl.KeyManagerFactory.algorithm";
 
   /** "subject=&lt;client certificate subject or -&gt;, principal=&lt;name or -&gt;", as the server sees the caller. */
   static final MethodDescriptor<StringValue, StringValue> WHO = MethodDescriptor.<StringValue, StringValue>newBuilder()
@@ -89,6 +91,7 @@ class TlsTest extends TransportFixture {
   static TestCertificates.PemFiles expired;
   static TestCertificates.PemFiles wrongHost;
   static TestCertificates.PemFiles untrusted;
+  static TestCertificates.Issued serverBCert;
   static TestCertificates.PemFiles serverB;
   static TestCertificates.PemFiles clientBob;
 
@@ -113,7 +116,8 @@ class TlsTest extends TransportFixture {
         "127.0.0.1").written(dir, "expired");
     wrongHost = ca.issue("wrong-host", "wrong.example.com").written(dir, "wrong-host");
     untrusted = other.issue("untrusted", "localhost", "127.0.0.1").written(dir, "untrusted");
-    serverB = ca2.issue("server-b", "localhost", "127.0.0.1").written(dir, "server-b");
+    serverBCert = ca2.issue("server-b", "localhost", "127.0.0.1");
+    serverB = serverBCert.written(dir, "server-b");
     clientBob = ca2.issue("client-bob").written(dir, "client-bob");
   }
 
@@ -551,6 +555,53 @@ class TlsTest extends TransportFixture {
         .isEqualTo("ok");
   }
 
+  /**
+   * An in-memory key store changed in place, then reloaded, with a key manager that reads its store on each handshake
+   * (the JDK's PKIX, chosen by the security property): a connection accepted before the reload, whose handshake
+   * comes after it, is served the certificate of the context it was accepted with; and after a reload that failed,
+   * new connections are still served the running context's, not the store's refused change. On the old code both
+   * read the store as changed (each context's key manager read the application's store itself).
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"openssl", "jdk"})
+  void eachContextKeepsTheKeyStoreEntriesItWasBuiltWith(String provider) throws Exception {
+    use(provider);
+    String algorithm = Security.getProperty(KEY_MANAGER_ALGORITHM);
+    Security.setProperty(KEY_MANAGER_ALGORITHM, "PKIX");
+    try {
+      KeyStore keys = serverCert.keyStore(PASSWORD);
+      Path trust = Files.copy(caPem, Files.createTempDirectory(dir, "in-place").resolve("ca.pem"));
+      RpcServer srv = tlsServer(TlsConfig.builder().keyStore(keys, PASSWORD).trustCertificates(trust).build());
+      NettyServerTransport transport = (NettyServerTransport) ((io.petrel.rpc.internal.ServerImpl) srv).transport();
+      try (Socket early = new Socket("127.0.0.1", srv.port())) {
+        awaitOpenConnections(transport, 1); // accepted: its TLS handler has the first context
+        keys.deleteEntry("key");
+        keys.setKeyEntry("renewed", serverBCert.key(), PASSWORD, new X509Certificate[] {serverBCert.certificate()});
+        srv.reloadTls();
+        assertThat(serverSubject(srv.port())).as("a new connection").isEqualTo("CN=server-b");
+        assertThat(serverSubject(early, srv.port())).as("the connection accepted before the reload")
+            .isEqualTo("CN=server");
+      }
+
+      keys.deleteEntry("renewed");
+      keys.setKeyEntry("key", serverCert.key(), PASSWORD, new X509Certificate[] {serverCert.certificate()});
+      Files.writeString(trust, "not a certificate");
+      assertThatThrownBy(srv::reloadTls).isInstanceOf(IOException.class).hasMessageContaining("trust certificates");
+      assertThat(serverSubject(srv.port())).as("a new connection after the reload failed").isEqualTo("CN=server-b");
+    } finally {
+      Security.setProperty(KEY_MANAGER_ALGORITHM, algorithm != null ? algorithm : "SunX509");
+    }
+  }
+
+  /** Waits (bounded) until the server counts {@code n} open connections: accepted, their pipeline set up. */
+  private static void awaitOpenConnections(NettyServerTransport transport, int n) {
+    long until = System.nanoTime() + WAIT.toNanos();
+    while (transport.openConnections() != n && System.nanoTime() - until < 0) {
+      Thread.onSpinWait();
+    }
+    assertThat(transport.openConnections()).as("connections the server accepted").isEqualTo(n);
+  }
+
   @Test
   void aClientReloadsItsCertificateForNewConnections() throws Exception {
     Path files = Files.createTempDirectory(dir, "client");
@@ -647,9 +698,16 @@ class TlsTest extends TransportFixture {
 
   /** The subject of the certificate the server presents to a new connection (any certificate accepted). */
   private static String serverSubject(int port) throws Exception {
+    return serverSubject(null, port);
+  }
+
+  /** As {@link #serverSubject(int)}, with the handshake over {@code connected} when it is not null (and closed). */
+  private static String serverSubject(@org.jspecify.annotations.Nullable Socket connected, int port)
+      throws Exception {
     SSLContext ctx = SSLContext.getInstance("TLS");
     ctx.init(null, new TrustManager[] {new TrustAll()}, null);
-    try (Socket s = ctx.getSocketFactory().createSocket("127.0.0.1", port)) {
+    try (Socket s = connected == null ? ctx.getSocketFactory().createSocket("127.0.0.1", port)
+        : ctx.getSocketFactory().createSocket(connected, "127.0.0.1", port, true)) {
       SSLSocket ssl = (SSLSocket) s;
       ssl.setSoTimeout(10_000);
       ssl.startHandshake();
