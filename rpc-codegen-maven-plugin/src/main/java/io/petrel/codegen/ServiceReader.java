@@ -287,7 +287,8 @@ final class ServiceReader {
                 && pair.getValue().toString().equals("true"));
       }
     }
-    return new ServiceModel(iface, serviceName, List.copyOf(methods), deprecated, forRemoval, file, line(decl));
+    return new ServiceModel(iface, serviceName, List.copyOf(methods), deprecated, forRemoval,
+        types.nullMarked(decl, pkg, scope), file, line(decl));
   }
 
   private static List<String> enclosingNames(TypeDeclaration<?> decl) {

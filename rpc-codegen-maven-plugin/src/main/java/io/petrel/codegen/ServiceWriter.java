@@ -49,6 +49,7 @@ final class ServiceWriter {
   private static final ClassName OBJECTS = ClassName.get("java.util", "Objects");
   private static final ClassName OBJECT = ClassName.get(Object.class);
   private static final ClassName VOID = ClassName.get(Void.class);
+  private static final ClassName JSPECIFY_NULLABLE = ClassName.get("org.jspecify.annotations", "Nullable");
   private static final TypeName OBJECT_ARRAY = TypeName.get(Object[].class);
 
   private final ServiceModel service;
@@ -271,7 +272,7 @@ final class ServiceWriter {
             + "{@code withOptions} return a copy. A oneway method returns once the request is queued.\n",
             service.serviceName());
     for (MethodModel m : service.methods()) {
-      MethodSpec.Builder mb = overriding(signature(m, m.returnsFuture()), m);
+      MethodSpec.Builder mb = overriding(signature(m, m.returnsFuture(), false), m);
       for (MethodModel.Thrown t : m.exceptions()) {
         mb.addException(t.type());
       }
@@ -302,7 +303,7 @@ final class ServiceWriter {
             + "{@code withOptions} return a copy.\n",
             service.serviceName());
     for (MethodModel m : service.methods()) {
-      MethodSpec.Builder mb = overriding(signature(m, true), m);
+      MethodSpec.Builder mb = overriding(signature(m, true, service.nullMarked()), m);
       CodeBlock request = requestExpression(m);
       String d = descriptorConstant(m);
       if (!m.rethrown().isEmpty()) {
@@ -406,8 +407,12 @@ final class ServiceWriter {
     return mb;
   }
 
-  /** The method as the interface declares it, or with a CompletableFuture return in the async form. */
-  private static MethodSpec.Builder signature(MethodModel m, boolean future) {
+  /**
+   * The method as the interface declares it, or with a CompletableFuture return in the async form. {@code
+   * nullableVoid}: the async view of a null-marked interface, where a future of Void, completed with null (its only
+   * value), says {@code CompletableFuture<@Nullable Void>} (JSpecify's) unless the interface gives it a @Nullable.
+   */
+  private static MethodSpec.Builder signature(MethodModel m, boolean future, boolean nullableVoid) {
     MethodSpec.Builder mb = MethodSpec.methodBuilder(m.name());
     if (m.deprecated() != null) {
       mb.addAnnotation(m.deprecated()); // the stubs and FooAsync stand for the deprecated method
@@ -432,6 +437,8 @@ final class ServiceWriter {
         // @Nullable byte[] says it of the element type: CompletableFuture<@Nullable byte[]>
         value = n.onDeclaration() && value instanceof ArrayTypeName array
             ? ArrayTypeName.of(array.componentType().annotated(nullable)) : value.annotated(nullable);
+      } else if (nullableVoid && value.equals(VOID)) {
+        value = value.annotated(AnnotationSpec.builder(JSPECIFY_NULLABLE).build());
       }
       mb.returns(ParameterizedTypeName.get(COMPLETABLE_FUTURE, value));
     } else if (n == null) {
@@ -579,7 +586,8 @@ final class ServiceWriter {
       b.addAnnotation(removalSuppressed());
     }
     for (MethodModel m : service.methods()) {
-      b.addMethod(signature(m, true).addModifiers(Modifier.PUBLIC, Modifier.ABSTRACT).build());
+      b.addMethod(signature(m, true, service.nullMarked()).addModifiers(Modifier.PUBLIC, Modifier.ABSTRACT)
+          .build());
     }
     return b.build();
   }

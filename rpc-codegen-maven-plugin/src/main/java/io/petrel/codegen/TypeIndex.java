@@ -61,6 +61,12 @@ final class TypeIndex implements AutoCloseable {
   private final Map<String, TypeInfo> sourceTypes = new HashMap<>();
   private final Map<String, TypeDeclaration<?>> sourceDeclarations = new HashMap<>();
   private final Map<String, Optional<TypeInfo>> classpathTypes = new HashMap<>();
+  private static final String NULL_MARKED = "org.jspecify.annotations.NullMarked";
+  private static final String NULL_UNMARKED = "org.jspecify.annotations.NullUnmarked";
+
+  // A package's @NullMarked (true) or @NullUnmarked (false); null when its package-info says neither.
+  private final Map<String, @Nullable Boolean> packageNullness = new HashMap<>();
+  private boolean moduleNullMarked;
   private final URLClassLoader loader;
   // Null when protobuf is not on the class path.
   private final @Nullable Class<?> messageLite;
@@ -80,9 +86,22 @@ final class TypeIndex implements AutoCloseable {
     enumLite = load("com.google.protobuf.Internal$EnumLite");
   }
 
-  /** Records the types a source file declares, nested ones included. */
+  /** Records the types a source file declares, nested ones included, and a package-info's or module-info's nullness. */
   void addSource(CompilationUnit cu) {
     String pkg = cu.getPackageDeclaration().map(p -> p.getNameAsString()).orElse("");
+    Scope fileScope = new Scope(pkg, cu.getImports(), List.of());
+    cu.getPackageDeclaration().ifPresent(p -> {
+      Boolean marked = nullMarkedBy(p.getAnnotations(), fileScope);
+      if (marked != null) {
+        packageNullness.put(pkg, marked);
+      }
+    });
+    cu.getModule().ifPresent(m -> {
+      Boolean marked = nullMarkedBy(m.getAnnotations(), fileScope);
+      if (marked != null) {
+        moduleNullMarked = marked;
+      }
+    });
     for (TypeDeclaration<?> type : cu.getTypes()) {
       addType(pkg, List.of(), type);
     }
@@ -121,6 +140,60 @@ final class TypeIndex implements AutoCloseable {
       }
     }
     return Kind.OTHER;
+  }
+
+  /**
+   * True when JSpecify's {@code @NullMarked} applies to code declared in {@code declaration} (a type of the sources,
+   * in package {@code pkg}): the innermost {@code @NullMarked} or {@code @NullUnmarked} of the type, the types
+   * around it, its package (package-info.java among the sources, else on the compile classpath) and the module
+   * (module-info.java among the sources) decides, as JSpecify says.
+   */
+  boolean nullMarked(Node declaration, String pkg, Scope scope) {
+    for (Node n = declaration; n != null; n = n.getParentNode().orElse(null)) {
+      if (n instanceof TypeDeclaration<?> t) {
+        Boolean marked = nullMarkedBy(t.getAnnotations(), scope);
+        if (marked != null) {
+          return marked;
+        }
+      }
+    }
+    Boolean marked = packageNullness.computeIfAbsent(pkg, this::classpathPackageNullness);
+    if (marked != null) {
+      return marked;
+    }
+    return moduleNullMarked;
+  }
+
+  /** True for {@code @NullMarked} among {@code annotations}, false for {@code @NullUnmarked}, else null. */
+  private @Nullable Boolean nullMarkedBy(List<AnnotationExpr> annotations, Scope scope) {
+    for (AnnotationExpr a : annotations) {
+      String name = resolve(a.getNameAsString(), scope).map(TypeInfo::canonicalName).orElse("");
+      if (name.equals(NULL_MARKED)) {
+        return true;
+      }
+      if (name.equals(NULL_UNMARKED)) {
+        return false;
+      }
+    }
+    return null;
+  }
+
+  /** The nullness a package-info class on the compile classpath declares (test sources of a null-marked package). */
+  private @Nullable Boolean classpathPackageNullness(String pkg) {
+    Class<?> info = load(pkg.isEmpty() ? "package-info" : pkg + ".package-info");
+    if (info == null) {
+      return null;
+    }
+    for (java.lang.annotation.Annotation a : info.getAnnotations()) {
+      String name = a.annotationType().getName();
+      if (name.equals(NULL_MARKED)) {
+        return true;
+      }
+      if (name.equals(NULL_UNMARKED)) {
+        return false;
+      }
+    }
+    return null;
   }
 
   /** The type with this canonical name (dots between nested names), from sources or the classpath. */
