@@ -563,12 +563,14 @@ final class ServiceReader {
       if (i < onType ? !typeUse : !typeUse && !declarationTarget) {
         continue;
       }
-      if (!types.nameableOutsideItsTopLevel(info.get())) {
+      String notNameable = types.notNameableFrom(info.get(), scope.packageName());
+      if (notNameable != null) {
         String annotation = info.get().canonicalName();
         warning(file, a, "@" + a.getNameAsString() + " on " + role + " is not repeated on the generated stubs and"
-            + " the async interface: " + annotation + " is private (or nested in a private type), and the"
-            + " generated classes cannot name it, so NullAway, the Checker Framework and Kotlin see no @Nullable"
-            + " there: make " + annotation + " package-private");
+            + " the async interface: " + annotation + " is " + notNameable + ", and the generated classes (in "
+            + "package " + scope.packageName() + ") cannot name it, so NullAway, the Checker Framework and Kotlin"
+            + " see no @Nullable there: make " + annotation + (notNameable.contains("another package")
+                ? " public" : " package-private") + ", or use org.jspecify.annotations.Nullable");
         return null;
       }
       // Before an array type a type annotation applies to the element type (@Nullable byte[]): kept there.

@@ -3,6 +3,7 @@ package io.petrel.codegen;
 import com.github.javaparser.ast.CompilationUnit;
 import com.github.javaparser.ast.ImportDeclaration;
 import com.github.javaparser.ast.Node;
+import com.github.javaparser.ast.NodeList;
 import com.github.javaparser.ast.body.AnnotationDeclaration;
 import com.github.javaparser.ast.body.ClassOrInterfaceDeclaration;
 import com.github.javaparser.ast.body.ConstructorDeclaration;
@@ -22,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -296,26 +298,49 @@ final class TypeIndex implements AutoCloseable {
   }
 
   /**
-   * True when code outside the type's top-level class can name it: neither it nor a type around it is private.
-   * The generated classes are top-level classes in the service interface's package: beyond that, they can name
-   * what the interface names.
+   * Whether the generated classes, top-level classes in package {@code pkg}, can name the type: null when they can,
+   * else why not ("private", "protected in another package", ...). A member type is reached through every type
+   * around it: each must be public, or not private and in {@code pkg} (a member of an interface is public). The
+   * service interface may see a protected one that the generated classes cannot: it is nested in a subclass of the
+   * class that declares it.
    */
-  boolean nameableOutsideItsTopLevel(TypeInfo info) {
+  @Nullable String notNameableFrom(TypeInfo info, String pkg) {
+    boolean samePackage = info.packageName().equals(pkg);
     TypeDeclaration<?> decl = sourceDeclarations.get(info.canonicalName());
     if (decl != null) {
       for (Node n = decl; n != null; n = n.getParentNode().orElse(null)) {
-        if (n instanceof TypeDeclaration<?> t && t.isPrivate()) {
-          return false;
+        if (n instanceof TypeDeclaration<?> t) {
+          boolean interfaceMember = t.getParentNode().orElse(null) instanceof TypeDeclaration<?> outer
+              && (outer instanceof AnnotationDeclaration
+                  || outer instanceof ClassOrInterfaceDeclaration c && c.isInterface());
+          String why = access(t.isPrivate(), t.isPublic() || interfaceMember, t.isProtected(), samePackage);
+          if (why != null) {
+            return why;
+          }
         }
       }
-      return true;
+      return null;
     }
     for (Class<?> c = load(binaryName(info)); c != null; c = c.getEnclosingClass()) {
-      if (Modifier.isPrivate(c.getModifiers())) {
-        return false;
+      int m = c.getModifiers();
+      String why = access(Modifier.isPrivate(m), Modifier.isPublic(m), Modifier.isProtected(m), samePackage);
+      if (why != null) {
+        return why;
       }
     }
-    return true;
+    return null;
+  }
+
+  private static @Nullable String access(boolean isPrivate, boolean isPublic, boolean isProtected,
+      boolean samePackage) {
+    if (isPrivate) {
+      return "private (or nested in a private type)";
+    }
+    if (isPublic || samePackage) {
+      return null;
+    }
+    return isProtected ? "protected (or nested in a protected type) in another package"
+        : "package-private (or nested in a package-private type) in another package";
   }
 
   private static Set<ElementType> declarationContexts() {
@@ -388,7 +413,7 @@ final class TypeIndex implements AutoCloseable {
 
   private Optional<TypeInfo> resolveSimple(String name, Scope scope) {
     for (String enclosing : scope.enclosingTypes()) {
-      Optional<TypeInfo> t = find(enclosing + "." + name);
+      Optional<TypeInfo> t = memberType(enclosing, name, new HashSet<>());
       if (t.isPresent()) {
         return t;
       }
@@ -411,6 +436,52 @@ final class TypeIndex implements AutoCloseable {
       }
     }
     return find("java.lang." + name);
+  }
+
+  /**
+   * The member type {@code name} of the type {@code owner} (a canonical name): declared in it, or inherited from its
+   * superclass or superinterfaces, as javac finds a simple name used inside {@code owner}.
+   */
+  private Optional<TypeInfo> memberType(String owner, String name, Set<String> seen) {
+    Optional<TypeInfo> declared = find(owner + "." + name);
+    if (declared.isPresent() || !seen.add(owner)) {
+      return declared;
+    }
+    TypeDeclaration<?> decl = sourceDeclarations.get(owner);
+    if (decl instanceof ClassOrInterfaceDeclaration c) {
+      List<ClassOrInterfaceType> supertypes = new ArrayList<>(c.getExtendedTypes());
+      supertypes.addAll(c.getImplementedTypes());
+      // A supertype is named as the file that declares the owner imports it.
+      Optional<CompilationUnit> cu = c.findCompilationUnit();
+      Scope own = new Scope(cu.flatMap(CompilationUnit::getPackageDeclaration).map(p -> p.getNameAsString())
+          .orElse(""), cu.map(CompilationUnit::getImports).orElse(new NodeList<>()), List.of());
+      for (ClassOrInterfaceType supertype : supertypes) {
+        Optional<TypeInfo> resolved = resolve(supertype.getNameWithScope(), own);
+        if (resolved.isPresent()) {
+          Optional<TypeInfo> inherited = memberType(resolved.get().canonicalName(), name, seen);
+          if (inherited.isPresent()) {
+            return inherited;
+          }
+        }
+      }
+      return Optional.empty();
+    }
+    Optional<TypeInfo> info = find(owner);
+    Class<?> c = info.isPresent() && decl == null ? load(binaryName(info.get())) : null;
+    if (c == null) {
+      return Optional.empty();
+    }
+    List<Class<?>> supertypes = new ArrayList<>(Arrays.asList(c.getInterfaces()));
+    if (c.getSuperclass() != null) {
+      supertypes.add(0, c.getSuperclass());
+    }
+    for (Class<?> supertype : supertypes) {
+      Optional<TypeInfo> inherited = memberType(infoOf(supertype).canonicalName(), name, seen);
+      if (inherited.isPresent()) {
+        return inherited;
+      }
+    }
+    return Optional.empty();
   }
 
   /**
