@@ -216,12 +216,17 @@ public final class LedgerRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<Void> clear() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_CLEAR, null, this.options);
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@Nullable Void> forget(@Nullable String name) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_FORGET, name, this.options);
     }
 
@@ -231,7 +236,9 @@ public final class LedgerRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public String owner() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCall(METHOD_OWNER, null, this.options);
     }
   }
@@ -252,22 +259,32 @@ public final class LedgerRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@Nullable Void> record(String name, long amount) {
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_RECORD, new Object[] {name, amount}, this.options);
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@Nullable Void> note(String text) {
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.oneway(METHOD_NOTE, text, this.options);
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@Nullable Void> clear() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_CLEAR, null, this.options);
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@Nullable Void> forget(@Nullable String name) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_FORGET, name, this.options);
     }
 
@@ -277,7 +294,9 @@ public final class LedgerRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<String> owner() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_OWNER, null, this.options);
     }
   }
@@ -296,7 +315,7 @@ public final class LedgerRpc {
     }
 
     @Override
-    public Object invoke(Object request) throws Exception {
+    public @Nullable Object invoke(Object request) throws Exception {
       switch (methodId) {
         case ID_RECORD: {
           Object[] args = (Object[]) request;

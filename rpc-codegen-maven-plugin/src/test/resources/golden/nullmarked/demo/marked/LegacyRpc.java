@@ -16,6 +16,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import javax.annotation.processing.Generated;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Client stubs and server binding of {@link Legacy}, service {@code demo.Legacy}.
@@ -106,7 +107,9 @@ public final class LegacyRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public void reset() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       this.client.unaryCall(METHOD_RESET, null, this.options);
     }
   }
@@ -127,7 +130,9 @@ public final class LegacyRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<Void> reset() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_RESET, null, this.options);
     }
   }
@@ -146,7 +151,7 @@ public final class LegacyRpc {
     }
 
     @Override
-    public Object invoke(Object request) throws Exception {
+    public @Nullable Object invoke(Object request) throws Exception {
       switch (methodId) {
         case ID_RESET:
           impl.reset();

@@ -107,7 +107,9 @@ public final class InnerRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public void ping() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       this.client.unaryCall(METHOD_PING, null, this.options);
     }
   }
@@ -128,7 +130,10 @@ public final class InnerRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@Nullable Void> ping() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_PING, null, this.options);
     }
   }
@@ -147,7 +152,7 @@ public final class InnerRpc {
     }
 
     @Override
-    public Object invoke(Object request) throws Exception {
+    public @Nullable Object invoke(Object request) throws Exception {
       switch (methodId) {
         case ID_PING:
           impl.ping();

@@ -16,6 +16,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import javax.annotation.processing.Generated;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Client stubs and server binding of {@link Open}, service {@code demo.Open}.
@@ -106,7 +107,9 @@ public final class OpenRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public void ping() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       this.client.unaryCall(METHOD_PING, null, this.options);
     }
   }
@@ -127,7 +130,9 @@ public final class OpenRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<Void> ping() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_PING, null, this.options);
     }
   }
@@ -146,7 +151,7 @@ public final class OpenRpc {
     }
 
     @Override
-    public Object invoke(Object request) throws Exception {
+    public @Nullable Object invoke(Object request) throws Exception {
       switch (methodId) {
         case ID_PING:
           impl.ping();
