@@ -48,7 +48,10 @@ final class AsyncLedger implements LedgerAsync {
 
   @Override
   public CompletableFuture<Long> withdraw(String account, long amount) {
-    return CompletableFuture.completedFuture(balances.merge(account, -amount, Long::sum));
+    Long current = balances.get(account);
+    long left = (current == null ? 0 : current) - amount;
+    balances.put(account, left);
+    return CompletableFuture.completedFuture(left);
   }
 
   @Override
