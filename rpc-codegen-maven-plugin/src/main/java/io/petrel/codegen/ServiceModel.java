@@ -13,11 +13,13 @@ import java.util.List;
  * @param deprecated the interface is {@code @Deprecated}: so are the generated types, which use it
  * @param forRemoval the interface is {@code @Deprecated(forRemoval = true)}: the generated types, which must use
  *     it, suppress the "removal" warnings that being deprecated themselves does not (JLS 9.6.4.6)
+ * @param nullMarked JSpecify's {@code @NullMarked} applies to the interface (on it, a type around it, its package or
+ *     its module): {@code FooAsync} says {@code CompletableFuture<@Nullable Void>}, as null is a Void's only value
  * @param source the interface's source file, and {@code line} its declaration's line (for problems that involve
  *     two services)
  */
 record ServiceModel(ClassName iface, String serviceName, List<MethodModel> methods, boolean deprecated,
-    boolean forRemoval, Path source, int line) {
+    boolean forRemoval, boolean nullMarked, Path source, int line) {
 
   /** The file name of the interface's source (for the generated file's header). */
   String sourceFileName() {

@@ -44,6 +44,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -286,7 +287,8 @@ final class ServiceReader {
                 && pair.getValue().toString().equals("true"));
       }
     }
-    return new ServiceModel(iface, serviceName, List.copyOf(methods), deprecated, forRemoval, file, line(decl));
+    return new ServiceModel(iface, serviceName, List.copyOf(methods), deprecated, forRemoval,
+        types.nullMarked(decl, pkg, scope), file, line(decl));
   }
 
   private static List<String> enclosingNames(TypeDeclaration<?> decl) {
@@ -436,6 +438,16 @@ final class ServiceReader {
     } else if (returnType instanceof ClassOrInterfaceType ct && isFuture(ct, scope)) {
       returnsFuture = true;
       Optional<NodeList<Type>> args = ct.getTypeArguments();
+      Optional<AnnotationExpr> onFuture = Stream.concat(ct.getAnnotations().stream(),
+          m.getAnnotations().stream()).filter(ServiceReader::isNullable).findFirst();
+      if (onFuture.isPresent()) {
+        String value = args.isPresent() && args.get().size() == 1 ? nullableForm(args.get().get(0)) : "@Nullable T";
+        problem(file, onFuture.get(), role + " is declared @" + onFuture.get().getNameAsString() + " on the"
+            + " CompletableFuture itself, but the future is never null: the stubs always return one, and an"
+            + " implementation that returns null instead of a future fails the call with INTERNAL. Remove that"
+            + " @Nullable; to say that the future may complete with null, annotate its value type with a type"
+            + " annotation: CompletableFuture<" + value + "> (org.jspecify.annotations.Nullable)");
+      }
       if (args.isEmpty() || args.get().size() != 1) {
         problem(file, returnType, role + " is a raw CompletableFuture: declare the value type, e.g."
             + " CompletableFuture<String>, or CompletableFuture<Void> for no value");
@@ -551,12 +563,14 @@ final class ServiceReader {
       if (i < onType ? !typeUse : !typeUse && !declarationTarget) {
         continue;
       }
-      if (!types.nameableOutsideItsTopLevel(info.get())) {
+      String notNameable = types.notNameableFrom(info.get(), scope.packageName());
+      if (notNameable != null) {
         String annotation = info.get().canonicalName();
         warning(file, a, "@" + a.getNameAsString() + " on " + role + " is not repeated on the generated stubs and"
-            + " the async interface: " + annotation + " is private (or nested in a private type), and the"
-            + " generated classes cannot name it, so NullAway, the Checker Framework and Kotlin see no @Nullable"
-            + " there: make " + annotation + " package-private");
+            + " the async interface: " + annotation + " is " + notNameable + ", and the generated classes (in "
+            + "package " + scope.packageName() + ") cannot name it, so NullAway, the Checker Framework and Kotlin"
+            + " see no @Nullable there: make " + annotation + (notNameable.contains("another package")
+                ? " public" : " package-private") + ", or use org.jspecify.annotations.Nullable");
         return null;
       }
       // Before an array type a type annotation applies to the element type (@Nullable byte[]): kept there.
@@ -588,6 +602,22 @@ final class ServiceReader {
   private static boolean isLiteral(Expression e) {
     return (e instanceof LiteralExpr && !(e instanceof NullLiteralExpr))
         || (e instanceof ArrayInitializerExpr array && array.getValues().stream().allMatch(ServiceReader::isLiteral));
+  }
+
+  /** {@code type} as written with JSpecify's {@code @Nullable} where it says the value may be null. */
+  private static String nullableForm(Type type) {
+    Type bare = type.clone();
+    bare.getAnnotations().clear();
+    if (bare instanceof ArrayType array) {
+      array.getComponentType().getAnnotations().clear();
+      return array.getComponentType() + " @Nullable []";
+    }
+    if (bare instanceof ClassOrInterfaceType ct && ct.getScope().isPresent()) {
+      return ct.getScope().get() + ".@Nullable " + ct.getNameAsString()
+          + ct.getTypeArguments().map(a -> "<" + a.stream().map(Node::toString).collect(Collectors.joining(", "))
+              + ">").orElse("");
+    }
+    return "@Nullable " + bare;
   }
 
   private static boolean isNullable(AnnotationExpr a) {

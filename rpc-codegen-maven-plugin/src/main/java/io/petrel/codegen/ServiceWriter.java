@@ -49,6 +49,7 @@ final class ServiceWriter {
   private static final ClassName OBJECTS = ClassName.get("java.util", "Objects");
   private static final ClassName OBJECT = ClassName.get(Object.class);
   private static final ClassName VOID = ClassName.get(Void.class);
+  private static final ClassName JSPECIFY_NULLABLE = ClassName.get("org.jspecify.annotations", "Nullable");
   private static final TypeName OBJECT_ARRAY = TypeName.get(Object[].class);
 
   private final ServiceModel service;
@@ -271,7 +272,8 @@ final class ServiceWriter {
             + "{@code withOptions} return a copy. A oneway method returns once the request is queued.\n",
             service.serviceName());
     for (MethodModel m : service.methods()) {
-      MethodSpec.Builder mb = overriding(signature(m, m.returnsFuture()), m);
+      MethodSpec.Builder mb = overriding(signature(m, m.returnsFuture(), false), m,
+          uncheckedByNullAway(m, m.returnsFuture(), false));
       for (MethodModel.Thrown t : m.exceptions()) {
         mb.addException(t.type());
       }
@@ -302,7 +304,8 @@ final class ServiceWriter {
             + "{@code withOptions} return a copy.\n",
             service.serviceName());
     for (MethodModel m : service.methods()) {
-      MethodSpec.Builder mb = overriding(signature(m, true), m);
+      MethodSpec.Builder mb = overriding(signature(m, true, service.nullMarked()), m,
+          uncheckedByNullAway(m, true, service.nullMarked()));
       CodeBlock request = requestExpression(m);
       String d = descriptorConstant(m);
       if (!m.rethrown().isEmpty()) {
@@ -398,16 +401,59 @@ final class ServiceWriter {
    * A stub's implementation of an interface method. Overriding a method deprecated for removal warns even from a
    * deprecated method (JLS 9.6.4.6): the stub has to implement it, so it says so.
    */
-  private static MethodSpec.Builder overriding(MethodSpec.Builder mb, MethodModel m) {
+  private static MethodSpec.Builder overriding(MethodSpec.Builder mb, MethodModel m,
+      List<String> uncheckedByNullAway) {
     mb.addAnnotation(Override.class).addModifiers(Modifier.PUBLIC);
+    List<CodeBlock> suppressed = new ArrayList<>();
+    if (!uncheckedByNullAway.isEmpty()) {
+      suppressed.add(CodeBlock.of("$S", "NullAway"));
+      for (String why : uncheckedByNullAway) {
+        mb.addComment("NullAway: $L", why);
+      }
+    }
     if (m.deprecated() != null && m.deprecated().toString().contains("forRemoval")) {
-      mb.addAnnotation(AnnotationSpec.builder(SuppressWarnings.class).addMember("value", "$S", "removal").build());
+      suppressed.add(CodeBlock.of("$S", "removal"));
+    }
+    if (!suppressed.isEmpty()) {
+      mb.addAnnotation(AnnotationSpec.builder(SuppressWarnings.class)
+          .addMember("value", suppressed.size() == 1 ? "$L" : "{$L}", CodeBlock.join(suppressed, ", ")).build());
     }
     return mb;
   }
 
-  /** The method as the interface declares it, or with a CompletableFuture return in the async form. */
-  private static MethodSpec.Builder signature(MethodModel m, boolean future) {
+  /**
+   * Why NullAway's JSpecify mode cannot check the body of this stub method as it is (empty when it can): it then
+   * carries {@code @SuppressWarnings("NullAway")} and a comment saying why. rpc-core's type variables
+   * ({@code MethodDescriptor<Req, Resp>}, the calls of {@code RpcClient}) take no {@code @Nullable} type argument,
+   * so a null request (no arguments, or one {@code @Nullable} argument) and a future of a {@code @Nullable} value
+   * cannot be said to them; and a declared exception is made from the server's message, null when its exception
+   * had none. What the method declares is checked where it is used and where it overrides.
+   */
+  private static List<String> uncheckedByNullAway(MethodModel m, boolean future, boolean nullableVoid) {
+    List<String> why = new ArrayList<>();
+    String typeVariables = ", which rpc-core's type variables (Req, Resp) cannot be told";
+    if (m.params().isEmpty()) {
+      why.add("the request is null" + typeVariables);
+    } else if (m.params().size() == 1 && m.params().get(0).nullness() != null) {
+      why.add("the request may be null" + typeVariables);
+    }
+    MethodModel.Nullness n = m.resultNullness();
+    boolean voidValue = m.oneway() || m.result().isVoid();
+    if (future && ((n != null && n.typeUse()) || (nullableVoid && voidValue))) {
+      why.add("the future's value may be null" + typeVariables);
+    }
+    if (!m.rethrown().isEmpty()) {
+      why.add("a declared exception gets the server's message, null when the server's exception had none");
+    }
+    return why;
+  }
+
+  /**
+   * The method as the interface declares it, or with a CompletableFuture return in the async form. {@code
+   * nullableVoid}: the async view of a null-marked interface, where a future of Void, completed with null (its only
+   * value), says {@code CompletableFuture<@Nullable Void>} (JSpecify's) unless the interface gives it a @Nullable.
+   */
+  private static MethodSpec.Builder signature(MethodModel m, boolean future, boolean nullableVoid) {
     MethodSpec.Builder mb = MethodSpec.methodBuilder(m.name());
     if (m.deprecated() != null) {
       mb.addAnnotation(m.deprecated()); // the stubs and FooAsync stand for the deprecated method
@@ -432,6 +478,8 @@ final class ServiceWriter {
         // @Nullable byte[] says it of the element type: CompletableFuture<@Nullable byte[]>
         value = n.onDeclaration() && value instanceof ArrayTypeName array
             ? ArrayTypeName.of(array.componentType().annotated(nullable)) : value.annotated(nullable);
+      } else if (nullableVoid && value.equals(VOID)) {
+        value = value.annotated(AnnotationSpec.builder(JSPECIFY_NULLABLE).build());
       }
       mb.returns(ParameterizedTypeName.get(COMPLETABLE_FUTURE, value));
     } else if (n == null) {
@@ -468,7 +516,9 @@ final class ServiceWriter {
   private TypeSpec handlerClass(
       String name, ClassName implType, boolean async, Predicate<MethodModel> serves, String javadoc) {
     TypeName handlerType = ParameterizedTypeName.get(async ? ASYNC_UNARY_HANDLER : UNARY_HANDLER, OBJECT, OBJECT);
-    TypeName returns = async ? ParameterizedTypeName.get(COMPLETION_STAGE, OBJECT) : OBJECT;
+    // UnaryHandler.invoke returns @Nullable Resp: null for a method that returns nothing or a @Nullable value.
+    TypeName returns = async ? ParameterizedTypeName.get(COMPLETION_STAGE, OBJECT)
+        : OBJECT.annotated(AnnotationSpec.builder(JSPECIFY_NULLABLE).build());
     MethodSpec.Builder invoke = MethodSpec.methodBuilder("invoke")
         .addAnnotation(Override.class)
         .addModifiers(Modifier.PUBLIC)
@@ -579,7 +629,8 @@ final class ServiceWriter {
       b.addAnnotation(removalSuppressed());
     }
     for (MethodModel m : service.methods()) {
-      b.addMethod(signature(m, true).addModifiers(Modifier.PUBLIC, Modifier.ABSTRACT).build());
+      b.addMethod(signature(m, true, service.nullMarked()).addModifiers(Modifier.PUBLIC, Modifier.ABSTRACT)
+          .build());
     }
     return b.build();
   }

@@ -3,6 +3,7 @@ package io.petrel.codegen;
 import com.github.javaparser.ast.CompilationUnit;
 import com.github.javaparser.ast.ImportDeclaration;
 import com.github.javaparser.ast.Node;
+import com.github.javaparser.ast.NodeList;
 import com.github.javaparser.ast.body.AnnotationDeclaration;
 import com.github.javaparser.ast.body.ClassOrInterfaceDeclaration;
 import com.github.javaparser.ast.body.ConstructorDeclaration;
@@ -22,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -61,6 +63,12 @@ final class TypeIndex implements AutoCloseable {
   private final Map<String, TypeInfo> sourceTypes = new HashMap<>();
   private final Map<String, TypeDeclaration<?>> sourceDeclarations = new HashMap<>();
   private final Map<String, Optional<TypeInfo>> classpathTypes = new HashMap<>();
+  private static final String NULL_MARKED = "org.jspecify.annotations.NullMarked";
+  private static final String NULL_UNMARKED = "org.jspecify.annotations.NullUnmarked";
+
+  // A package's @NullMarked (true) or @NullUnmarked (false); null when its package-info says neither.
+  private final Map<String, @Nullable Boolean> packageNullness = new HashMap<>();
+  private boolean moduleNullMarked;
   private final URLClassLoader loader;
   // Null when protobuf is not on the class path.
   private final @Nullable Class<?> messageLite;
@@ -80,9 +88,22 @@ final class TypeIndex implements AutoCloseable {
     enumLite = load("com.google.protobuf.Internal$EnumLite");
   }
 
-  /** Records the types a source file declares, nested ones included. */
+  /** Records the types a source file declares, nested ones included, and a package-info's or module-info's nullness. */
   void addSource(CompilationUnit cu) {
     String pkg = cu.getPackageDeclaration().map(p -> p.getNameAsString()).orElse("");
+    Scope fileScope = new Scope(pkg, cu.getImports(), List.of());
+    cu.getPackageDeclaration().ifPresent(p -> {
+      Boolean marked = nullMarkedBy(p.getAnnotations(), fileScope);
+      if (marked != null) {
+        packageNullness.put(pkg, marked);
+      }
+    });
+    cu.getModule().ifPresent(m -> {
+      Boolean marked = nullMarkedBy(m.getAnnotations(), fileScope);
+      if (marked != null) {
+        moduleNullMarked = marked;
+      }
+    });
     for (TypeDeclaration<?> type : cu.getTypes()) {
       addType(pkg, List.of(), type);
     }
@@ -121,6 +142,60 @@ final class TypeIndex implements AutoCloseable {
       }
     }
     return Kind.OTHER;
+  }
+
+  /**
+   * True when JSpecify's {@code @NullMarked} applies to code declared in {@code declaration} (a type of the sources,
+   * in package {@code pkg}): the innermost {@code @NullMarked} or {@code @NullUnmarked} of the type, the types
+   * around it, its package (package-info.java among the sources, else on the compile classpath) and the module
+   * (module-info.java among the sources) decides, as JSpecify says.
+   */
+  boolean nullMarked(Node declaration, String pkg, Scope scope) {
+    for (Node n = declaration; n != null; n = n.getParentNode().orElse(null)) {
+      if (n instanceof TypeDeclaration<?> t) {
+        Boolean marked = nullMarkedBy(t.getAnnotations(), scope);
+        if (marked != null) {
+          return marked;
+        }
+      }
+    }
+    Boolean marked = packageNullness.computeIfAbsent(pkg, this::classpathPackageNullness);
+    if (marked != null) {
+      return marked;
+    }
+    return moduleNullMarked;
+  }
+
+  /** True for {@code @NullMarked} among {@code annotations}, false for {@code @NullUnmarked}, else null. */
+  private @Nullable Boolean nullMarkedBy(List<AnnotationExpr> annotations, Scope scope) {
+    for (AnnotationExpr a : annotations) {
+      String name = resolve(a.getNameAsString(), scope).map(TypeInfo::canonicalName).orElse("");
+      if (name.equals(NULL_MARKED)) {
+        return true;
+      }
+      if (name.equals(NULL_UNMARKED)) {
+        return false;
+      }
+    }
+    return null;
+  }
+
+  /** The nullness a package-info class on the compile classpath declares (test sources of a null-marked package). */
+  private @Nullable Boolean classpathPackageNullness(String pkg) {
+    Class<?> info = load(pkg.isEmpty() ? "package-info" : pkg + ".package-info");
+    if (info == null) {
+      return null;
+    }
+    for (java.lang.annotation.Annotation a : info.getAnnotations()) {
+      String name = a.annotationType().getName();
+      if (name.equals(NULL_MARKED)) {
+        return true;
+      }
+      if (name.equals(NULL_UNMARKED)) {
+        return false;
+      }
+    }
+    return null;
   }
 
   /** The type with this canonical name (dots between nested names), from sources or the classpath. */
@@ -223,26 +298,49 @@ final class TypeIndex implements AutoCloseable {
   }
 
   /**
-   * True when code outside the type's top-level class can name it: neither it nor a type around it is private.
-   * The generated classes are top-level classes in the service interface's package: beyond that, they can name
-   * what the interface names.
+   * Whether the generated classes, top-level classes in package {@code pkg}, can name the type: null when they can,
+   * else why not ("private", "protected in another package", ...). A member type is reached through every type
+   * around it: each must be public, or not private and in {@code pkg} (a member of an interface is public). The
+   * service interface may see a protected one that the generated classes cannot: it is nested in a subclass of the
+   * class that declares it.
    */
-  boolean nameableOutsideItsTopLevel(TypeInfo info) {
+  @Nullable String notNameableFrom(TypeInfo info, String pkg) {
+    boolean samePackage = info.packageName().equals(pkg);
     TypeDeclaration<?> decl = sourceDeclarations.get(info.canonicalName());
     if (decl != null) {
       for (Node n = decl; n != null; n = n.getParentNode().orElse(null)) {
-        if (n instanceof TypeDeclaration<?> t && t.isPrivate()) {
-          return false;
+        if (n instanceof TypeDeclaration<?> t) {
+          boolean interfaceMember = t.getParentNode().orElse(null) instanceof TypeDeclaration<?> outer
+              && (outer instanceof AnnotationDeclaration
+                  || outer instanceof ClassOrInterfaceDeclaration c && c.isInterface());
+          String why = access(t.isPrivate(), t.isPublic() || interfaceMember, t.isProtected(), samePackage);
+          if (why != null) {
+            return why;
+          }
         }
       }
-      return true;
+      return null;
     }
     for (Class<?> c = load(binaryName(info)); c != null; c = c.getEnclosingClass()) {
-      if (Modifier.isPrivate(c.getModifiers())) {
-        return false;
+      int m = c.getModifiers();
+      String why = access(Modifier.isPrivate(m), Modifier.isPublic(m), Modifier.isProtected(m), samePackage);
+      if (why != null) {
+        return why;
       }
     }
-    return true;
+    return null;
+  }
+
+  private static @Nullable String access(boolean isPrivate, boolean isPublic, boolean isProtected,
+      boolean samePackage) {
+    if (isPrivate) {
+      return "private (or nested in a private type)";
+    }
+    if (isPublic || samePackage) {
+      return null;
+    }
+    return isProtected ? "protected (or nested in a protected type) in another package"
+        : "package-private (or nested in a package-private type) in another package";
   }
 
   private static Set<ElementType> declarationContexts() {
@@ -315,7 +413,7 @@ final class TypeIndex implements AutoCloseable {
 
   private Optional<TypeInfo> resolveSimple(String name, Scope scope) {
     for (String enclosing : scope.enclosingTypes()) {
-      Optional<TypeInfo> t = find(enclosing + "." + name);
+      Optional<TypeInfo> t = memberType(enclosing, name, new HashSet<>());
       if (t.isPresent()) {
         return t;
       }
@@ -338,6 +436,52 @@ final class TypeIndex implements AutoCloseable {
       }
     }
     return find("java.lang." + name);
+  }
+
+  /**
+   * The member type {@code name} of the type {@code owner} (a canonical name): declared in it, or inherited from its
+   * superclass or superinterfaces, as javac finds a simple name used inside {@code owner}.
+   */
+  private Optional<TypeInfo> memberType(String owner, String name, Set<String> seen) {
+    Optional<TypeInfo> declared = find(owner + "." + name);
+    if (declared.isPresent() || !seen.add(owner)) {
+      return declared;
+    }
+    TypeDeclaration<?> decl = sourceDeclarations.get(owner);
+    if (decl instanceof ClassOrInterfaceDeclaration c) {
+      List<ClassOrInterfaceType> supertypes = new ArrayList<>(c.getExtendedTypes());
+      supertypes.addAll(c.getImplementedTypes());
+      // A supertype is named as the file that declares the owner imports it.
+      Optional<CompilationUnit> cu = c.findCompilationUnit();
+      Scope own = new Scope(cu.flatMap(CompilationUnit::getPackageDeclaration).map(p -> p.getNameAsString())
+          .orElse(""), cu.map(CompilationUnit::getImports).orElse(new NodeList<>()), List.of());
+      for (ClassOrInterfaceType supertype : supertypes) {
+        Optional<TypeInfo> resolved = resolve(supertype.getNameWithScope(), own);
+        if (resolved.isPresent()) {
+          Optional<TypeInfo> inherited = memberType(resolved.get().canonicalName(), name, seen);
+          if (inherited.isPresent()) {
+            return inherited;
+          }
+        }
+      }
+      return Optional.empty();
+    }
+    Optional<TypeInfo> info = find(owner);
+    Class<?> c = info.isPresent() && decl == null ? load(binaryName(info.get())) : null;
+    if (c == null) {
+      return Optional.empty();
+    }
+    List<Class<?>> supertypes = new ArrayList<>(Arrays.asList(c.getInterfaces()));
+    if (c.getSuperclass() != null) {
+      supertypes.add(0, c.getSuperclass());
+    }
+    for (Class<?> supertype : supertypes) {
+      Optional<TypeInfo> inherited = memberType(infoOf(supertype).canonicalName(), name, seen);
+      if (inherited.isPresent()) {
+        return inherited;
+      }
+    }
+    return Optional.empty();
   }
 
   /**

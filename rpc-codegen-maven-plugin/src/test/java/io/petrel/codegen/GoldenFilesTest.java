@@ -23,7 +23,7 @@ class GoldenFilesTest {
   Path tmp;
 
   @ParameterizedTest
-  @ValueSource(strings = {"greeter", "collections", "options", "evolution", "nullness"})
+  @ValueSource(strings = {"greeter", "collections", "options", "evolution", "nullness", "nullmarked"})
   void generatedSourcesMatchTheGoldenFilesAndCompileWithoutWarnings(String name) throws Exception {
     Path input = TestSources.serviceCase(name);
     Path out = tmp.resolve("out");

@@ -156,6 +156,41 @@ class InvalidServicesTest {
     assertThat(problems.get(4).message()).contains("return type of find is a protobuf message declared @Nullable");
   }
 
+  /** The stubs never return a null future: @Nullable on the future itself is refused, pointing at its value. */
+  @Test
+  void aNullableFutureIsRejectedWithTheValueTypeToAnnotateInstead() throws Exception {
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of("bad/Svc.java", HEADER + """
+        import org.jspecify.annotations.Nullable;
+
+        @RpcService("bad.Svc")
+        public interface Svc {
+          @Nullable CompletableFuture<String> find(String key);
+          java.util.concurrent.@Nullable CompletableFuture<java.lang.String> first(List<String> keys);
+          @Nullable CompletableFuture<byte[]> raw(String key);
+          @bad.decl.Nullable CompletableFuture<Void> forget(String key);
+          CompletableFuture<@Nullable String> fine(String key);
+        }
+        """, "bad/decl/Nullable.java", """
+        package bad.decl;
+
+        @java.lang.annotation.Target(java.lang.annotation.ElementType.METHOD)
+        public @interface Nullable {}
+        """));
+    List<Problem> problems = problemsOf(src);
+    int header = (int) HEADER.lines().count();
+    assertThat(problems).extracting(Problem::line)
+        .containsExactly(header + 5, header + 6, header + 7, header + 8);
+    assertThat(problems.get(0).message()).contains("return type of find is declared @Nullable on the"
+        + " CompletableFuture itself, but the future is never null", "fails the call with INTERNAL",
+        "Remove that @Nullable", "CompletableFuture<@Nullable String>");
+    assertThat(problems.get(1).message()).contains("return type of first", "CompletableFuture<java.lang.@Nullable"
+        + " String>");
+    assertThat(problems.get(2).message()).contains("return type of raw", "CompletableFuture<byte @Nullable []>");
+    assertThat(problems.get(3).message()).contains("return type of forget is declared @bad.decl.Nullable",
+        "CompletableFuture<@Nullable Void>");
+  }
+
   @Test
   void setsArraysAndNonStringMapKeysPointToTheSupportedCollections() throws Exception {
     List<Problem> problems = problems("""

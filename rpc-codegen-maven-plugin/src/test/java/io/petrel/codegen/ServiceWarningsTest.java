@@ -91,9 +91,87 @@ class ServiceWarningsTest {
     });
     assertThat(result.warnings().get(0).message()).isEqualTo("@Nullable on parameter key of find is not repeated on"
         + " the generated stubs and the async interface: warn.Outer.Nullable is private (or nested in a private"
-        + " type), and the generated classes cannot name it, so NullAway, the Checker Framework and Kotlin see no"
-        + " @Nullable there: make warn.Outer.Nullable package-private");
+        + " type), and the generated classes (in package warn) cannot name it, so NullAway, the Checker Framework and"
+        + " Kotlin see no @Nullable there: make warn.Outer.Nullable package-private, or use"
+        + " org.jspecify.annotations.Nullable");
     assertThat(result.warnings().get(1).message()).startsWith("@Nullable on the result of find is not repeated");
+    TestSources.compile(tmp.resolve("classes"), src, tmp.resolve("out"));
+  }
+
+  /**
+   * A protected @Nullable of a class in another package, seen by the interface because the class around it extends
+   * that class: the generated classes, in the interface's package and no subclass of it, cannot name it. Written by
+   * its simple name (found through inheritance) or through the class that declares it, it is left out, and said.
+   */
+  @Test
+  void aProtectedNullableOfASuperclassInAnotherPackageIsNotRepeatedAndTheWarningSaysSo() throws Exception {
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of("base/Base.java", """
+        package base;
+
+        public class Base {
+          @java.lang.annotation.Target(java.lang.annotation.ElementType.TYPE_USE)
+          protected @interface Nullable {}
+        }
+        """, "warn/Outer.java", HEADER + """
+        import base.Base;
+
+        public class Outer extends Base {
+          @RpcService("warn.Svc")
+          public interface Svc {
+            @Nullable String find(@Base.Nullable String key);
+          }
+        }
+        """));
+    CodegenResult result = TestSources.generate(List.of(src), tmp.resolve("out"));
+    assertThat(result.warnings()).hasSize(2).allSatisfy(w -> {
+      assertThat(w.file().getFileName().toString()).isEqualTo("Outer.java");
+      assertThat(w.line()).isEqualTo(HEADER_LINES + 6);
+    });
+    assertThat(result.warnings().get(0).message()).isEqualTo("@Base.Nullable on parameter key of find is not"
+        + " repeated on the generated stubs and the async interface: base.Base.Nullable is protected (or nested in a"
+        + " protected type) in another package, and the generated classes (in package warn) cannot name it, so"
+        + " NullAway, the Checker Framework and Kotlin see no @Nullable there: make base.Base.Nullable public, or"
+        + " use org.jspecify.annotations.Nullable");
+    assertThat(result.warnings().get(1).message()).startsWith("@Nullable on the result of find is not repeated")
+        .contains("base.Base.Nullable is protected");
+    TestSources.compile(tmp.resolve("classes"), src, tmp.resolve("out"));
+  }
+
+  /**
+   * A @Nullable the interface finds through inheritance that the generated classes can name (a member of an
+   * interface that the class around it implements, a protected one in the same package): repeated.
+   */
+  @Test
+  void anInheritedNullableTheGeneratedClassesCanNameIsRepeated() throws Exception {
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of("ann/Annotations.java", """
+        package ann;
+
+        public interface Annotations {
+          @java.lang.annotation.Target(java.lang.annotation.ElementType.TYPE_USE)
+          @interface Nullable {}
+        }
+        """, "warn/Base.java", """
+        package warn;
+
+        public class Base {
+          @java.lang.annotation.Target({java.lang.annotation.ElementType.PARAMETER,
+              java.lang.annotation.ElementType.METHOD})
+          protected @interface Nullable {}
+        }
+        """, "warn/Outer.java", HEADER + """
+        public class Outer implements ann.Annotations {
+          @RpcService("warn.Svc")
+          public interface Svc {
+            @Nullable String find(@Base.Nullable String key);
+          }
+        }
+        """));
+    CodegenResult result = TestSources.generate(List.of(src), tmp.resolve("out"));
+    assertThat(result.warnings()).isEmpty();
+    String async = java.nio.file.Files.readString(tmp.resolve("out/warn/SvcAsync.java"));
+    assertThat(async).contains("CompletableFuture<@Annotations.Nullable String> find(@Base.Nullable String key)");
     TestSources.compile(tmp.resolve("classes"), src, tmp.resolve("out"));
   }
 

@@ -120,4 +120,53 @@ class TypeResolutionTest {
     CodegenResult result = TestSources.generate(List.of(src), tmp.resolve("out"));
     assertThat(result.services()).isEmpty();
   }
+  /** @NullMarked on the module (module-info.java among the sources) null-marks the interface. */
+  @Test
+  void aNullMarkedModuleMakesFutureOfVoidNullable() throws Exception {
+    String async = generatedRpc(Map.of("module-info.java", """
+        @org.jspecify.annotations.NullMarked
+        module demo {
+          requires io.petrel.rpc;
+        }
+        """, "demo/Svc.java", """
+        package demo;
+
+        @io.petrel.rpc.RpcService("demo.Svc")
+        public interface Svc {
+          void ping();
+        }
+        """), "demo/SvcAsync.java");
+    assertThat(async).contains("CompletableFuture<@Nullable Void> ping();");
+  }
+
+  /**
+   * A package null-marked by a package-info class on the compile classpath (test sources, generate-test, of a
+   * package whose package-info.java is among the main sources): the interface is null-marked.
+   */
+  @Test
+  void aNullMarkedPackageInfoOnTheClasspathMakesFutureOfVoidNullable() throws Exception {
+    Path mainSrc = tmp.resolve("main");
+    TestSources.write(mainSrc, Map.of("demo/package-info.java", """
+        @org.jspecify.annotations.NullMarked
+        package demo;
+        """));
+    Path classes = Files.createDirectories(tmp.resolve("classes"));
+    TestSources.compile(classes, mainSrc);
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of("demo/Svc.java", """
+        package demo;
+
+        @io.petrel.rpc.RpcService("demo.Svc")
+        public interface Svc {
+          void ping();
+        }
+        """));
+    Path out = tmp.resolve("out");
+    List<Path> classpath = new java.util.ArrayList<>(TestSources.classpath());
+    classpath.add(classes);
+    new Codegen(s -> { }).run(new CodegenRequest(List.of(src), classpath, out, out.resolve(Codegen.STATE_FILE_NAME),
+        true));
+    assertThat(Files.readString(out.resolve("demo/SvcAsync.java"), StandardCharsets.UTF_8))
+        .contains("CompletableFuture<@Nullable Void> ping();");
+  }
 }

@@ -25,6 +25,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import javax.annotation.processing.Generated;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Client stubs and server binding of {@link Greeter}, service {@code demo.Greeter}.
@@ -212,7 +213,10 @@ public final class GreeterRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public void reset() throws IOException {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
+      // NullAway: a declared exception gets the server's message, null when the server's exception had none
       DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
       try {
         this.client.unaryCall(METHOD_RESET, null, $declared.options());
@@ -265,7 +269,10 @@ public final class GreeterRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<Void> reset() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
+      // NullAway: a declared exception gets the server's message, null when the server's exception had none
       DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
       return $declared.map(this.client.unaryCallAsync(METHOD_RESET, null, $declared.options()),
           ($index, $message) -> switch ($index) {
@@ -289,7 +296,7 @@ public final class GreeterRpc {
     }
 
     @Override
-    public Object invoke(Object request) throws Exception {
+    public @Nullable Object invoke(Object request) throws Exception {
       switch (methodId) {
         case ID_SAY_HELLO:
           return ServerCalls.message(impl.sayHello((StringValue) request), METHOD_SAY_HELLO);

@@ -271,7 +271,9 @@ public final class DirectoryRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@Nullable String> lookupLater(String name) {
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_LOOKUP_LATER, name, this.options);
     }
 
@@ -282,12 +284,16 @@ public final class DirectoryRpc {
 
     @demo.decl.Nullable
     @Override
+    @SuppressWarnings("NullAway")
     public String alias(@demo.decl.Nullable String name) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCall(METHOD_ALIAS, name, this.options);
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public int count(@Nullable Integer max) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCall(METHOD_COUNT, max, this.options);
     }
 
@@ -303,7 +309,10 @@ public final class DirectoryRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@Nullable Void> forget(@Nullable String name) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_FORGET, name, this.options);
     }
 
@@ -329,43 +338,60 @@ public final class DirectoryRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@Nullable String> lookup(@Nullable String name, int limit) {
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_LOOKUP, new Object[] {name, limit}, this.options);
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@Nullable String> lookupLater(String name) {
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_LOOKUP_LATER, name, this.options);
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@Nullable String> first(List<String> names) {
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_FIRST, names, this.options);
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<String> alias(@demo.decl.Nullable String name) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_ALIAS, name, this.options);
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<Integer> count(@Nullable Integer max) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_COUNT, max, this.options);
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<byte @Nullable []> digest(byte @Nullable [] data,
         @Nullable byte[] salt) {
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_DIGEST, new Object[] {data, salt}, this.options);
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@Nullable byte[]> raw(String key) {
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_RAW, key, this.options);
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@Nullable Void> forget(@Nullable String name) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_FORGET, name, this.options);
     }
 
@@ -391,7 +417,7 @@ public final class DirectoryRpc {
 
     @Override
     @SuppressWarnings("unchecked")
-    public Object invoke(Object request) throws Exception {
+    public @Nullable Object invoke(Object request) throws Exception {
       switch (methodId) {
         case ID_LOOKUP: {
           Object[] args = (Object[]) request;

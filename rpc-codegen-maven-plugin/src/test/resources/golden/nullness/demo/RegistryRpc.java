@@ -205,7 +205,9 @@ public final class RegistryRpc {
 
     @Nullable
     @Override
+    @SuppressWarnings("NullAway")
     public String owner(@Nullable String name) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCall(METHOD_OWNER, name, this.options);
     }
 
@@ -216,8 +218,11 @@ public final class RegistryRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@demo.checker.Nullable String> find(
         @demo.checker.Nullable Integer id) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_FIND, id, this.options);
     }
 
@@ -228,8 +233,10 @@ public final class RegistryRpc {
 
     @Deprecated
     @Override
+    @SuppressWarnings("NullAway")
     public @org.jspecify.annotations.Nullable String legacy(
         @org.jspecify.annotations.Nullable String name) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCall(METHOD_LEGACY, name, this.options);
     }
 
@@ -238,7 +245,9 @@ public final class RegistryRpc {
         tags = { "a", "b" }
     )
     @Override
+    @SuppressWarnings("NullAway")
     public String reason(@demo.reason.Nullable("none") String key) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCall(METHOD_REASON, key, this.options);
     }
   }
@@ -259,19 +268,26 @@ public final class RegistryRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<String> owner(@Nullable String name) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_OWNER, name, this.options);
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@demo.both.Nullable String> label(@demo.both.Nullable String key,
         @demo.both.Nullable Integer size) {
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_LABEL, new Object[] {key, size}, this.options);
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@demo.checker.Nullable String> find(
         @demo.checker.Nullable Integer id) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_FIND, id, this.options);
     }
 
@@ -283,13 +299,18 @@ public final class RegistryRpc {
 
     @Deprecated
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<@org.jspecify.annotations.Nullable String> legacy(
         @org.jspecify.annotations.Nullable String name) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
+      // NullAway: the future's value may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_LEGACY, name, this.options);
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<String> reason(@demo.reason.Nullable("none") String key) {
+      // NullAway: the request may be null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_REASON, key, this.options);
     }
   }
@@ -309,7 +330,7 @@ public final class RegistryRpc {
 
     @Override
     @SuppressWarnings({"deprecation", "removal"})
-    public Object invoke(Object request) throws Exception {
+    public @org.jspecify.annotations.Nullable Object invoke(Object request) throws Exception {
       switch (methodId) {
         case ID_OWNER:
           return impl.owner((String) request);

@@ -23,6 +23,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import javax.annotation.processing.Generated;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Client stubs and server binding of {@link Inventory}, service {@code shop.Inventory}.
@@ -240,7 +241,9 @@ public final class InventoryRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<List<Color>> recent() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_RECENT, null, this.options);
     }
   }
@@ -291,7 +294,9 @@ public final class InventoryRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<List<Color>> recent() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_RECENT, null, this.options);
     }
   }
@@ -311,7 +316,7 @@ public final class InventoryRpc {
 
     @Override
     @SuppressWarnings("unchecked")
-    public Object invoke(Object request) throws Exception {
+    public @Nullable Object invoke(Object request) throws Exception {
       switch (methodId) {
         case ID_NAMES:
           return impl.names((List<Integer>) request);

@@ -24,6 +24,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import javax.annotation.processing.Generated;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Client stubs and server binding of {@link Billing}, service {@code demo.Billing}.
@@ -250,7 +251,9 @@ public final class BillingRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public long charge(String account, long cents) throws CardDeclinedException, IOException {
+      // NullAway: a declared exception gets the server's message, null when the server's exception had none
       DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
       try {
         return this.client.unaryCall(METHOD_CHARGE, new Object[] {account, cents},
@@ -268,8 +271,10 @@ public final class BillingRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<Long> chargeLater(String account, long cents) throws
         CardDeclinedException {
+      // NullAway: a declared exception gets the server's message, null when the server's exception had none
       DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
       return $declared.map(this.client.unaryCallAsync(METHOD_CHARGE_LATER,
           new Object[] {account, cents}, $declared.options()),
@@ -295,8 +300,9 @@ public final class BillingRpc {
         forRemoval = true
     )
     @Override
-    @SuppressWarnings("removal")
+    @SuppressWarnings({"NullAway", "removal"})
     public void legacyPing() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       this.client.unaryCall(METHOD_LEGACY_PING, null, this.options);
     }
 
@@ -306,8 +312,10 @@ public final class BillingRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public String note(String declared, int e, String index, String message) throws
         CardDeclinedException {
+      // NullAway: a declared exception gets the server's message, null when the server's exception had none
       DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
       try {
         return this.client.unaryCall(METHOD_NOTE, new Object[] {declared, e, index, message},
@@ -323,8 +331,10 @@ public final class BillingRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<String> noteLater(String index, String message, long e) throws
         CardDeclinedException {
+      // NullAway: a declared exception gets the server's message, null when the server's exception had none
       DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
       return $declared.map(this.client.unaryCallAsync(METHOD_NOTE_LATER,
           new Object[] {index, message, e}, $declared.options()),
@@ -351,7 +361,9 @@ public final class BillingRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<Long> charge(String account, long cents) {
+      // NullAway: a declared exception gets the server's message, null when the server's exception had none
       DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
       return $declared.map(this.client.unaryCallAsync(METHOD_CHARGE, new Object[] {account, cents},
           $declared.options()), ($index, $message) -> switch ($index) {
@@ -362,7 +374,9 @@ public final class BillingRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<Long> chargeLater(String account, long cents) {
+      // NullAway: a declared exception gets the server's message, null when the server's exception had none
       DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
       return $declared.map(this.client.unaryCallAsync(METHOD_CHARGE_LATER,
           new Object[] {account, cents}, $declared.options()),
@@ -388,8 +402,9 @@ public final class BillingRpc {
         forRemoval = true
     )
     @Override
-    @SuppressWarnings("removal")
+    @SuppressWarnings({"NullAway", "removal"})
     public CompletableFuture<Void> legacyPing() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_LEGACY_PING, null, this.options);
     }
 
@@ -399,7 +414,9 @@ public final class BillingRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<String> note(String declared, int e, String index, String message) {
+      // NullAway: a declared exception gets the server's message, null when the server's exception had none
       DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
       return $declared.map(this.client.unaryCallAsync(METHOD_NOTE,
           new Object[] {declared, e, index, message}, $declared.options()),
@@ -410,7 +427,9 @@ public final class BillingRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<String> noteLater(String index, String message, long e) {
+      // NullAway: a declared exception gets the server's message, null when the server's exception had none
       DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
       return $declared.map(this.client.unaryCallAsync(METHOD_NOTE_LATER,
           new Object[] {index, message, e}, $declared.options()),
@@ -436,7 +455,7 @@ public final class BillingRpc {
 
     @Override
     @SuppressWarnings({"unchecked", "deprecation", "removal"})
-    public Object invoke(Object request) throws Exception {
+    public @Nullable Object invoke(Object request) throws Exception {
       switch (methodId) {
         case ID_CHARGE: {
           Object[] args = (Object[]) request;

@@ -19,6 +19,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import javax.annotation.processing.Generated;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Client stubs and server binding of {@link OldBilling}, service {@code demo.OldBilling}.
@@ -130,7 +131,9 @@ public final class OldBillingRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public long balance(String account) throws CardDeclinedException {
+      // NullAway: a declared exception gets the server's message, null when the server's exception had none
       DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
       try {
         return this.client.unaryCall(METHOD_BALANCE, account, $declared.options());
@@ -166,7 +169,9 @@ public final class OldBillingRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<Long> balance(String account) {
+      // NullAway: a declared exception gets the server's message, null when the server's exception had none
       DeclaredExceptions $declared = DeclaredExceptions.capture(this.options);
       return $declared.map(this.client.unaryCallAsync(METHOD_BALANCE, account, $declared.options()),
           ($index, $message) -> switch ($index) {
@@ -195,7 +200,7 @@ public final class OldBillingRpc {
     }
 
     @Override
-    public Object invoke(Object request) throws Exception {
+    public @Nullable Object invoke(Object request) throws Exception {
       switch (methodId) {
         case ID_BALANCE:
           return impl.balance((String) request);

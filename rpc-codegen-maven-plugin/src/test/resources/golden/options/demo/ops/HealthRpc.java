@@ -20,6 +20,7 @@ import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import javax.annotation.processing.Generated;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Client stubs and server binding of {@link Admin.Health}, service {@code demo.ops.Admin.Health}.
@@ -149,7 +150,9 @@ public final class HealthRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public boolean ping() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCall(METHOD_PING, null, this.options);
     }
 
@@ -159,7 +162,9 @@ public final class HealthRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<Void> drain() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_DRAIN, null, this.options);
     }
   }
@@ -180,7 +185,9 @@ public final class HealthRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<Boolean> ping() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_PING, null, this.options);
     }
 
@@ -190,7 +197,9 @@ public final class HealthRpc {
     }
 
     @Override
+    @SuppressWarnings("NullAway")
     public CompletableFuture<Void> drain() {
+      // NullAway: the request is null, which rpc-core's type variables (Req, Resp) cannot be told
       return this.client.unaryCallAsync(METHOD_DRAIN, null, this.options);
     }
   }
@@ -209,7 +218,7 @@ public final class HealthRpc {
     }
 
     @Override
-    public Object invoke(Object request) throws Exception {
+    public @Nullable Object invoke(Object request) throws Exception {
       switch (methodId) {
         case ID_PING:
           return impl.ping();
