@@ -21,6 +21,7 @@ public final class Deadline implements Comparable<Deadline> {
     return afterNanos(timeout.toNanos());
   }
 
+  /** A deadline {@code amount} {@code unit}s from now. */
   public static Deadline after(long amount, TimeUnit unit) {
     return afterNanos(unit.toNanos(amount));
   }
@@ -52,10 +53,12 @@ public final class Deadline implements Comparable<Deadline> {
     return deadlineNanos - System.nanoTime();
   }
 
+  /** Time left in {@code unit}, rounded down; zero or negative once passed. */
   public long remaining(TimeUnit unit) {
     return unit.convert(remainingNanos(), TimeUnit.NANOSECONDS);
   }
 
+  /** Whether the deadline has passed (no time left). */
   public boolean isExpired() {
     return remainingNanos() <= 0;
   }
