@@ -23,7 +23,11 @@ public abstract class RpcServer implements AutoCloseable {
     return RpcProvider.get().newServerBuilder();
   }
 
-  /** Binds and starts serving. Throws {@link IOException} naming the address if it cannot bind. */
+  /**
+   * Binds and starts serving. Throws {@link IOException} naming the address if it cannot bind; the server is then
+   * terminated (what it had made is released), and a later {@code shutdown()}, {@code shutdownNow()} or
+   * {@code close()} does nothing more.
+   */
   public abstract RpcServer start() throws IOException;
 
   /**

@@ -437,7 +437,7 @@ final class ConnectionSlot {
         }
       } else if (!(cause instanceof CancellationException) && !closed) {
         String described = cause instanceof StatusException se ? se.status().description() : null;
-        why = described != null ? described : String.valueOf(cause != null ? cause : "no connection");
+        why = described != null ? described : connectFailed(cause);
       }
       if (why != null) {
         if (goawaySeen) {
@@ -484,6 +484,27 @@ final class ConnectionSlot {
         w.fail(told);
       }
     }
+  }
+
+  /** What a refused connect says (after "cannot connect to host:port: "): what happened and what to check. */
+  static final String REFUSED = "connection refused: nothing listens on that port (is the server running, and is"
+      + " the address right?)";
+
+  /**
+   * A connect's own exception in words. A refused one says so and what to check, rather than the transport's
+   * exception class and the system call that failed ("io.netty.channel.AbstractChannel$AnnotatedConnectException:
+   * finishConnect(..) failed with error(-111): Connection refused: /127.0.0.1:7000"); it stays the failure's cause.
+   */
+  private static String connectFailed(@Nullable Throwable cause) {
+    if (cause == null) {
+      return "no connection";
+    }
+    String m = cause.getMessage();
+    if (cause instanceof java.net.ConnectException && m != null
+        && m.toLowerCase(java.util.Locale.ROOT).contains("connection refused")) {
+      return REFUSED;
+    }
+    return cause.toString();
   }
 
   // Holding the lock: the waiting calls, each without its deadline timer, that have not ended meanwhile.

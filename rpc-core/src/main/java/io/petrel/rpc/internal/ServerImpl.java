@@ -295,6 +295,11 @@ public final class ServerImpl extends RpcServer {
       if (state == State.NEW) {
         return neverStarted();
       }
+      if (state == State.TERMINATED) {
+        // Stopped already: by an earlier stop, or by start() itself, whose failure released the transport (a
+        // stop run again would close and release it twice, and log a second "stopped"); or never started.
+        return this;
+      }
       // Still accepting: started, or in the drain delay of a shutdown().
       boolean accepting = state == State.STARTED || (state == State.DRAINING && !goingAway && !forced);
       if (state == State.STARTED) {

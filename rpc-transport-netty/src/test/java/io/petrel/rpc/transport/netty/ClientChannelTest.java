@@ -95,6 +95,41 @@ class ClientChannelTest extends TransportFixture {
     assertThat(b.calls.get() - 100).isEqualTo(100);
   }
 
+  /**
+   * least_pending counts weights in its fallback too: two live servers of weights 3 and 1, first alone, then among
+   * eight dead endpoints (nothing listens there; after {@code start()} they back off, so most calls draw a dead one
+   * at least once and are drawn again, by weight). One caller: each server keeps up, the pending counts tie, and the
+   * weighted draw decides, so 4000 calls split 3:1, each server's share within 10 % of its expectation, both ways.
+   */
+  @Test
+  void leastPendingSplitsCallsByWeightAlsoWhenMostDrawsHitDeadEndpoints() throws Exception {
+    RpcServer sa = server(a);
+    RpcServer sb = server(b);
+    List<Endpoint> live = List.of(new Endpoint("127.0.0.1", sa.port(), 3), Endpoint.of("127.0.0.1", sb.port()));
+    List<Endpoint> withDead = new ArrayList<>();
+    for (String dead : deadAddresses(8).split(",")) {
+      withDead.add(Endpoint.of("127.0.0.1", Integer.parseInt(dead.substring(dead.indexOf(':') + 1))));
+    }
+    withDead.add(2, live.get(0));
+    withDead.add(7, live.get(1));
+    int calls = 4_000;
+    for (List<Endpoint> endpoints : List.of(live, withDead)) {
+      RpcClient c = client(1, x -> x.loadBalancer("least_pending").endpoints(endpoints));
+      c.start(); // with the dead endpoints: their connects fail, and they back off
+      int atA = a.calls.get();
+      int atB = b.calls.get();
+      for (int i = 0; i < calls; i++) {
+        echo(c, "w");
+      }
+      int toA = a.calls.get() - atA;
+      int toB = b.calls.get() - atB;
+      String seen = endpoints.size() + " endpoints: " + toA + " to weight 3, " + toB + " to weight 1";
+      assertThat(toA + toB).as(seen).isEqualTo(calls);
+      assertThat(toA).as(seen).isBetween((int) (calls * 0.75 * 0.9), (int) (calls * 0.75 * 1.1));
+      assertThat(toB).as(seen).isBetween((int) (calls * 0.25 * 0.9), (int) (calls * 0.25 * 1.1));
+    }
+  }
+
   @Test
   void leastPendingIsTheDefaultAndSendsNewCallsAwayFromAServerThatHoldsThem() throws Exception {
     RpcServer sa = server(a);

@@ -18,6 +18,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -303,6 +304,111 @@ class HostileServerTest extends TransportFixture {
           // found dead: the next script takes the new connection
         }
       }, echo(1));
+    }
+  }
+
+  /** {@link TestService#BLOCK}, marked idempotent: held by a real server until the test opens its gate. */
+  private static final MethodDescriptor<StringValue, StringValue> IDEMPOTENT_BLOCK =
+      MethodDescriptor.<StringValue, StringValue>newBuilder().serviceName(TestService.NAME).methodName("block")
+          .idempotent(true)
+          .requestMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+          .responseMarshaller(ProtobufMarshaller.of(StringValue.getDefaultInstance()))
+          .build();
+
+  /**
+   * The several-endpoint form of {@link #aCallSentAgainWhenItsConnectionIsFoundDeadGoesOnANewConnection}: three
+   * endpoints, two real servers and a fake that answered (its first frame, calls) and then froze, answering nothing
+   * on that connection nor on any new one. Its connection is found dead (livenessTimeout) with calls in flight; each
+   * of them, idempotent, is sent again through the balancer while the endpoint it was on still counts as available,
+   * and must not fail again: it goes to another endpoint, or to a new connection of the frozen one, which fails its
+   * first frame within connectTimeout and hands it on unsent. Every call ends with its answer.
+   */
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"round_robin", "least_pending"})
+  void callsSentAgainFromADeadConnectionOfOneOfSeveralEndpointsAllSucceed(String policy) throws Exception {
+    int b = startServer().port();
+    int c = startServer().port();
+    java.util.concurrent.atomic.AtomicBoolean frozen = new java.util.concurrent.atomic.AtomicBoolean();
+    java.util.concurrent.ExecutorService fakeThreads = java.util.concurrent.Executors.newCachedThreadPool();
+    try (LogCapture warnings = new LogCapture(NettyRpcClient.class);
+        ServerSocket ss = new ServerSocket(0, 50, InetAddress.getLoopbackAddress())) {
+      int f = ss.getLocalPort();
+      fakeThreads.execute(() -> {
+        try {
+          for (;;) {
+            java.net.Socket accepted = ss.accept();
+            fakeThreads.execute(() -> {
+              try (RawPeer peer = new RawPeer(accepted)) {
+                peer.socket.setSoTimeout(0);
+                for (;;) { // until the client closes it (or resets it, found dead)
+                  RawPeer.RawFrame fr = peer.readRaw();
+                  if (frozen.get()) {
+                    continue; // frozen: reads, answers nothing, PINGs included
+                  }
+                  if (fr.type() == TYPE_PING) {
+                    peer.send(RawPeer.control(TYPE_PONG, fr.requestId()));
+                  } else if (fr.type() == TYPE_REQUEST) {
+                    peer.send(RawPeer.response(fr.requestId(), fr.body()));
+                  }
+                }
+              } catch (Exception closed) {
+                // the connection ended
+              }
+            });
+          }
+        } catch (Exception closed) {
+          // the test is over: the listening socket closed
+        }
+      });
+      RpcClient client = client(1, x -> x.target("static://127.0.0.1:" + f + ",127.0.0.1:" + b + ",127.0.0.1:" + c)
+          .loadBalancer(policy).keepAliveTime(Duration.ZERO).livenessTimeout(Duration.ofMillis(1000))
+          .connectTimeout(Duration.ofSeconds(1)));
+      client.start();
+      assertThat(client.endpointStates().get(io.petrel.rpc.ConnectivityState.READY)).as("all three connected")
+          .isEqualTo(3);
+      frozen.set(true);
+      // A call whose deadline passes on the frozen connection starts its liveness check: found dead 1 s later.
+      boolean triggered = false;
+      for (int i = 0; i < 60 && !triggered; i++) {
+        java.util.concurrent.atomic.AtomicInteger port = new java.util.concurrent.atomic.AtomicInteger();
+        CompletableFuture<StringValue> probe = client.unaryCallAsync(TestService.ECHO, StringValue.of("probe"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofMillis(300)).withEndpointListener(e -> port.set(e.port())));
+        try {
+          probe.get(WAIT_SECONDS, TimeUnit.SECONDS);
+        } catch (ExecutionException e) {
+          triggered = port.get() == f; // (on a loaded machine a live server's answer may come late too)
+        }
+      }
+      assertThat(triggered).as("a call went to the frozen server").isTrue();
+      // Calls held by the real servers until the dead connection is found, so that least_pending spreads them over
+      // all three by their pending counts (the frozen server's among them) as round_robin does by turns.
+      int n = 24;
+      List<CompletableFuture<StringValue>> calls = new java.util.ArrayList<>();
+      List<java.util.Queue<Integer>> routes = new java.util.ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        java.util.Queue<Integer> route = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        routes.add(route);
+        calls.add(client.unaryCallAsync(IDEMPOTENT_BLOCK, StringValue.of("call " + i),
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(15)).withEndpointListener(e -> route.add(e.port()))));
+      }
+      String warn = warnings.await(Level.WARN, Duration.ofSeconds(10), "closing connection to 127.0.0.1:" + f,
+          "nothing received for 1000 ms after a call's deadline passed");
+      int failing = Integer.parseInt(warn.replaceAll(".*; (\\d+) call\\(s\\) in flight fail with UNAVAILABLE.*", "$1"));
+      assertThat(failing).as("calls in flight on the dead connection: " + warn).isPositive();
+      service.gate.countDown();
+      List<String> outcomes = new java.util.ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        try {
+          assertThat(calls.get(i).get(WAIT_SECONDS, TimeUnit.SECONDS).getValue()).isEqualTo("call " + i);
+        } catch (ExecutionException e) {
+          outcomes.add("call " + i + " via " + routes.get(i) + ": " + e.getCause());
+        }
+      }
+      assertThat(outcomes).as("calls that failed (frozen server at port %d)", f).isEmpty();
+      long movedOff = routes.stream().filter(r -> r.size() > 1 && r.peek() == f).count();
+      assertThat(movedOff).as("calls sent again from the dead connection").isGreaterThanOrEqualTo(failing);
+    } finally {
+      fakeThreads.shutdownNow();
     }
   }
 

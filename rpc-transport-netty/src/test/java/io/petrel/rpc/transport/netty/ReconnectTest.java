@@ -239,4 +239,95 @@ class ReconnectTest extends TransportFixture {
     assertFails(client::start, Status.Code.UNAVAILABLE, "cannot connect to 127.0.0.1:" + port);
     return new WeakReference<>(client, queue);
   }
+
+  /**
+   * A client never {@code start()}ed connects on its first call: the call waits for that connect (within its
+   * deadline) and is answered, blocking or async, as a started client's would be.
+   */
+  @Test
+  void theFirstCallOfAClientNeverStartedWaitsForItsConnectAndIsAnswered() throws Exception {
+    RpcServer server = startServer();
+    RpcClient blocking = client(server.port());
+    assertThat(blocking.state()).as("nothing connected before the first call").isEqualTo(
+        io.petrel.rpc.ConnectivityState.IDLE);
+    assertThat(echo(blocking, "cold", THREE_SECONDS)).isEqualTo("cold");
+    RpcClient async = client(server.port());
+    assertThat(async.unaryCallAsync(TestService.ECHO, StringValue.of("cold async"), THREE_SECONDS)
+        .get(10, TimeUnit.SECONDS).getValue()).isEqualTo("cold async");
+  }
+
+  /**
+   * The first call of a client never started, to an address where nothing listens: it fails with UNAVAILABLE at
+   * once (the refused connect is all it waited for), long before its deadline, and its message names the address,
+   * what happened, and what to check. Before, it gave the transport's exception and the system call that failed
+   * ("io.netty.channel.AbstractChannel$AnnotatedConnectException: finishConnect(..) failed with error(-111):
+   * Connection refused: /127.0.0.1:PORT"), and nothing to check.
+   */
+  @Test
+  void theFirstCallOfAClientNeverStartedToAnAddressWhereNothingListensFailsAtOnceNamingIt() throws Exception {
+    int port = freePort();
+    String address = "127.0.0.1:" + port;
+    CallOptions tenSeconds = CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(10));
+    long start = System.nanoTime();
+    io.petrel.rpc.StatusException blocking = assertFails(() -> echo(client(port), "cold", tenSeconds),
+        Status.Code.UNAVAILABLE, "cannot connect to " + address + ": ", "refused");
+    io.petrel.rpc.StatusException async = assertFails(client(port).unaryCallAsync(TestService.ECHO,
+        StringValue.of("cold async"), tenSeconds), Status.Code.UNAVAILABLE, "cannot connect to " + address + ": ",
+        "refused");
+    long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    assertThat(tookMs).as("both failed after %d ms, deadlines 10 s", tookMs).isLessThan(5_000);
+    for (io.petrel.rpc.StatusException e : List.of(blocking, async)) {
+      assertThat(e.status().description()).as("what happened, and what to check").startsWith("cannot connect to "
+          + address + ": connection refused: nothing listens on that port (is the server running, and is the address"
+          + " right?); next attempt in ");
+      assertThat(e).as("the transport's exception").hasCauseInstanceOf(java.net.ConnectException.class);
+    }
+  }
+
+  /**
+   * The first call of a client never started, to an address whose connects hang (a listening socket whose accept
+   * queue is full: the kernel drops the SYNs, as a powered-off host's network does): it waits for that connect within
+   * its deadline. A deadline before the connect timeout ends it then, DEADLINE_EXCEEDED, saying it was not sent and
+   * what it waited for; a connect timeout before the deadline fails it then, UNAVAILABLE. Both name the address.
+   */
+  @Test
+  void theFirstCallOfAClientNeverStartedWaitsForAHangingConnectWithinItsDeadline() throws Exception {
+    InetAddress loopback = InetAddress.getByName("127.0.0.1");
+    try (ServerSocket hole = new ServerSocket(0, 1, loopback)) {
+      List<Socket> queued = new java.util.ArrayList<>();
+      try {
+        boolean hangs = false;
+        for (int i = 0; i < 16 && !hangs; i++) { // fill the accept queue until a connect hangs
+          Socket s = new Socket();
+          try {
+            s.connect(new InetSocketAddress(loopback, hole.getLocalPort()), 300);
+            queued.add(s);
+          } catch (java.net.SocketTimeoutException full) {
+            s.close();
+            hangs = true;
+          }
+        }
+        assertThat(hangs).as("a connect to the full accept queue hangs").isTrue();
+        String address = "127.0.0.1:" + hole.getLocalPort();
+        long start = System.nanoTime();
+        // Async: a blocking caller on a loaded machine may end the call itself, naming what the endpoint was doing
+        assertFails(client(hole.getLocalPort()).unaryCallAsync(TestService.ECHO, StringValue.of("cold"),
+            CallOptions.DEFAULT.withTimeout(Duration.ofMillis(500))), Status.Code.DEADLINE_EXCEEDED, "not sent",
+            "it waited for the connect attempt to " + address + " under way");
+        long tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertThat(tookMs).as("ended after %d ms, deadline 500 ms, connectTimeout 5 s", tookMs).isBetween(450L, 3_000L);
+        start = System.nanoTime();
+        assertFails(() -> echo(client(hole.getLocalPort(), b -> b.connectTimeout(Duration.ofMillis(500))), "cold",
+            CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(10))), Status.Code.UNAVAILABLE,
+            "cannot connect to " + address + ": ", "timed out after 500 ms");
+        tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertThat(tookMs).as("failed after %d ms, connectTimeout 500 ms, deadline 10 s", tookMs)
+            .isBetween(450L, 5_000L);
+      } finally {
+        for (Socket s : queued) {
+          s.close();
+        }
+      }
+    }
+  }
 }
