@@ -437,7 +437,7 @@ final class ConnectionSlot {
         }
       } else if (!(cause instanceof CancellationException) && !closed) {
         String described = cause instanceof StatusException se ? se.status().description() : null;
-        why = described != null ? described : connectFailed(cause);
+        why = described != null ? described : connectFailed(cause, config.connectTimeoutNanos());
       }
       if (why != null) {
         if (goawaySeen) {
@@ -491,21 +491,31 @@ final class ConnectionSlot {
       + " the address right?)";
 
   /**
-   * A connect's own exception in words. A refused one says so and what to check, rather than the transport's
-   * exception class and the system call that failed ("io.netty.channel.AbstractChannel$AnnotatedConnectException:
-   * finishConnect(..) failed with error(-111): Connection refused: /127.0.0.1:7000"); it stays the failure's cause.
+   * A connect's own exception in words. A refused one, or one that timed out, says so and what to check, rather
+   * than the transport's exception class and the system call that failed
+   * ("io.netty.channel.AbstractChannel$AnnotatedConnectException: finishConnect(..) failed with error(-111):
+   * Connection refused: /127.0.0.1:7000"); it stays the failure's cause.
    */
-  private static String connectFailed(@Nullable Throwable cause) {
+  private static String connectFailed(@Nullable Throwable cause, long connectTimeoutNanos) {
     if (cause == null) {
       return "no connection";
     }
     String m = cause.getMessage();
-    if (cause instanceof java.net.ConnectException && m != null
-        && m.toLowerCase(java.util.Locale.ROOT).contains("connection refused")) {
+    String lower = m == null ? "" : m.toLowerCase(java.util.Locale.ROOT);
+    if (cause instanceof java.net.ConnectException && lower.contains("connection refused")) {
       return REFUSED;
+    }
+    if (cause instanceof java.net.ConnectException && lower.contains("timed out")) {
+      // The transport's own connect timeout (Netty's ConnectTimeoutException is a ConnectException).
+      return "connection timed out after " + TimeUnit.NANOSECONDS.toMillis(connectTimeoutNanos) + " ms: "
+          + TIMED_OUT;
     }
     return cause.toString();
   }
+
+  /** What a connect that timed out says (after "connection timed out after N ms: "): what to check. */
+  static final String TIMED_OUT = "no answer from that address (is the host up and the port open, or does a"
+      + " firewall drop the packets?); the wait is RpcClient.builder().connectTimeout";
 
   // Holding the lock: the waiting calls, each without its deadline timer, that have not ended meanwhile.
   private List<Waiter> takeWaiters() {

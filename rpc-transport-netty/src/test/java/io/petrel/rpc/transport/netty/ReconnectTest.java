@@ -319,7 +319,8 @@ class ReconnectTest extends TransportFixture {
         start = System.nanoTime();
         assertFails(() -> echo(client(hole.getLocalPort(), b -> b.connectTimeout(Duration.ofMillis(500))), "cold",
             CallOptions.DEFAULT.withTimeout(Duration.ofSeconds(10))), Status.Code.UNAVAILABLE,
-            "cannot connect to " + address + ": ", "timed out after 500 ms");
+            "cannot connect to " + address + ": connection timed out after 500 ms: no answer from that address",
+            "RpcClient.builder().connectTimeout");
         tookMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         assertThat(tookMs).as("failed after %d ms, connectTimeout 500 ms, deadline 10 s", tookMs)
             .isBetween(450L, 5_000L);
