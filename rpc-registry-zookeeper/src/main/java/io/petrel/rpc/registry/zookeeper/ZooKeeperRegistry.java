@@ -127,7 +127,8 @@ public final class ZooKeeperRegistry implements AutoCloseable {
    * session's handshake (one that accepts connections and answers nothing); its {@code close(int)} waits for that
    * too, then for its threads. At the deadline the thread closing the handle is interrupted, which is how
    * ZooKeeper's close is told to stop waiting: it then closes the connection and ends its client's threads without
-   * the answer (the session ends on the server when it expires).
+   * the answer (the session ends on the server when it expires). The caller's interrupt does the same as the
+   * deadline.
    */
   private void closeHandle(CuratorFramework c) {
     Long until = sessionCloseUntil;
@@ -142,31 +143,55 @@ public final class ZooKeeperRegistry implements AutoCloseable {
       } catch (InterruptedException e) {
         // told to stop waiting for ZooKeeper's answer: the handle is closed without it
       } catch (Exception e) {
+        handle.completeExceptionally(e);
         log.debug("closing the ZooKeeper handle of the registry {} before its Curator client", connectString, e);
       }
     }, "petrel-zk-close-session");
     closer.setDaemon(true);
     closer.start();
+    // The caller's interrupt means "stop waiting" here too, as at the deadline: the closer must then be told so and
+    // its end waited for (milliseconds). Left waiting for ZooKeeper's answer, it would hold the handle's lock, which
+    // Curator's own close of the handle right after this waits for: until ZooKeeper's client gave up on the
+    // connection (two thirds of the session timeout). So these waits do not end on the interrupt; it is kept.
+    boolean interrupted = false;
     try {
       TimeUnit.NANOSECONDS.timedJoin(closer, Math.max(0, deadline - System.nanoTime()));
-      if (closer.isAlive()) {
-        org.apache.zookeeper.ZooKeeper zk = handle.get(CLOSE_HANDLE_NANOS, TimeUnit.NANOSECONDS);
-        // Not once the close ends anyway (its state is CLOSED as it stops its threads): an interrupt while it
-        // waits for them is logged as a WARN.
-        if (zk.getState().isAlive()) {
-          closer.interrupt();
-        }
-        TimeUnit.NANOSECONDS.timedJoin(closer, CLOSE_HANDLE_NANOS);
-      }
-      if (closer.isAlive()) {
-        log.debug("the ZooKeeper handle of the registry {} is not closed yet; its Curator client closes anyway",
-            connectString);
-      }
     } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-      log.debug("Curator did not give the ZooKeeper handle of the registry {} to close; its client closes anyway",
+      interrupted = true;
+    }
+    long end = System.nanoTime() + CLOSE_HANDLE_NANOS;
+    if (closer.isAlive()) {
+      org.apache.zookeeper.ZooKeeper zk = null;
+      while (zk == null) {
+        try {
+          zk = handle.get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+          log.debug("Curator did not give the ZooKeeper handle of the registry {} to close; its client closes"
+              + " anyway", connectString);
+          break;
+        }
+      }
+      // Not once the close ends anyway (its state is CLOSED as it stops its threads): an interrupt while it
+      // waits for them is logged as a WARN.
+      if (zk != null && zk.getState().isAlive()) {
+        closer.interrupt();
+      }
+    }
+    while (closer.isAlive() && end - System.nanoTime() > 0) {
+      try {
+        TimeUnit.NANOSECONDS.timedJoin(closer, end - System.nanoTime());
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (closer.isAlive()) {
+      log.debug("the ZooKeeper handle of the registry {} is not closed yet; its Curator client closes anyway",
           connectString);
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 
@@ -286,7 +311,8 @@ public final class ZooKeeperRegistry implements AutoCloseable {
    * <p>It returns within twice the connection timeout (and the milliseconds closing takes), whatever ZooKeeper
    * does: the deregistrations, then ZooKeeper's answers to what the registry asked, at most the connection timeout
    * each; the close of the session waits for ZooKeeper's answer within the second bound only if ZooKeeper answered
-   * the rest (else the session ends on the server when it expires, and its nodes with it).
+   * the rest (else the session ends on the server when it expires, and its nodes with it). Interrupted (or called
+   * on an interrupted thread), it stops waiting for ZooKeeper, still closes its connection, and keeps the interrupt.
    */
   @Override
   public void close() {

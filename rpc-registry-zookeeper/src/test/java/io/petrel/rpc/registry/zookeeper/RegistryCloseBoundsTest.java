@@ -111,6 +111,52 @@ class RegistryCloseBoundsTest {
   }
 
   /**
+   * A registry's close interrupted while it waits for ZooKeeper's answer to the close of the session (a task
+   * cancelled with cancel(true) as it closes what it made; a shutdown that interrupts the thread closing things):
+   * ZooKeeper answered everything before, so the close waits for that answer, and ZooKeeper then goes silent (a
+   * proxy holds the answer). The interrupt means "stop waiting", as in the rest of the close: close() returns at
+   * once, within its bound of twice connectionTimeout, with the caller's interrupt flag still set, ZooKeeper's
+   * client threads end, nothing at ERROR. Before, the close stopped waiting for the thread closing ZooKeeper's
+   * handle without telling it: that thread went on waiting for the answer (holding the handle's lock) until
+   * ZooKeeper's client gave up on the connection, two thirds of the 10 s session timeout, and Curator's own close
+   * of the handle, right after, waited for that lock: 6.7 s instead of at most 2 s.
+   */
+  @Test
+  void aCloseInterruptedWhileItWaitsForTheSessionsCloseKeepsTheBound() throws Exception {
+    try (TestingServer zk = new TestingServer(); SlowZooKeeper slow = new SlowZooKeeper(zk.getConnectString())) {
+      Set<Thread> before = Thread.getAllStackTraces().keySet();
+      ZooKeeperRegistry registry = ZooKeeperRegistry.builder().connectString(slow.connectString())
+          .basePath("/close-interrupted").connectionTimeout(Duration.ofSeconds(1)).build();
+      new Server("a", registry.registrar(SERVICE).build(), Duration.ZERO).close(); // registered, deregistered
+      CompletableFuture<Long> took = new CompletableFuture<>();
+      CompletableFuture<Boolean> stillInterrupted = new CompletableFuture<>();
+      slow.delayFrom(SlowZooKeeper.CLOSE_SESSION, 600_000); // silent from the close of the session on
+      Thread closing = new Thread(() -> {
+        long started = System.nanoTime();
+        try {
+          registry.close();
+          took.complete(millisSince(started));
+        } catch (Throwable e) {
+          took.completeExceptionally(e);
+        } finally {
+          stillInterrupted.complete(Thread.interrupted());
+        }
+      }, "closing-registry");
+      closing.start();
+      slow.awaitHeld(r -> r.op() == SlowZooKeeper.CLOSE_SESSION, 5_000);
+      long interrupted = System.nanoTime();
+      closing.interrupt();
+      assertThat(took.get(30, TimeUnit.SECONDS)).as("ms registry.close() took (its bound 2 s)").isLessThan(2_500);
+      assertThat(millisSince(interrupted)).as("ms close() went on once interrupted").isLessThan(1_500);
+      assertThat(stillInterrupted.get(1, TimeUnit.SECONDS)).as("the caller's interrupt flag, after close()")
+          .isTrue();
+      assertClientThreadsEnd(before);
+      assertThat(errorLines()).isEmpty();
+      slow.delay(0);
+    }
+  }
+
+  /**
    * A registry closed from a Curator callback (ZooKeeper's event thread, which also runs watchers and cache
    * listeners: an application that shuts down when a node tells it to), with its server still registered, closes
    * at once: its wait for ZooKeeper's answers, whose callbacks run on that very thread, cannot end before it
