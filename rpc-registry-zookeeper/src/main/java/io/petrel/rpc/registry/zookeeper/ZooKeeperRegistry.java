@@ -195,7 +195,11 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     }
   }
 
-  /** How long closing ZooKeeper's handle, told not to wait for ZooKeeper, may take (it takes milliseconds). */
+  /**
+   * How long to wait for the end of the close of ZooKeeper's handle once it is told not to wait for ZooKeeper: it
+   * takes milliseconds, unless no ZooKeeper server accepts connections (then ZooKeeper's client thread ends between
+   * two connection attempts, up to 2 s later; Curator's own close of the handle waits for the rest).
+   */
   private static final long CLOSE_HANDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private final ConnectionStateListener reconnections = (c, state) -> {
@@ -308,11 +312,13 @@ public final class ZooKeeperRegistry implements AutoCloseable {
    * Curator, left to create them on a closed client, logged ERRORs. Closed on ZooKeeper's event thread (from a
    * Curator callback), it does not wait for ZooKeeper's callbacks, which run on that thread.
    *
-   * <p>It returns within twice the connection timeout (and the milliseconds closing takes), whatever ZooKeeper
-   * does: the deregistrations, then ZooKeeper's answers to what the registry asked, at most the connection timeout
-   * each; the close of the session waits for ZooKeeper's answer within the second bound only if ZooKeeper answered
-   * the rest (else the session ends on the server when it expires, and its nodes with it). Interrupted (or called
-   * on an interrupted thread), it stops waiting for ZooKeeper, still closes its connection, and keeps the interrupt.
+   * <p>It returns within twice the connection timeout (and the milliseconds closing takes; up to 2 s more when no
+   * ZooKeeper server accepts connections: ZooKeeper's client ends between its connection attempts), whatever
+   * ZooKeeper does: the deregistrations, then ZooKeeper's answers to what the registry asked, at most the
+   * connection timeout each; the close of the session waits for ZooKeeper's answer within the second bound only
+   * if ZooKeeper answered the rest (else the session ends on the server when it expires, and its nodes with it).
+   * Interrupted (or called on an interrupted thread), it stops waiting for ZooKeeper, still closes its connection,
+   * and keeps the interrupt.
    */
   @Override
   public void close() {
@@ -492,7 +498,8 @@ public final class ZooKeeperRegistry implements AutoCloseable {
      * How long to wait for a connection to ZooKeeper (default 5 s): a client's {@code build()} waits this long at
      * most for the first list of endpoints, a server's {@code start()} this long at most for its registration, its
      * shutdown for its deregistration, and {@link #close()} for ZooKeeper's answers to what the registry asked
-     * ({@code close()} returns within twice this, whatever ZooKeeper does).
+     * ({@code close()} returns within twice this, whatever ZooKeeper does; up to 2 s more when no ZooKeeper server
+     * accepts connections).
      */
     public Builder connectionTimeout(Duration timeout) {
       this.connectionTimeout = checkDuration("connectionTimeout", timeout, false);
