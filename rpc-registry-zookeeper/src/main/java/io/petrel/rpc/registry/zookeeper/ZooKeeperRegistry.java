@@ -38,8 +38,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>A registry built from a connect string owns its Curator client and closes it in {@link #close()} (which
- * ends its session: the ephemeral nodes it made are gone at once). One built from the caller's
- * {@link Builder#curator(CuratorFramework)} never closes that client.
+ * ends its session: the ephemeral nodes it made are gone at once; when ZooKeeper did not answer within the close's
+ * bound, when the session expires). One built from the caller's {@link Builder#curator(CuratorFramework)} never
+ * closes that client.
  */
 public final class ZooKeeperRegistry implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ZooKeeperRegistry.class);
