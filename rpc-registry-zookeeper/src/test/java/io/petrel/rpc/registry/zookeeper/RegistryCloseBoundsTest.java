@@ -25,11 +25,15 @@ import org.slf4j.LoggerFactory;
 /** How long {@link ZooKeeperRegistry#close()} takes where its waits cannot be answered. */
 class RegistryCloseBoundsTest {
   private final List<ILoggingEvent> errors = new CopyOnWriteArrayList<>();
+  private final List<ILoggingEvent> warnings = new CopyOnWriteArrayList<>();
   private final AppenderBase<ILoggingEvent> appender = new AppenderBase<>() {
     @Override
     protected void append(ILoggingEvent event) {
       if (event.getLevel().isGreaterOrEqual(Level.ERROR)) {
         errors.add(event);
+      }
+      if (event.getLevel().isGreaterOrEqual(Level.WARN)) {
+        warnings.add(event);
       }
     }
   };
@@ -152,6 +156,42 @@ class RegistryCloseBoundsTest {
           .isTrue();
       assertClientThreadsEnd(before);
       assertThat(errorLines()).isEmpty();
+      slow.delay(0);
+    }
+  }
+
+  /**
+   * The ordinary case the bound must not cost: a registry closed against a ZooKeeper that answers, at once or
+   * 150 ms late (within connectionTimeout, 1 s), waits for ZooKeeper's answer to the close of the session, so the
+   * session's ephemeral nodes are gone as close() returns (another client reads that at once), its threads end
+   * (the thread closing ZooKeeper's handle too), and nothing is logged at WARN or above. 3 closes each way.
+   */
+  @Test
+  void aCloseAgainstAZooKeeperThatAnswersEndsTheSessionAtOnceQuietly() throws Exception {
+    try (TestingServer zk = new TestingServer(); SlowZooKeeper slow = new SlowZooKeeper(zk.getConnectString());
+        org.apache.curator.framework.CuratorFramework other = org.apache.curator.framework.CuratorFrameworkFactory
+            .newClient(zk.getConnectString(), new org.apache.curator.retry.RetryOneTime(100))) {
+      other.start();
+      assertThat(other.blockUntilConnected(10, TimeUnit.SECONDS)).isTrue();
+      for (int round = 0; round < 6; round++) {
+        long latency = round % 2 == 0 ? 0 : 150;
+        slow.delay(latency);
+        Set<Thread> before = Thread.getAllStackTraces().keySet();
+        ZooKeeperRegistry registry = ZooKeeperRegistry.builder().connectString(slow.connectString())
+            .basePath("/close-answered").connectionTimeout(Duration.ofSeconds(1)).build();
+        new Server("a", registry.registrar(SERVICE).build(), Duration.ZERO).close(); // registered, deregistered
+        String node = "/close-answered/session-" + round;
+        registry.curator().create().withMode(org.apache.zookeeper.CreateMode.EPHEMERAL).forPath(node);
+        warnings.clear();
+        long started = System.nanoTime();
+        registry.close();
+        long took = millisSince(started);
+        assertThat(other.checkExists().forPath(node)).as("the session's node, read as close() returned (ZooKeeper "
+            + latency + " ms late; close() took " + took + " ms)").isNull();
+        assertClientThreadsEnd(before);
+        assertThat(warnings.stream().map(e -> e.getLoggerName() + ": " + e.getFormattedMessage()).toList())
+            .as("WARN and above logged by the close").isEmpty();
+      }
       slow.delay(0);
     }
   }
