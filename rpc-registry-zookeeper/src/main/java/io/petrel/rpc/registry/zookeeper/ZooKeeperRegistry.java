@@ -163,15 +163,16 @@ public final class ZooKeeperRegistry implements AutoCloseable {
     long end = System.nanoTime() + CLOSE_HANDLE_NANOS;
     if (closer.isAlive()) {
       org.apache.zookeeper.ZooKeeper zk = null;
-      while (zk == null) {
+      for (boolean waiting = true; waiting; ) {
         try {
           zk = handle.get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+          waiting = false;
         } catch (InterruptedException e) {
           interrupted = true;
         } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
           log.debug("Curator did not give the ZooKeeper handle of the registry {} to close; its client closes"
               + " anyway", connectString);
-          break;
+          waiting = false;
         }
       }
       // Not once the close ends anyway (its state is CLOSED as it stops its threads): an interrupt while it
