@@ -38,8 +38,9 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  *
  * <p>A registry built from a connect string owns its Curator client and closes it in {@link #close()} (which
- * ends its session: the ephemeral nodes it made are gone at once). One built from the caller's
- * {@link Builder#curator(CuratorFramework)} never closes that client.
+ * ends its session: the ephemeral nodes it made are gone at once; when ZooKeeper did not answer within the close's
+ * bound, when the session expires). One built from the caller's {@link Builder#curator(CuratorFramework)} never
+ * closes that client.
  */
 public final class ZooKeeperRegistry implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(ZooKeeperRegistry.class);
@@ -127,7 +128,8 @@ public final class ZooKeeperRegistry implements AutoCloseable {
    * session's handshake (one that accepts connections and answers nothing); its {@code close(int)} waits for that
    * too, then for its threads. At the deadline the thread closing the handle is interrupted, which is how
    * ZooKeeper's close is told to stop waiting: it then closes the connection and ends its client's threads without
-   * the answer (the session ends on the server when it expires).
+   * the answer (the session ends on the server when it expires). The caller's interrupt does the same as the
+   * deadline.
    */
   private void closeHandle(CuratorFramework c) {
     Long until = sessionCloseUntil;
@@ -142,35 +144,64 @@ public final class ZooKeeperRegistry implements AutoCloseable {
       } catch (InterruptedException e) {
         // told to stop waiting for ZooKeeper's answer: the handle is closed without it
       } catch (Exception e) {
+        handle.completeExceptionally(e);
         log.debug("closing the ZooKeeper handle of the registry {} before its Curator client", connectString, e);
       }
     }, "petrel-zk-close-session");
     closer.setDaemon(true);
     closer.start();
+    // The caller's interrupt means "stop waiting" here too, as at the deadline: the closer must then be told so and
+    // its end waited for (milliseconds). Left waiting for ZooKeeper's answer, it would hold the handle's lock, which
+    // Curator's own close of the handle right after this waits for: until ZooKeeper's client gave up on the
+    // connection (two thirds of the session timeout). So these waits do not end on the interrupt; it is kept.
+    boolean interrupted = false;
     try {
       TimeUnit.NANOSECONDS.timedJoin(closer, Math.max(0, deadline - System.nanoTime()));
-      if (closer.isAlive()) {
-        org.apache.zookeeper.ZooKeeper zk = handle.get(CLOSE_HANDLE_NANOS, TimeUnit.NANOSECONDS);
-        // Not once the close ends anyway (its state is CLOSED as it stops its threads): an interrupt while it
-        // waits for them is logged as a WARN.
-        if (zk.getState().isAlive()) {
-          closer.interrupt();
-        }
-        TimeUnit.NANOSECONDS.timedJoin(closer, CLOSE_HANDLE_NANOS);
-      }
-      if (closer.isAlive()) {
-        log.debug("the ZooKeeper handle of the registry {} is not closed yet; its Curator client closes anyway",
-            connectString);
-      }
     } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-      log.debug("Curator did not give the ZooKeeper handle of the registry {} to close; its client closes anyway",
+      interrupted = true;
+    }
+    long end = System.nanoTime() + CLOSE_HANDLE_NANOS;
+    if (closer.isAlive()) {
+      org.apache.zookeeper.ZooKeeper zk = null;
+      for (boolean waiting = true; waiting; ) {
+        try {
+          zk = handle.get(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
+          waiting = false;
+        } catch (InterruptedException e) {
+          interrupted = true;
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+          log.debug("Curator did not give the ZooKeeper handle of the registry {} to close; its client closes"
+              + " anyway", connectString);
+          waiting = false;
+        }
+      }
+      // Not once the close ends anyway (its state is CLOSED as it stops its threads): an interrupt while it
+      // waits for them is logged as a WARN.
+      if (zk != null && zk.getState().isAlive()) {
+        closer.interrupt();
+      }
+    }
+    while (closer.isAlive() && end - System.nanoTime() > 0) {
+      try {
+        TimeUnit.NANOSECONDS.timedJoin(closer, end - System.nanoTime());
+      } catch (InterruptedException e) {
+        interrupted = true;
+      }
+    }
+    if (closer.isAlive()) {
+      log.debug("the ZooKeeper handle of the registry {} is not closed yet; its Curator client closes anyway",
           connectString);
+    }
+    if (interrupted) {
+      Thread.currentThread().interrupt();
     }
   }
 
-  /** How long closing ZooKeeper's handle, told not to wait for ZooKeeper, may take (it takes milliseconds). */
+  /**
+   * How long to wait for the end of the close of ZooKeeper's handle once it is told not to wait for ZooKeeper: it
+   * takes milliseconds, unless no ZooKeeper server accepts connections (then ZooKeeper's client thread ends between
+   * two connection attempts, up to 2 s later; Curator's own close of the handle waits for the rest).
+   */
   private static final long CLOSE_HANDLE_NANOS = TimeUnit.SECONDS.toNanos(1);
 
   private final ConnectionStateListener reconnections = (c, state) -> {
@@ -283,10 +314,13 @@ public final class ZooKeeperRegistry implements AutoCloseable {
    * Curator, left to create them on a closed client, logged ERRORs. Closed on ZooKeeper's event thread (from a
    * Curator callback), it does not wait for ZooKeeper's callbacks, which run on that thread.
    *
-   * <p>It returns within twice the connection timeout (and the milliseconds closing takes), whatever ZooKeeper
-   * does: the deregistrations, then ZooKeeper's answers to what the registry asked, at most the connection timeout
-   * each; the close of the session waits for ZooKeeper's answer within the second bound only if ZooKeeper answered
-   * the rest (else the session ends on the server when it expires, and its nodes with it).
+   * <p>It returns within twice the connection timeout (and the milliseconds closing takes; up to 2 s more when no
+   * ZooKeeper server accepts connections: ZooKeeper's client ends between its connection attempts), whatever
+   * ZooKeeper does: the deregistrations, then ZooKeeper's answers to what the registry asked, at most the
+   * connection timeout each; the close of the session waits for ZooKeeper's answer within the second bound only
+   * if ZooKeeper answered the rest (else the session ends on the server when it expires, and its nodes with it).
+   * Interrupted (or called on an interrupted thread), it stops waiting for ZooKeeper, still closes its connection,
+   * and keeps the interrupt.
    */
   @Override
   public void close() {
@@ -466,7 +500,8 @@ public final class ZooKeeperRegistry implements AutoCloseable {
      * How long to wait for a connection to ZooKeeper (default 5 s): a client's {@code build()} waits this long at
      * most for the first list of endpoints, a server's {@code start()} this long at most for its registration, its
      * shutdown for its deregistration, and {@link #close()} for ZooKeeper's answers to what the registry asked
-     * ({@code close()} returns within twice this, whatever ZooKeeper does).
+     * ({@code close()} returns within twice this, whatever ZooKeeper does; up to 2 s more when no ZooKeeper server
+     * accepts connections).
      */
     public Builder connectionTimeout(Duration timeout) {
       this.connectionTimeout = checkDuration("connectionTimeout", timeout, false);

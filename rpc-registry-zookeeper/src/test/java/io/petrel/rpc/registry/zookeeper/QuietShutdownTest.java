@@ -242,8 +242,9 @@ class QuietShutdownTest {
    * ran on the closed client, that ERROR in every run, and the close lasted until those late answers came (the
    * service's node is there already: under a new one the create fails for want of its parents, and nothing is
    * logged). Now, the registry's own request unanswered within its bound, the handle is closed without waiting: the
-   * connection ends before ZooKeeper's answers arrive, no callback runs on the closed client, and the shutdown and
-   * the close keep their bounds (500 ms each).
+   * connection ends before ZooKeeper's answers arrive, the callbacks run with the session ended (SESSIONEXPIRED,
+   * which Curator drops quietly) rather than with the create's answer, and the shutdown and the close keep their
+   * bounds (500 ms each).
    */
   @Test
   void aNodeZooKeeperCreatesAfterEveryBoundLogsNoError() throws Exception {

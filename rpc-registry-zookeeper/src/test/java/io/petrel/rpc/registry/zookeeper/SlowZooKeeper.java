@@ -33,6 +33,7 @@ final class SlowZooKeeper implements AutoCloseable {
   static final int CREATE2 = 15;
   static final int CREATE_CONTAINER = 19;
   static final int EXISTS = 3;
+  static final int CLOSE_SESSION = -11;
 
   /** A request received from a client: its connection (in the order accepted), xid, operation and path. */
   record Request(int connection, int xid, int op, String path) {
@@ -47,7 +48,7 @@ final class SlowZooKeeper implements AutoCloseable {
         case 12 -> "getChildren2";
         case CREATE2 -> "create2";
         case CREATE_CONTAINER -> "createContainer";
-        case -11 -> "closeSession";
+        case CLOSE_SESSION -> "closeSession";
         default -> "op " + op;
       };
       return name + (path.isEmpty() ? "" : " " + path);
@@ -58,6 +59,8 @@ final class SlowZooKeeper implements AutoCloseable {
   private final InetSocketAddress upstream;
   private final List<Socket> sockets = new CopyOnWriteArrayList<>();
   private volatile long delayNanos;
+  private volatile long delayFromNanos;
+  private volatile @org.jspecify.annotations.Nullable Integer delayFromOp;
   private volatile boolean closed;
 
   private final Object lock = new Object();
@@ -85,6 +88,16 @@ final class SlowZooKeeper implements AutoCloseable {
   /** From now on, ZooKeeper's answers reach its clients this much later. */
   void delay(long millis) {
     delayNanos = TimeUnit.MILLISECONDS.toNanos(millis);
+  }
+
+  /**
+   * From the first request of operation {@code op} received from now on, ZooKeeper's answers (that request's and
+   * the ones after it) reach its clients {@code millis} later: ZooKeeper goes silent at a request, whatever the
+   * timing.
+   */
+  void delayFrom(int op, long millis) {
+    delayFromNanos = TimeUnit.MILLISECONDS.toNanos(millis);
+    delayFromOp = op;
   }
 
   /**
@@ -190,11 +203,16 @@ final class SlowZooKeeper implements AutoCloseable {
             int op = b.getInt();
             if (xid > 0) { // not a ping (-2), an authentication (-4) or the watches set again (-8)
               String path = "";
-              if (op != -11 && b.remaining() >= 4) {
+              if (op != CLOSE_SESSION && b.remaining() >= 4) {
                 int len = b.getInt();
                 if (len >= 0 && len <= b.remaining()) {
                   path = new String(packet, b.position(), len, StandardCharsets.UTF_8);
                 }
+              }
+              Integer from = delayFromOp;
+              if (from != null && from == op) { // before ZooKeeper has it: its answer comes after the change
+                delayNanos = delayFromNanos;
+                delayFromOp = null;
               }
               synchronized (lock) {
                 Request r = new Request(id, xid, op, path);
