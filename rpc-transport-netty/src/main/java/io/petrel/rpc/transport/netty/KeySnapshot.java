@@ -66,7 +66,7 @@ final class KeySnapshot extends KeyStoreSpi {
   static KeyStore of(KeyStore store, char[] password) throws GeneralSecurityException {
     Map<String, Entry> entries = new LinkedHashMap<>();
     for (String alias : Collections.list(store.aliases())) {
-      Date created = store.getCreationDate(alias);
+      Date created = creationDate(store, alias);
       if (store.isKeyEntry(alias)) {
         Key key = null;
         GeneralSecurityException failure = null;
@@ -93,6 +93,18 @@ final class KeySnapshot extends KeyStoreSpi {
       throw new KeyStoreException("cannot open a copy of the key store: " + e, e);
     }
     return copy;
+  }
+
+  /**
+   * When {@code alias} was made, or null where the store cannot say: SunPKCS11's key store (an HSM's) throws
+   * {@code ProviderException(UnsupportedOperationException)} for every alias. No key manager reads it.
+   */
+  private static @Nullable Date creationDate(KeyStore store, String alias) throws KeyStoreException {
+    try {
+      return store.getCreationDate(alias);
+    } catch (RuntimeException e) {
+      return null;
+    }
   }
 
   @Override
