@@ -24,7 +24,9 @@ import org.jspecify.annotations.Nullable;
  * TLS context: changes the application makes to its store afterwards (before its next {@code reloadTls()}) reach
  * no context built before. Keys are read with the store's password once, when the copy is made, and kept as they
  * are (no re-encoding: a key that cannot be exported is copied too); a key the password does not unlock is copied
- * as that failure, which the key manager then meets as it would have in the store itself.
+ * as that failure, which the key manager then meets as it would have in the store itself. Only the key entries
+ * that have a certificate chain (the only ones a key manager uses) and the trusted certificates are copied: a
+ * secret key the application keeps in the same store is neither unlocked nor held by the context.
  */
 final class KeySnapshot extends KeyStoreSpi {
   private final Map<String, Entry> entries;
@@ -68,6 +70,10 @@ final class KeySnapshot extends KeyStoreSpi {
     for (String alias : Collections.list(store.aliases())) {
       Date created = creationDate(store, alias);
       if (store.isKeyEntry(alias)) {
+        Certificate[] chain = store.getCertificateChain(alias);
+        if (chain == null || chain.length == 0) {
+          continue; // a secret key (or a key without its certificate), which no key manager uses: not unlocked
+        }
         Key key = null;
         GeneralSecurityException failure = null;
         try {
@@ -75,12 +81,10 @@ final class KeySnapshot extends KeyStoreSpi {
         } catch (UnrecoverableKeyException | NoSuchAlgorithmException e) {
           failure = e;
         }
-        Certificate[] chain = store.getCertificateChain(alias);
         if (key == null && failure == null) {
           continue; // gone since the aliases were listed: a store changed meanwhile
         }
-        entries.put(alias, new Entry(key, failure, chain, chain == null || chain.length == 0 ? null : chain[0],
-            created));
+        entries.put(alias, new Entry(key, failure, chain, chain[0], created));
       } else if (store.isCertificateEntry(alias)) {
         entries.put(alias, new Entry(null, null, null, store.getCertificate(alias), created));
       }
