@@ -9,6 +9,7 @@ import java.security.KeyStore;
 import java.security.KeyStoreException;
 import java.security.KeyStoreSpi;
 import java.security.NoSuchAlgorithmException;
+import java.security.UnrecoverableEntryException;
 import java.security.UnrecoverableKeyException;
 import java.security.cert.Certificate;
 import java.util.Arrays;
@@ -17,6 +18,7 @@ import java.util.Date;
 import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import javax.security.auth.DestroyFailedException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -76,13 +78,26 @@ final class KeySnapshot extends KeyStoreSpi {
         }
         Key key = null;
         GeneralSecurityException failure = null;
+        KeyStore.PasswordProtection protection = new KeyStore.PasswordProtection(password);
         try {
-          key = store.getKey(alias, password);
+          // The key and its chain in one read: a store that changes between reads (the application's, changed in
+          // place; the starter's, publishing an update) does not pair the key of one entry with another's chain.
+          KeyStore.Entry entry = store.getEntry(alias, protection);
+          if (!(entry instanceof KeyStore.PrivateKeyEntry e)) {
+            continue; // gone, or no longer a key with a chain, since the aliases were listed: a store changed
+          }
+          key = e.getPrivateKey();
+          chain = e.getCertificateChain();
         } catch (UnrecoverableKeyException | NoSuchAlgorithmException e) {
           failure = e;
-        }
-        if (key == null && failure == null) {
-          continue; // gone since the aliases were listed: a store changed meanwhile
+        } catch (UnrecoverableEntryException e) {
+          failure = (GeneralSecurityException) new UnrecoverableKeyException(e.getMessage()).initCause(e);
+        } finally {
+          try {
+            protection.destroy(); // its copy of the password
+          } catch (DestroyFailedException e) {
+            // the JDK's PasswordProtection clears its copy without failing
+          }
         }
         entries.put(alias, new Entry(key, failure, chain, chain[0], created));
       } else if (store.isCertificateEntry(alias)) {
