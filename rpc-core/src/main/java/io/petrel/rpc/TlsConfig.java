@@ -241,8 +241,10 @@ public final class TlsConfig {
 
     /**
      * The own key and certificate chain from a loaded key store; {@code password} (copied) unlocks the key. Its
-     * entries are copied when the server starts (the client is built) and again on {@code reloadTls()}: entries
-     * changed in it take effect then, and not before, whichever key manager algorithm is used.
+     * keys with their certificate chains are copied when the server starts (the client is built) and at each
+     * reload ({@code reloadTls()}, or this configuration's files changed under {@link #reloadInterval}): entries
+     * changed in it take effect then, and not before, whichever key manager algorithm is used. A secret key kept in
+     * the same store is not read.
      */
     public Builder keyStore(KeyStore keyStore, char[] password) {
       checkNoOwnCertificate("keyStore");

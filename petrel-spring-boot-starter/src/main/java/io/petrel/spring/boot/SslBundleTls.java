@@ -204,12 +204,9 @@ final class SslBundleTls implements ServerLifecycleListener {
       log.info("SSL bundle '{}' updated: {} {} once {} starts", name, prefix, m.describe(), side());
       return;
     }
-    if (!reload(r, s, m, null)) {
-      return; // the previous material stays current: a server started again takes what the transport still uses
-    }
-    current = m;
-    log.info("SSL bundle '{}' updated: {} {} on new connections; open connections keep theirs", name, prefix,
-        m.describe());
+    if (reload(r, s, m, null)) {
+      current = m;
+    } // else the previous material stays current: a server started again takes what the transport still uses
   }
 
   /** The context closed: updates are no longer followed, and the server or client is no longer held. */
@@ -224,7 +221,8 @@ final class SslBundleTls implements ServerLifecycleListener {
   /**
    * Has the target load {@code m}: its stores {@code s} show {@code m} to the reloading thread (the transport builds
    * its TLS on the thread that calls reloadTls()) and, once it took it, to every thread. False, with a WARN, when it
-   * refused it: the stores show the previous material still. Holds this.
+   * refused it: the stores show the previous material still. True when it took it, with an INFO (started by
+   * {@code why}, an update otherwise), or with a WARN when it must load it once more and that failed. Holds this.
    */
   private boolean reload(Reload r, @Nullable Stores s, Material m, @Nullable String why) {
     boolean loaded = false;
@@ -249,9 +247,15 @@ final class SslBundleTls implements ServerLifecycleListener {
       try {
         r.reloadTls();
       } catch (IOException | RuntimeException e) {
-        warn(side() + " took it, but a reloadTls() on another thread meanwhile read the previous material, and"
-            + " loading the update again failed (" + e.getMessage() + "); new connections may get the previous"
-            + " material until the next update or reloadTls()");
+        // Not warn(): the update was good and the transport took it; what failed is the load made for another
+        // thread's reloadTls(), and fixing the bundle's files is not what to do.
+        String warning = "SSL bundle '" + name + "' was updated and " + side() + " took it, but a reloadTls() on"
+            + " another thread during the update may have rebuilt its TLS from the previous material, and loading"
+            + " the update once more failed: " + (e.getMessage() != null ? e.getMessage() : e) + ". New connections"
+            + " may get the previous certificate, key and trust until the next reloadTls() of " + side() + " (its"
+            + " stores show the update: call it once that is fixed) or the bundle's next update";
+        lastWarning = warning;
+        log.warn(warning);
         return true; // the stores show m: the next reloadTls() takes it
       }
       log.debug("SSL bundle '{}': loaded again by {}, whose TLS a reloadTls() on another thread may have built"
@@ -259,6 +263,9 @@ final class SslBundleTls implements ServerLifecycleListener {
     }
     if (why != null) {
       log.info("{}: {} reloaded its TLS from the bundle", why, side());
+    } else {
+      log.info("SSL bundle '{}' updated: {} {} on new connections; open connections keep theirs", name, prefix,
+          m.describe());
     }
     return true;
   }
@@ -271,7 +278,7 @@ final class SslBundleTls implements ServerLifecycleListener {
     log.warn(warning);
   }
 
-  /** The WARN of the last update that was not applied, or null. */
+  /** The WARN of the last update that was not applied (or not loaded once more, see {@link #reload}), or null. */
   @Nullable String lastWarning() {
     return lastWarning;
   }

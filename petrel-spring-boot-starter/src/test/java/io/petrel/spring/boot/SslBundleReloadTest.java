@@ -519,6 +519,62 @@ class SslBundleReloadTest {
     }
   }
 
+  /**
+   * The transport took an update while another thread read the stores, and loading it once more (for that thread's
+   * reloadTls(), which may have built from the previous material) fails: one WARN says what happened and what to do,
+   * and no INFO says the update is on new connections. On the old code the WARN said the previous certificate was
+   * kept and to fix the bundle's files (which the transport had just loaded), and the INFO that followed said the
+   * update was on new connections.
+   */
+  @Test
+  void aFailedLoadOnceMoreIsReportedAsSuchAndNotAsAnUpdateApplied() throws Exception {
+    KeyPair keys = ecKeys();
+    SslBundleTls material = SslBundleTls.of("petrel.server.tls", "server",
+        bundle(certificate("server", keys, caKeys.getPrivate(), false, BigInteger.valueOf(1)), keys.getPrivate()),
+        true);
+    TlsConfig.Builder t = TlsConfig.builder();
+    material.configure(t);
+    TlsConfig config = t.build();
+    ExecutorService application = Executors.newSingleThreadExecutor();
+    List<String> reloads = new ArrayList<>();
+    material.follow(() -> {
+      if (!reloads.isEmpty()) {
+        throw new IOException("server 'petrel-server' is shutting down");
+      }
+      try {
+        reloads.add("built with " + serial(config) + ", another thread read "
+            + application.submit(() -> serial(config)).get(DEADLINE_SECONDS, TimeUnit.SECONDS));
+      } catch (Exception e) {
+        throw new IOException(e);
+      }
+    });
+    Logger log = (Logger) LoggerFactory.getLogger(SslBundleTls.class);
+    ListAppender<ILoggingEvent> seen = new ListAppender<>();
+    seen.start();
+    Level level = log.getLevel();
+    log.setLevel(Level.INFO);
+    log.addAppender(seen);
+    try {
+      KeyPair renewed = ecKeys();
+      material.update(bundle(certificate("server", renewed, caKeys.getPrivate(), false, BigInteger.valueOf(2)),
+          renewed.getPrivate()));
+    } finally {
+      log.detachAppender(seen);
+      log.setLevel(level);
+      application.shutdownNow();
+    }
+    assertThat(reloads).containsExactly("built with 2, another thread read 1");
+    String warning = "SSL bundle 'server' was updated and the Petrel server took it, but a reloadTls() on another"
+        + " thread during the update may have rebuilt its TLS from the previous material, and loading the update"
+        + " once more failed: server 'petrel-server' is shutting down. New connections may get the previous"
+        + " certificate, key and trust until the next reloadTls() of the Petrel server (its stores show the update:"
+        + " call it once that is fixed) or the bundle's next update";
+    assertThat(seen.list.stream().map(e -> e.getLevel() + " " + e.getFormattedMessage()).toList())
+        .containsExactly("WARN " + warning);
+    assertThat(material.lastWarning()).isEqualTo(warning);
+    assertThat(serial(config)).as("what the stores show every thread now").isEqualTo(2);
+  }
+
   /** The serial of the certificate a handshake with {@code keys} presents (as a server of EC keys chooses). */
   private static BigInteger presents(X509KeyManager keys) {
     String alias = keys.chooseServerAlias("EC", null, null);

@@ -9,6 +9,7 @@ import java.security.KeyStore;
 import java.security.KeyStoreException;
 import java.security.KeyStoreSpi;
 import java.security.NoSuchAlgorithmException;
+import java.security.UnrecoverableEntryException;
 import java.security.UnrecoverableKeyException;
 import java.security.cert.Certificate;
 import java.util.Arrays;
@@ -17,6 +18,7 @@ import java.util.Date;
 import java.util.Enumeration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import javax.security.auth.DestroyFailedException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -24,7 +26,9 @@ import org.jspecify.annotations.Nullable;
  * TLS context: changes the application makes to its store afterwards (before its next {@code reloadTls()}) reach
  * no context built before. Keys are read with the store's password once, when the copy is made, and kept as they
  * are (no re-encoding: a key that cannot be exported is copied too); a key the password does not unlock is copied
- * as that failure, which the key manager then meets as it would have in the store itself.
+ * as that failure, which the key manager then meets as it would have in the store itself. Only the key entries
+ * that have a certificate chain (the only ones a key manager uses) and the trusted certificates are copied: a
+ * secret key the application keeps in the same store is neither unlocked nor held by the context.
  */
 final class KeySnapshot extends KeyStoreSpi {
   private final Map<String, Entry> entries;
@@ -66,21 +70,36 @@ final class KeySnapshot extends KeyStoreSpi {
   static KeyStore of(KeyStore store, char[] password) throws GeneralSecurityException {
     Map<String, Entry> entries = new LinkedHashMap<>();
     for (String alias : Collections.list(store.aliases())) {
-      Date created = store.getCreationDate(alias);
+      Date created = creationDate(store, alias);
       if (store.isKeyEntry(alias)) {
+        Certificate[] chain = store.getCertificateChain(alias);
+        if (chain == null || chain.length == 0) {
+          continue; // a secret key (or a key without its certificate), which no key manager uses: not unlocked
+        }
         Key key = null;
         GeneralSecurityException failure = null;
+        KeyStore.PasswordProtection protection = new KeyStore.PasswordProtection(password);
         try {
-          key = store.getKey(alias, password);
+          // The key and its chain in one read: a store that changes between reads (the application's, changed in
+          // place; the starter's, publishing an update) does not pair the key of one entry with another's chain.
+          KeyStore.Entry entry = store.getEntry(alias, protection);
+          if (!(entry instanceof KeyStore.PrivateKeyEntry e)) {
+            continue; // gone, or no longer a key with a chain, since the aliases were listed: a store changed
+          }
+          key = e.getPrivateKey();
+          chain = e.getCertificateChain();
         } catch (UnrecoverableKeyException | NoSuchAlgorithmException e) {
           failure = e;
+        } catch (UnrecoverableEntryException e) {
+          failure = (GeneralSecurityException) new UnrecoverableKeyException(e.getMessage()).initCause(e);
+        } finally {
+          try {
+            protection.destroy(); // its copy of the password
+          } catch (DestroyFailedException e) {
+            // the JDK's PasswordProtection clears its copy without failing
+          }
         }
-        Certificate[] chain = store.getCertificateChain(alias);
-        if (key == null && failure == null) {
-          continue; // gone since the aliases were listed: a store changed meanwhile
-        }
-        entries.put(alias, new Entry(key, failure, chain, chain == null || chain.length == 0 ? null : chain[0],
-            created));
+        entries.put(alias, new Entry(key, failure, chain, chain[0], created));
       } else if (store.isCertificateEntry(alias)) {
         entries.put(alias, new Entry(null, null, null, store.getCertificate(alias), created));
       }
@@ -93,6 +112,18 @@ final class KeySnapshot extends KeyStoreSpi {
       throw new KeyStoreException("cannot open a copy of the key store: " + e, e);
     }
     return copy;
+  }
+
+  /**
+   * When {@code alias} was made, or null where the store cannot say: SunPKCS11's key store (an HSM's) throws
+   * {@code ProviderException(UnsupportedOperationException)} for every alias. No key manager reads it.
+   */
+  private static @Nullable Date creationDate(KeyStore store, String alias) throws KeyStoreException {
+    try {
+      return store.getCreationDate(alias);
+    } catch (RuntimeException e) {
+      return null;
+    }
   }
 
   @Override

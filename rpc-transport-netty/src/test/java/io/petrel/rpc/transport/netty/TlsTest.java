@@ -593,6 +593,23 @@ class TlsTest extends TransportFixture {
     }
   }
 
+  /**
+   * A key store that cannot say when its entries were made, as SunPKCS11's (an HSM's) throws
+   * {@code ProviderException(UnsupportedOperationException)} from getCreationDate for every alias: the server
+   * starts and reloads with it (on the old code the copy of the store asked every entry's date, and the server
+   * could not start: "cannot load TLS material").
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"openssl", "jdk"})
+  void aKeyStoreThatCannotDateItsEntriesIsUsed(String provider) throws Exception {
+    use(provider);
+    KeyStore undated = NoCreationDates.over(serverCert.keyStore(PASSWORD));
+    RpcServer srv = tlsServer(TlsConfig.builder().keyStore(undated, PASSWORD).build());
+    assertThat(serverSubject(srv.port())).isEqualTo("CN=server");
+    srv.reloadTls();
+    assertThat(serverSubject(srv.port())).as("after a reload").isEqualTo("CN=server");
+  }
+
   /** Waits (bounded) until the server counts {@code n} open connections: accepted, their pipeline set up. */
   private static void awaitOpenConnections(NettyServerTransport transport, int n) {
     long until = System.nanoTime() + WAIT.toNanos();
@@ -738,6 +755,119 @@ class TlsTest extends TransportFixture {
     @Override
     public X509Certificate[] getAcceptedIssuers() {
       return new X509Certificate[0];
+    }
+  }
+
+  /** A key store over another whose getCreationDate throws, as SunPKCS11's P11KeyStore does for every alias. */
+  private static final class NoCreationDates extends java.security.KeyStoreSpi {
+    private final KeyStore store;
+
+    private NoCreationDates(KeyStore store) {
+      this.store = store;
+    }
+
+    static KeyStore over(KeyStore store) throws Exception {
+      KeyStore ks = new KeyStore(new NoCreationDates(store), store.getProvider(), "PKCS11") { };
+      ks.load(null, null);
+      return ks;
+    }
+
+    @Override
+    public java.util.Date engineGetCreationDate(String alias) {
+      throw new java.security.ProviderException(new UnsupportedOperationException());
+    }
+
+    @Override
+    public java.security.Key engineGetKey(String alias, char[] password)
+        throws java.security.NoSuchAlgorithmException, java.security.UnrecoverableKeyException {
+      try {
+        return store.getKey(alias, password);
+      } catch (java.security.KeyStoreException e) {
+        throw new java.security.ProviderException(e);
+      }
+    }
+
+    @Override
+    public java.security.cert.Certificate[] engineGetCertificateChain(String alias) {
+      return call(() -> store.getCertificateChain(alias));
+    }
+
+    @Override
+    public java.security.cert.Certificate engineGetCertificate(String alias) {
+      return call(() -> store.getCertificate(alias));
+    }
+
+    @Override
+    public void engineSetKeyEntry(String alias, java.security.Key key, char[] password,
+        java.security.cert.Certificate[] chain) throws java.security.KeyStoreException {
+      store.setKeyEntry(alias, key, password, chain);
+    }
+
+    @Override
+    public void engineSetKeyEntry(String alias, byte[] key, java.security.cert.Certificate[] chain)
+        throws java.security.KeyStoreException {
+      store.setKeyEntry(alias, key, chain);
+    }
+
+    @Override
+    public void engineSetCertificateEntry(String alias, java.security.cert.Certificate cert)
+        throws java.security.KeyStoreException {
+      store.setCertificateEntry(alias, cert);
+    }
+
+    @Override
+    public void engineDeleteEntry(String alias) throws java.security.KeyStoreException {
+      store.deleteEntry(alias);
+    }
+
+    @Override
+    public java.util.Enumeration<String> engineAliases() {
+      return call(store::aliases);
+    }
+
+    @Override
+    public boolean engineContainsAlias(String alias) {
+      return call(() -> store.containsAlias(alias));
+    }
+
+    @Override
+    public int engineSize() {
+      return call(store::size);
+    }
+
+    @Override
+    public boolean engineIsKeyEntry(String alias) {
+      return call(() -> store.isKeyEntry(alias));
+    }
+
+    @Override
+    public boolean engineIsCertificateEntry(String alias) {
+      return call(() -> store.isCertificateEntry(alias));
+    }
+
+    @Override
+    public String engineGetCertificateAlias(java.security.cert.Certificate cert) {
+      return call(() -> store.getCertificateAlias(cert));
+    }
+
+    @Override
+    public void engineStore(OutputStream stream, char[] password) throws IOException {
+      throw new IOException("not stored");
+    }
+
+    @Override
+    public void engineLoad(java.io.InputStream stream, char[] password) { }
+
+    private interface StoreCall<T> {
+      T call() throws java.security.KeyStoreException;
+    }
+
+    private static <T> T call(StoreCall<T> c) {
+      try {
+        return c.call();
+      } catch (java.security.KeyStoreException e) {
+        throw new java.security.ProviderException(e);
+      }
     }
   }
 }
