@@ -112,7 +112,7 @@ public final class Codegen {
           continue;
         }
         CompilationUnit cu = parsed.getResult().get();
-        types.addSource(cu);
+        types.addSource(cu, file.getFileName().toString().equals("package-info.java"));
         if (candidate) {
           candidates.put(file, cu);
         }

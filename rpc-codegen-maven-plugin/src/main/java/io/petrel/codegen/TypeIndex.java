@@ -66,8 +66,10 @@ final class TypeIndex implements AutoCloseable {
   private static final String NULL_MARKED = "org.jspecify.annotations.NullMarked";
   private static final String NULL_UNMARKED = "org.jspecify.annotations.NullUnmarked";
 
-  // A package's @NullMarked (true) or @NullUnmarked (false); null when its package-info says neither.
-  private final Map<String, @Nullable Boolean> packageNullness = new HashMap<>();
+  // A package's @NullMarked (true) or @NullUnmarked (false), empty when its package-info says neither or there is
+  // none: from package-info.java among the sources, which javac reads instead of one on the classpath, else from
+  // the classpath (looked up once per package).
+  private final Map<String, Optional<Boolean>> packageNullness = new HashMap<>();
   private boolean moduleNullMarked;
   private final URLClassLoader loader;
   // Null when protobuf is not on the class path.
@@ -88,16 +90,18 @@ final class TypeIndex implements AutoCloseable {
     enumLite = load("com.google.protobuf.Internal$EnumLite");
   }
 
-  /** Records the types a source file declares, nested ones included, and a package-info's or module-info's nullness. */
-  void addSource(CompilationUnit cu) {
+  /**
+   * Records the types a source file declares, nested ones included, and a package-info's or module-info's nullness.
+   * {@code packageInfo}: the file is a package-info.java, whose package annotations javac reads (one on the
+   * classpath for the same package is then not read, even when this one says nothing of nullness).
+   */
+  void addSource(CompilationUnit cu, boolean packageInfo) {
     String pkg = cu.getPackageDeclaration().map(p -> p.getNameAsString()).orElse("");
     Scope fileScope = new Scope(pkg, cu.getImports(), List.of());
-    cu.getPackageDeclaration().ifPresent(p -> {
-      Boolean marked = nullMarkedBy(p.getAnnotations(), fileScope);
-      if (marked != null) {
-        packageNullness.put(pkg, marked);
-      }
-    });
+    if (packageInfo) {
+      packageNullness.put(pkg, Optional.ofNullable(cu.getPackageDeclaration()
+          .map(p -> nullMarkedBy(p.getAnnotations(), fileScope)).orElse(null)));
+    }
     cu.getModule().ifPresent(m -> {
       Boolean marked = nullMarkedBy(m.getAnnotations(), fileScope);
       if (marked != null) {
@@ -159,11 +163,8 @@ final class TypeIndex implements AutoCloseable {
         }
       }
     }
-    Boolean marked = packageNullness.computeIfAbsent(pkg, this::classpathPackageNullness);
-    if (marked != null) {
-      return marked;
-    }
-    return moduleNullMarked;
+    return packageNullness.computeIfAbsent(pkg, p -> Optional.ofNullable(classpathPackageNullness(p)))
+        .orElse(moduleNullMarked);
   }
 
   /** True for {@code @NullMarked} among {@code annotations}, false for {@code @NullUnmarked}, else null. */
