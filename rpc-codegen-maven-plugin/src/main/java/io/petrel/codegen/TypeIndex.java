@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -197,6 +198,21 @@ final class TypeIndex implements AutoCloseable {
       }
     }
     return null;
+  }
+
+  /**
+   * The simple names of the top-level types the sources declare in package {@code pkg} that are also names of
+   * java.lang types: in that package they hide the java.lang type, which generated code names without an import.
+   */
+  Set<String> javaLangNamesDeclaredIn(String pkg) {
+    Set<String> names = new TreeSet<>();
+    for (TypeInfo t : sourceTypes.values()) {
+      if (t.packageName().equals(pkg) && t.simpleNames().size() == 1
+          && load("java.lang." + t.simpleNames().get(0)) != null) {
+        names.add(t.simpleNames().get(0));
+      }
+    }
+    return names;
   }
 
   /** The type with this canonical name (dots between nested names), from sources or the classpath. */
