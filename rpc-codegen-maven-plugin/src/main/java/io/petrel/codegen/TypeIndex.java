@@ -71,6 +71,8 @@ final class TypeIndex implements AutoCloseable {
   // none: from package-info.java among the sources, which javac reads instead of one on the classpath, else from
   // the classpath (looked up once per package).
   private final Map<String, Optional<Boolean>> packageNullness = new HashMap<>();
+  // Per package, the simple names of its source types that are java.lang types' names too.
+  private final Map<String, Set<String>> javaLangNames = new HashMap<>();
   private boolean moduleNullMarked;
   private final URLClassLoader loader;
   // Null when protobuf is not on the class path.
@@ -205,14 +207,24 @@ final class TypeIndex implements AutoCloseable {
    * java.lang types: in that package they hide the java.lang type, which generated code names without an import.
    */
   Set<String> javaLangNamesDeclaredIn(String pkg) {
-    Set<String> names = new TreeSet<>();
-    for (TypeInfo t : sourceTypes.values()) {
-      if (t.packageName().equals(pkg) && t.simpleNames().size() == 1
-          && load("java.lang." + t.simpleNames().get(0)) != null) {
-        names.add(t.simpleNames().get(0));
+    return javaLangNames.computeIfAbsent(pkg, p -> {
+      Set<String> names = new TreeSet<>();
+      for (TypeInfo t : sourceTypes.values()) {
+        if (t.packageName().equals(p) && t.simpleNames().size() == 1 && isJavaLang(t.simpleNames().get(0))) {
+          names.add(t.simpleNames().get(0));
+        }
       }
+      return Set.copyOf(names);
+    });
+  }
+
+  private static boolean isJavaLang(String simpleName) {
+    try {
+      Class.forName("java.lang." + simpleName, false, ClassLoader.getPlatformClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
     }
-    return names;
   }
 
   /** The type with this canonical name (dots between nested names), from sources or the classpath. */
