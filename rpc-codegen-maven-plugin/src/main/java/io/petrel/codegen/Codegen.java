@@ -112,7 +112,7 @@ public final class Codegen {
           continue;
         }
         CompilationUnit cu = parsed.getResult().get();
-        types.addSource(cu);
+        types.addSource(cu, file.getFileName().toString().equals("package-info.java"));
         if (candidate) {
           candidates.put(file, cu);
         }
@@ -201,6 +201,16 @@ public final class Codegen {
     }
     for (Path p : request.classpath()) {
       update(md, "classpath " + describe(p));
+      if (Files.isDirectory(p)) {
+        // A directory of classes (the main classes, for generate-test; another module's, in a reactor build) is
+        // read as a jar is, whose size and date stand for its content: its class files stand for it here (a main
+        // package-info.class that became @NullMarked changes the test sources' FooAsync).
+        try (Stream<Path> walk = Files.walk(p)) {
+          for (Path f : walk.filter(f -> f.toString().endsWith(".class")).sorted().toList()) {
+            update(md, "  " + describe(f));
+          }
+        }
+      }
     }
     return HexFormat.of().formatHex(md.digest());
   }

@@ -3,6 +3,7 @@ package io.petrel.codegen;
 import com.palantir.javapoet.ClassName;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 
 /**
  * One {@code @RpcService} interface, validated.
@@ -15,11 +16,16 @@ import java.util.List;
  *     it, suppress the "removal" warnings that being deprecated themselves does not (JLS 9.6.4.6)
  * @param nullMarked JSpecify's {@code @NullMarked} applies to the interface (on it, a type around it, its package or
  *     its module): {@code FooAsync} says {@code CompletableFuture<@Nullable Void>}, as null is a Void's only value
+ * @param shadowed simple names that mean, in the generated classes, a type of the user's other than the one of that
+ *     name the generator writes: the interface's member types (the blocking stub implements it, so a member type
+ *     {@code Nullable} hides an imported {@code org.jspecify.annotations.Nullable} there) and the package's types
+ *     named like a java.lang type (a {@code Void} of the package hides {@code java.lang.Void}, never imported).
+ *     The generated classes write those names qualified.
  * @param source the interface's source file, and {@code line} its declaration's line (for problems that involve
  *     two services)
  */
 record ServiceModel(ClassName iface, String serviceName, List<MethodModel> methods, boolean deprecated,
-    boolean forRemoval, boolean nullMarked, Path source, int line) {
+    boolean forRemoval, boolean nullMarked, Set<String> shadowed, Path source, int line) {
 
   /** The file name of the interface's source (for the generated file's header). */
   String sourceFileName() {

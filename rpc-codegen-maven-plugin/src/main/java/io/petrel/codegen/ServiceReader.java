@@ -43,6 +43,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
@@ -287,8 +288,14 @@ final class ServiceReader {
                 && pair.getValue().toString().equals("true"));
       }
     }
+    Set<String> shadowed = new TreeSet<>(types.javaLangNamesDeclaredIn(pkg));
+    for (BodyDeclaration<?> member : decl.getMembers()) {
+      if (member instanceof TypeDeclaration<?> t) {
+        shadowed.add(t.getNameAsString());
+      }
+    }
     return new ServiceModel(iface, serviceName, List.copyOf(methods), deprecated, forRemoval,
-        types.nullMarked(decl, pkg, scope), file, line(decl));
+        types.nullMarked(decl, pkg, scope), Set.copyOf(shadowed), file, line(decl));
   }
 
   private static List<String> enclosingNames(TypeDeclaration<?> decl) {

@@ -86,6 +86,7 @@ final class ServiceWriter {
 
   private TypeSpec rpcClass() {
     TypeSpec.Builder b = TypeSpec.classBuilder(rpc)
+        .alwaysQualify(service.shadowed().toArray(new String[0]))
         .addJavadoc("Client stubs and server binding of {@link $T}, service {@code $L}.\n", service.iface(),
             service.serviceName())
         .addJavadoc("\n<p>Clients: {@link #stub} (blocking, implements {@code $L}) and {@link #asyncStub} (every"
@@ -615,6 +616,7 @@ final class ServiceWriter {
 
   private TypeSpec asyncInterface() {
     TypeSpec.Builder b = TypeSpec.interfaceBuilder(async)
+        .alwaysQualify(service.shadowed().toArray(new String[0]))
         .addJavadoc("The asynchronous view of {@link $T}: every method returns a {@link $T}\n"
             + "that completes with the response or fails with {@link $T}. A oneway method's future\n"
             + "completes once the request is written. Call it through {@link $T#asyncStub}; implement it to\n"

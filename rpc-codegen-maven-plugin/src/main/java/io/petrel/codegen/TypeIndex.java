@@ -28,6 +28,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -66,8 +67,12 @@ final class TypeIndex implements AutoCloseable {
   private static final String NULL_MARKED = "org.jspecify.annotations.NullMarked";
   private static final String NULL_UNMARKED = "org.jspecify.annotations.NullUnmarked";
 
-  // A package's @NullMarked (true) or @NullUnmarked (false); null when its package-info says neither.
-  private final Map<String, @Nullable Boolean> packageNullness = new HashMap<>();
+  // A package's @NullMarked (true) or @NullUnmarked (false), empty when its package-info says neither or there is
+  // none: from package-info.java among the sources, which javac reads instead of one on the classpath, else from
+  // the classpath (looked up once per package).
+  private final Map<String, Optional<Boolean>> packageNullness = new HashMap<>();
+  // Per package, the simple names of its source types that are java.lang types' names too.
+  private final Map<String, Set<String>> javaLangNames = new HashMap<>();
   private boolean moduleNullMarked;
   private final URLClassLoader loader;
   // Null when protobuf is not on the class path.
@@ -88,16 +93,18 @@ final class TypeIndex implements AutoCloseable {
     enumLite = load("com.google.protobuf.Internal$EnumLite");
   }
 
-  /** Records the types a source file declares, nested ones included, and a package-info's or module-info's nullness. */
-  void addSource(CompilationUnit cu) {
+  /**
+   * Records the types a source file declares, nested ones included, and a package-info's or module-info's nullness.
+   * {@code packageInfo}: the file is a package-info.java, whose package annotations javac reads (one on the
+   * classpath for the same package is then not read, even when this one says nothing of nullness).
+   */
+  void addSource(CompilationUnit cu, boolean packageInfo) {
     String pkg = cu.getPackageDeclaration().map(p -> p.getNameAsString()).orElse("");
     Scope fileScope = new Scope(pkg, cu.getImports(), List.of());
-    cu.getPackageDeclaration().ifPresent(p -> {
-      Boolean marked = nullMarkedBy(p.getAnnotations(), fileScope);
-      if (marked != null) {
-        packageNullness.put(pkg, marked);
-      }
-    });
+    if (packageInfo) {
+      packageNullness.put(pkg, Optional.ofNullable(cu.getPackageDeclaration()
+          .map(p -> nullMarkedBy(p.getAnnotations(), fileScope)).orElse(null)));
+    }
     cu.getModule().ifPresent(m -> {
       Boolean marked = nullMarkedBy(m.getAnnotations(), fileScope);
       if (marked != null) {
@@ -159,11 +166,8 @@ final class TypeIndex implements AutoCloseable {
         }
       }
     }
-    Boolean marked = packageNullness.computeIfAbsent(pkg, this::classpathPackageNullness);
-    if (marked != null) {
-      return marked;
-    }
-    return moduleNullMarked;
+    return packageNullness.computeIfAbsent(pkg, p -> Optional.ofNullable(classpathPackageNullness(p)))
+        .orElse(moduleNullMarked);
   }
 
   /** True for {@code @NullMarked} among {@code annotations}, false for {@code @NullUnmarked}, else null. */
@@ -196,6 +200,31 @@ final class TypeIndex implements AutoCloseable {
       }
     }
     return null;
+  }
+
+  /**
+   * The simple names of the top-level types the sources declare in package {@code pkg} that are also names of
+   * java.lang types: in that package they hide the java.lang type, which generated code names without an import.
+   */
+  Set<String> javaLangNamesDeclaredIn(String pkg) {
+    return javaLangNames.computeIfAbsent(pkg, p -> {
+      Set<String> names = new TreeSet<>();
+      for (TypeInfo t : sourceTypes.values()) {
+        if (t.packageName().equals(p) && t.simpleNames().size() == 1 && isJavaLang(t.simpleNames().get(0))) {
+          names.add(t.simpleNames().get(0));
+        }
+      }
+      return Set.copyOf(names);
+    });
+  }
+
+  private static boolean isJavaLang(String simpleName) {
+    try {
+      Class.forName("java.lang." + simpleName, false, ClassLoader.getPlatformClassLoader());
+      return true;
+    } catch (ClassNotFoundException | LinkageError e) {
+      return false;
+    }
   }
 
   /** The type with this canonical name (dots between nested names), from sources or the classpath. */

@@ -89,4 +89,40 @@ class IncrementalBuildTest {
     assertThat(again.deleted()).containsExactlyInAnyOrder("inc/PingRpc.java", "inc/PingAsync.java");
     assertThat(out.resolve("other/Handwritten.java")).exists();
   }
+
+  /**
+   * generate-test reads the main classes, a directory on the test classpath: when a class there changes (here the
+   * package-info that null-marks the package), the test sources' services are generated again.
+   */
+  @Test
+  void aChangedClassInAClasspathDirectoryIsAChangedInput() throws Exception {
+    Path mainSrc = tmp.resolve("main");
+    Path classes = Files.createDirectories(tmp.resolve("classes"));
+    TestSources.write(mainSrc, Map.of("inc/Main.java", "package inc;\n\npublic final class Main {}\n"));
+    TestSources.compile(classes, mainSrc);
+    Path src = tmp.resolve("src");
+    Path out = tmp.resolve("out");
+    TestSources.write(src, Map.of("inc/Svc.java", """
+        package inc;
+
+        @io.petrel.rpc.RpcService("inc.Svc")
+        public interface Svc {
+          void ping();
+        }
+        """));
+    List<Path> classpath = new java.util.ArrayList<>(TestSources.classpath());
+    classpath.add(classes);
+    CodegenRequest request = new CodegenRequest(List.of(src), classpath, out, out.resolve(Codegen.STATE_FILE_NAME),
+        true);
+    assertThat(new Codegen(s -> { }).run(request).upToDate()).isFalse();
+    assertThat(Files.readString(out.resolve("inc/SvcAsync.java"))).contains("CompletableFuture<Void> ping();");
+
+    TestSources.write(mainSrc, Map.of("inc/package-info.java", "@org.jspecify.annotations.NullMarked\npackage inc;\n"));
+    TestSources.compile(classes, mainSrc);
+    CodegenResult second = new Codegen(s -> { }).run(request);
+    assertThat(second.upToDate()).isFalse();
+    assertThat(second.written()).contains("inc/SvcAsync.java");
+    assertThat(Files.readString(out.resolve("inc/SvcAsync.java")))
+        .contains("CompletableFuture<@Nullable Void> ping();");
+  }
 }

@@ -120,6 +120,7 @@ class TypeResolutionTest {
     CodegenResult result = TestSources.generate(List.of(src), tmp.resolve("out"));
     assertThat(result.services()).isEmpty();
   }
+
   /** @NullMarked on the module (module-info.java among the sources) null-marks the interface. */
   @Test
   void aNullMarkedModuleMakesFutureOfVoidNullable() throws Exception {
@@ -168,5 +169,102 @@ class TypeResolutionTest {
         true));
     assertThat(Files.readString(out.resolve("demo/SvcAsync.java"), StandardCharsets.UTF_8))
         .contains("CompletableFuture<@Nullable Void> ping();");
+  }
+
+  /**
+   * A package-info.java among the sources decides the package's nullness, as for javac, even when it says nothing
+   * of it: a package-info class of the same package on the classpath (the main one, for test sources) is not read.
+   */
+  @Test
+  void aPackageInfoAmongTheSourcesIsReadInsteadOfOneOnTheClasspath() throws Exception {
+    Path mainSrc = tmp.resolve("main");
+    TestSources.write(mainSrc, Map.of("demo/package-info.java", """
+        @org.jspecify.annotations.NullMarked
+        package demo;
+        """));
+    Path classes = Files.createDirectories(tmp.resolve("classes"));
+    TestSources.compile(classes, mainSrc);
+    Path src = tmp.resolve("src");
+    TestSources.write(src, Map.of("demo/package-info.java", """
+        /** Test helpers, not null-marked. */
+        package demo;
+        """, "demo/Svc.java", """
+        package demo;
+
+        @io.petrel.rpc.RpcService("demo.Svc")
+        public interface Svc {
+          void ping();
+        }
+        """));
+    Path out = tmp.resolve("out");
+    List<Path> classpath = new java.util.ArrayList<>(TestSources.classpath());
+    classpath.add(classes);
+    new Codegen(s -> { }).run(new CodegenRequest(List.of(src), classpath, out, out.resolve(Codegen.STATE_FILE_NAME),
+        true));
+    assertThat(Files.readString(out.resolve("demo/SvcAsync.java"), StandardCharsets.UTF_8))
+        .contains("CompletableFuture<Void> ping();");
+  }
+
+  /**
+   * The blocking stub implements the interface, so inside it a member type of the interface hides an imported type
+   * of the same simple name: a member class Nullable beside JSpecify's @Nullable, written qualified in the interface.
+   */
+  @Test
+  void aMemberTypeOfTheInterfaceDoesNotHideATypeTheStubNames() throws Exception {
+    Path src = tmp.resolve("src");
+    Path out = tmp.resolve("out");
+    TestSources.write(src, Map.of("demo/Svc.java", """
+        package demo;
+
+        import java.util.concurrent.CompletableFuture;
+
+        @io.petrel.rpc.RpcService("demo.Svc")
+        public interface Svc {
+          /** A type of the user's named like an annotation the stubs use. */
+          final class Nullable {
+            private Nullable() {}
+          }
+
+          @org.jspecify.annotations.Nullable String find(@org.jspecify.annotations.Nullable String key, int n);
+
+          CompletableFuture<@org.jspecify.annotations.Nullable String> later(String key);
+        }
+        """));
+    TestSources.generate(List.of(src), out);
+    TestSources.compile(Files.createDirectories(tmp.resolve("classes")), src, out);
+  }
+
+  /**
+   * Generated code names java.lang types without an import, so a type of the service's package named like one
+   * (Void, here) would be taken instead: such a name is written qualified.
+   */
+  @Test
+  void aTypeOfThePackageNamedLikeAJavaLangTypeDoesNotHideIt() throws Exception {
+    Path src = tmp.resolve("src");
+    Path out = tmp.resolve("out");
+    TestSources.write(src, Map.of("demo/Svc.java", """
+        package demo;
+
+        import java.util.concurrent.CompletableFuture;
+
+        @org.jspecify.annotations.NullMarked
+        @io.petrel.rpc.RpcService("demo.Svc")
+        public interface Svc {
+          void ping();
+
+          CompletableFuture<java.lang.Void> clear();
+        }
+        """, "demo/Void.java", """
+        package demo;
+
+        /** A type of the user's named like java.lang.Void. */
+        public final class Void {
+          private Void() {}
+        }
+        """));
+    TestSources.generate(List.of(src), out);
+    TestSources.compile(Files.createDirectories(tmp.resolve("classes")), src, out);
+    assertThat(Files.readString(out.resolve("demo/SvcAsync.java"), StandardCharsets.UTF_8))
+        .contains("CompletableFuture<java.lang. @Nullable Void> ping();");
   }
 }
