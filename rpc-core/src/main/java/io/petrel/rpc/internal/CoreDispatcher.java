@@ -137,8 +137,9 @@ public final class CoreDispatcher implements ServerDispatcher {
 
   @Override
   public Status shuttingDown() {
-    return Status.UNAVAILABLE.withDescription("server '" + config.name() + "' is shutting down and takes no new"
-        + " calls; retry on another server");
+    // Sent to any peer, before interceptors: the caller knows the address it called, not the server's name.
+    return Status.UNAVAILABLE.withDescription("the server is shutting down and takes no new calls; retry on"
+        + " another server");
   }
 
   @Override

@@ -166,6 +166,58 @@ class UnauthenticatedPeerTest extends TransportFixture {
     assertThat(ran.get()).isEqualTo(1);
   }
 
+  /** A REQUEST of ECHO carrying {@code metadata}, encoded without the client's checks. */
+  private static byte[] requestWithMetadata(int requestId, io.petrel.rpc.Metadata metadata) {
+    io.netty.buffer.ByteBuf b;
+    try {
+      b = FrameEncoder.encodeMessage(io.netty.buffer.UnpooledByteBufAllocator.DEFAULT, TYPE_REQUEST, 0,
+          TestService.ECHO.id(), 0, metadata, TestService.ECHO.requestMarshaller(), StringValue.of("m"),
+          Integer.MAX_VALUE, Integer.MAX_VALUE, "test");
+    } catch (Exception e) {
+      throw new AssertionError(e);
+    }
+    try {
+      FrameEncoder.patchRequest(b, requestId, 0);
+      return io.netty.buffer.ByteBufUtil.getBytes(b);
+    } finally {
+      b.release();
+    }
+  }
+
+  /**
+   * Metadata at the default maxMetadataSize (8 KiB): a block over it, one huge value or many long keys, is refused
+   * unread with RESOURCE_EXHAUSTED naming the option (WARN on the server), and the connection goes on; a block
+   * just under it, as one entry or as 700, is served (what many entries hold decoded: reliability.md
+   * row 19).
+   */
+  @Test
+  void metadataOverTheDefaultLimitIsRefusedNamingItAndTheConnectionGoesOn() throws Exception {
+    RpcServer server = startServer();
+    try (LogCapture log = new LogCapture(RpcServer.class); RawPeer p = new RawPeer(server.port())) {
+      p.send(requestWithMetadata(1, io.petrel.rpc.Metadata.of("big", "x".repeat(9000))));
+      assertThat(expectError(p, 1, Status.Code.RESOURCE_EXHAUSTED)).contains("maxMetadataSize 8192")
+          .contains("RpcServer.builder().maxMetadataSize");
+      assertThat(log.await(ch.qos.logback.classic.Level.WARN, Duration.ofSeconds(10), "maxMetadataSize"))
+          .contains("from /127.0.0.1:" + p.socket.getLocalPort());
+      java.util.List<io.petrel.rpc.Metadata.Entry> wide = new java.util.ArrayList<>();
+      for (int i = 0; i < 40; i++) { // 40 keys of the longest length allowed, 255: over 8 KiB together
+        wide.add(new io.petrel.rpc.Metadata.Entry(String.format("%03d", i) + "k".repeat(252), "v", null));
+      }
+      p.send(requestWithMetadata(2, io.petrel.rpc.Metadata.fromEntries(wide)));
+      assertThat(expectError(p, 2, Status.Code.RESOURCE_EXHAUSTED)).contains("maxMetadataSize 8192");
+      p.send(requestWithMetadata(3, io.petrel.rpc.Metadata.of("big", "x".repeat(8000))));
+      RawPeer.RawFrame one = p.read();
+      assertThat(one.status()).as(one.text()).isZero();
+      java.util.List<io.petrel.rpc.Metadata.Entry> many = new java.util.ArrayList<>();
+      for (int i = 0; i < 700; i++) { // about 7.6 KiB
+        many.add(new io.petrel.rpc.Metadata.Entry("k" + i, "", null));
+      }
+      p.send(requestWithMetadata(4, io.petrel.rpc.Metadata.fromEntries(many)));
+      RawPeer.RawFrame thousand = p.read();
+      assertThat(thousand.status()).as(thousand.text()).isZero();
+    }
+  }
+
   /**
    * What a PING costs the server against what a call costs, from a client that reads its answers: a raw peer
    * keeps {@code WINDOW} PINGs (or ECHO calls) in flight for a bounded time and counts the answers. A PING is a
