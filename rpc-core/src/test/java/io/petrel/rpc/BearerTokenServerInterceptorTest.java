@@ -95,6 +95,31 @@ class BearerTokenServerInterceptorTest {
     }
   }
 
+  /**
+   * An unknown method is answered before any interceptor runs, so to a caller without a token too: the answer
+   * names the id it sent and what to check, not the server's name or the services it serves (docs/security.md,
+   * "What a server tells an unauthenticated peer").
+   */
+  @Test
+  void anUnknownMethodTellsACallerWithoutATokenNothingOfTheServer() throws Exception {
+    start(BearerTokenServerInterceptor.of(t -> t.equals("s3cret")));
+    MethodDescriptor<byte[], byte[]> guess = method("guess.Admin", "dump");
+    try (RpcClient anonymous = client(false)) {
+      assertThatThrownBy(() -> anonymous.unaryCall(guess, new byte[0], CallOptions.DEFAULT.withTimeout(TIMEOUT)))
+          .isInstanceOfSatisfying(StatusException.class, e -> {
+            assertThat(e.status().code()).isEqualTo(Status.Code.UNIMPLEMENTED);
+            String d = e.status().description();
+            // The client's own prefix names the method and the address it called; the server's part follows.
+            assertThat(d).startsWith("guess.Admin/dump is not implemented by inprocess:" + name + ": ");
+            assertThat(d.substring(d.indexOf(": ") + 2))
+                .startsWith("no method with id 0x" + Integer.toHexString(guess.id()) + " on this server")
+                .contains("same version of the interface")
+                .doesNotContain(name).doesNotContain("shop.Orders").doesNotContain("petrel.health");
+          });
+      assertThat(outcome(anonymous, WORK)).isEqualTo(Status.Code.UNAUTHENTICATED);
+    }
+  }
+
   @Test
   void withoutTheHealthServiceNamedTheProbeNeedsATokenToo() throws Exception {
     start(BearerTokenServerInterceptor.of("s3cret"::equals));

@@ -118,9 +118,16 @@ public final class CoreDispatcher implements ServerDispatcher {
   }
 
   @Override
-  public Status unknownMethod(int methodId) {
-    return Status.UNIMPLEMENTED.withDescription("no method with id 0x" + Integer.toHexString(methodId)
-        + " on server '" + config.name() + "' (it serves " + serviceNames + ")");
+  public Status unknownMethod(int methodId, Object peer) {
+    String id = "0x" + Integer.toHexString(methodId);
+    // The caller may be anyone (no interceptor has run): it learns nothing it did not send. The operator learns
+    // who asked for what, and what this server serves, from the log.
+    limitLog.warn("unknown method", "no method with id " + id + " on server '" + config.name() + "' (it serves "
+        + serviceNames + "), asked for by " + peer + ": answered UNIMPLEMENTED (client and server built from"
+        + " different interface versions, or the client calls the wrong server?)");
+    return Status.UNIMPLEMENTED.withDescription("no method with id " + id + " on this server; check that the"
+        + " client and the server are built from the same version of the interface, and that the client calls the"
+        + " right server (the server's log names the services it serves)");
   }
 
   @Override
@@ -130,8 +137,9 @@ public final class CoreDispatcher implements ServerDispatcher {
 
   @Override
   public Status shuttingDown() {
-    return Status.UNAVAILABLE.withDescription("server '" + config.name() + "' is shutting down and takes no new"
-        + " calls; retry on another server");
+    // Sent to any peer, before interceptors: the caller knows the address it called, not the server's name.
+    return Status.UNAVAILABLE.withDescription("the server is shutting down and takes no new calls; retry on"
+        + " another server");
   }
 
   @Override

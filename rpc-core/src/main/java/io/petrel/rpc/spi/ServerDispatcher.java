@@ -36,8 +36,12 @@ public interface ServerDispatcher {
   /** The method with this id, or null (answer {@link #unknownMethod}). */
   @Nullable Method lookup(int methodId);
 
-  /** The status for a method id the server does not serve. */
-  Status unknownMethod(int methodId);
+  /**
+   * The status for a method id the server does not serve, asked for by {@code peer}. It is sent before any
+   * interceptor runs, so to a peer that may not be authenticated: it names only the id, not the server or its
+   * services; the server logs those (rate-limited WARN) for its operator.
+   */
+  Status unknownMethod(int methodId, Object peer);
 
   /** The status for a call of {@code m} that came as a oneway when it is unary, or the other way round. */
   static @Nullable Status checkType(Method m, boolean oneway) {

@@ -93,7 +93,7 @@ final class InProcessConnection {
     ServerDispatcher.Method def = dispatcher.lookup(method.id());
     if (def == null) {
       body.release();
-      reject(call, oneway, dispatcher.unknownMethod(method.id()));
+      reject(call, oneway, dispatcher.unknownMethod(method.id(), peer));
       return;
     }
     // Each refusal below is counted for its method (rpc.server.calls), as the business pool's are.

@@ -381,7 +381,8 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
     io.petrel.rpc.spi.ServerDispatcher.Method def = dispatcher.lookup(frame.methodId);
     if (def == null) {
       frame.release();
-      reject(oneway, frame.requestId, dispatcher.unknownMethod(frame.methodId));
+      reject(oneway, frame.requestId,
+          dispatcher.unknownMethod(frame.methodId, String.valueOf(channel.remoteAddress())));
       return;
     }
     // Each refusal below is counted for its method (rpc.server.calls), as the business pool's are.
