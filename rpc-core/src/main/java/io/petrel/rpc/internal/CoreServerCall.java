@@ -268,7 +268,8 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
             ? Status.CANCELLED.withDescription("the caller cancelled " + def.method().fullName()
                 + " (or its deadline passed), and the handler's future was cancelled with it")
             : mapped != null ? mapped
-            : ErrorAnswers.statusOf(t, def.method(), null, details);
+            // A oneway call's status only goes to the log below (no caller gets it): it names the exception.
+            : ErrorAnswers.statusOf(t, def.method(), null, isOneway() ? ExceptionDetails.ALL : details);
         Metadata metadata = context.responseMetadata();
         if (dispatcher.isStoppingNow()) {
           // shutdownNow interrupted the handler: what it threw says nothing about the call.
