@@ -507,8 +507,9 @@ final class ServiceReader {
             + " constructor taking one String that the generated stub can call (public, or not private in the"
             + " interface's package; and " + thrown + " not abstract, not an inner class), so the stub cannot"
             + " rethrow it: a caller's catch (" + thrown + " e) never runs, and the call fails with a"
-            + " StatusException (UNKNOWN \"" + info.get().canonicalName() + ": message\") instead. Add a constructor "
-            + thrown + "(String message)");
+            + " StatusException (UNKNOWN, without the exception's class or message: the generated descriptor does"
+            + " not list it among the method's declared exceptions, so the server does not send them) instead."
+            + " Add a constructor " + thrown + "(String message)");
       }
     }
     if (oneway && !m.getThrownExceptions().isEmpty()) {

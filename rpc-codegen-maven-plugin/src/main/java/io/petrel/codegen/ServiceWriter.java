@@ -92,9 +92,10 @@ final class ServiceWriter {
         .addJavadoc("\n<p>Clients: {@link #stub} (blocking, implements {@code $L}) and {@link #asyncStub} (every"
             + " method\nreturns a {@link $T}). Servers: {@link #bind} for an implementation of {@code $L},\n"
             + "{@link #bindAsync} for one of {@link $T}. Failed calls throw (or complete the future with)\n"
-            + "{@link $T}; an exception thrown by the implementation reaches the caller as a status whose\n"
-            + "description is {@code \"ExceptionClass: message\"}, or, when the method declares it and it has a\n"
-            + "{@code (String)} constructor, as that exception (docs/codegen.md).\n",
+            + "{@link $T}; an exception thrown by the implementation reaches the caller as that exception when\n"
+            + "the method declares it and it has a {@code (String)} constructor (each method's descriptor lists\n"
+            + "them: {@code declaredExceptions}), else as a status that names neither its class nor its message,\n"
+            + "unless the server sends them ({@code exceptionDetails(ALL)}; docs/codegen.md).\n",
             service.iface().simpleName(), COMPLETABLE_FUTURE, service.iface().simpleName(), async,
             STATUS_EXCEPTION)
         .addAnnotation(generated())
@@ -171,6 +172,10 @@ final class ServiceWriter {
     }
     if (m.deadlineMillis() > 0) {
       init.add(".defaultTimeout($T.ofMillis($LL))\n", DURATION, m.deadlineMillis());
+    }
+    if (!m.rethrown().isEmpty()) {
+      // Exactly what the stub rethrows: by default a server sends the class and message of these alone.
+      init.add(".declaredExceptions($L)\n", declaredNames(m));
     }
     init.add(".build()").unindent().unindent();
     StringBuilder doc = new StringBuilder("{@code $L/$L}");
@@ -329,14 +334,19 @@ final class ServiceWriter {
    * start with {@code $}, which no parameter of a service method is expected to: a parameter named
    * {@code declared}, {@code e}, {@code index} or {@code message} once clashed with them.
    */
+  /** The binary names of the exceptions the stub of {@code m} rethrows, as string literals: "a.B",$W"c.D". */
+  private static CodeBlock declaredNames(MethodModel m) {
+    List<CodeBlock> names = new ArrayList<>();
+    for (MethodModel.Thrown t : m.rethrown()) {
+      names.add(CodeBlock.of("$S", t.binaryName()));
+    }
+    return CodeBlock.join(names, ",$W");
+  }
+
   private static MethodSpec.Builder rethrowing(MethodSpec.Builder mb, MethodModel m, CodeBlock request,
       boolean future) {
     List<MethodModel.Thrown> rethrown = m.rethrown();
-    List<CodeBlock> names = new ArrayList<>();
-    for (MethodModel.Thrown t : rethrown) {
-      names.add(CodeBlock.of("$S", t.binaryName()));
-    }
-    CodeBlock declaredNames = CodeBlock.join(names, ",$W");
+    CodeBlock declaredNames = declaredNames(m);
     String d = descriptorConstant(m);
     mb.addStatement("$T $$declared = $T.capture(this.options)", DECLARED_EXCEPTIONS, DECLARED_EXCEPTIONS);
     if (future) {

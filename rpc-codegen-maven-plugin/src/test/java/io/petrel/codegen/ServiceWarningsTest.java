@@ -2,6 +2,7 @@ package io.petrel.codegen;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -208,8 +209,15 @@ class ServiceWarningsTest {
           + " constructor taking one String that the generated stub can call (public, or not private in the"
           + " interface's package; and CodedException not abstract, not an inner class), so the stub cannot"
           + " rethrow it: a caller's catch (CodedException e) never runs, and the call fails with a StatusException"
-          + " (UNKNOWN \"warn.CodedException: message\") instead. Add a constructor CodedException(String message)");
+          + " (UNKNOWN, without the exception's class or message: the generated descriptor does not list it among"
+          + " the method's declared exceptions, so the server does not send them) instead. Add a constructor"
+          + " CodedException(String message)");
     });
+    // The descriptor declares exactly what the stub rethrows: IOException, not CodedException; fire nothing.
+    String generated = Files.readString(tmp.resolve("out/warn/SvcRpc.java"));
+    assertThat(generated).contains(".declaredExceptions(\"java.io.IOException\")")
+        .doesNotContain("\"warn.CodedException\"");
+    assertThat(generated.split("\\.declaredExceptions\\(", -1)).hasSize(2);
     TestSources.compile(tmp.resolve("classes"), tmp.resolve("src"), tmp.resolve("out"));
   }
 

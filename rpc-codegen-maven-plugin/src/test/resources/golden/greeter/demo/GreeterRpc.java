@@ -33,9 +33,10 @@ import org.jspecify.annotations.Nullable;
  * <p>Clients: {@link #stub} (blocking, implements {@code Greeter}) and {@link #asyncStub} (every method
  * returns a {@link CompletableFuture}). Servers: {@link #bind} for an implementation of {@code Greeter},
  * {@link #bindAsync} for one of {@link GreeterAsync}. Failed calls throw (or complete the future with)
- * {@link StatusException}; an exception thrown by the implementation reaches the caller as a status whose
- * description is {@code "ExceptionClass: message"}, or, when the method declares it and it has a
- * {@code (String)} constructor, as that exception (docs/codegen.md).
+ * {@link StatusException}; an exception thrown by the implementation reaches the caller as that exception when
+ * the method declares it and it has a {@code (String)} constructor (each method's descriptor lists
+ * them: {@code declaredExceptions}), else as a status that names neither its class nor its message,
+ * unless the server sends them ({@code exceptionDetails(ALL)}; docs/codegen.md).
  */
 @Generated("io.petrel:rpc-codegen-maven-plugin")
 public final class GreeterRpc {
@@ -126,6 +127,7 @@ public final class GreeterRpc {
       .type(MethodType.UNARY)
       .requestMarshaller(Marshallers.empty())
       .responseMarshaller(Marshallers.empty())
+      .declaredExceptions("java.io.IOException")
       .build();
 
   private GreeterRpc() {

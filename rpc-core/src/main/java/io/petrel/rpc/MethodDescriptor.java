@@ -2,6 +2,7 @@ package io.petrel.rpc;
 
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
 import org.jspecify.annotations.Nullable;
 
@@ -23,6 +24,7 @@ public final class MethodDescriptor<Req, Resp> {
   private final @Nullable Marshaller<Resp> responseMarshaller;
   private final boolean idempotent;
   private final long defaultTimeoutNanos;
+  private final List<String> declaredExceptions;
 
   private MethodDescriptor(Builder<Req, Resp> b) {
     this.serviceName = requireName(b.serviceName, "serviceName");
@@ -37,6 +39,7 @@ public final class MethodDescriptor<Req, Resp> {
     }
     this.idempotent = b.idempotent;
     this.defaultTimeoutNanos = b.defaultTimeoutNanos;
+    this.declaredExceptions = b.declaredExceptions;
   }
 
   private static String requireName(@Nullable String s, String what) {
@@ -105,6 +108,16 @@ public final class MethodDescriptor<Req, Resp> {
     return defaultTimeoutNanos;
   }
 
+  /**
+   * The binary class names ({@link Class#getName()}) of the exceptions the method declares, in the order given;
+   * empty if none (the default). With the server's default {@link ExceptionDetails#DECLARED}, only an exception
+   * that is an instance of one of these sends its class names and message to the caller. Generated code lists
+   * the declared exceptions its stub rethrows as their own type.
+   */
+  public List<String> declaredExceptions() {
+    return declaredExceptions;
+  }
+
   @Override
   public String toString() {
     return fullName + " (id 0x" + Integer.toHexString(id) + ", " + type + ")";
@@ -120,6 +133,7 @@ public final class MethodDescriptor<Req, Resp> {
     private @Nullable Marshaller<Resp> responseMarshaller;
     private boolean idempotent;
     private long defaultTimeoutNanos;
+    private List<String> declaredExceptions = List.of();
 
     private Builder() {}
 
@@ -167,6 +181,23 @@ public final class MethodDescriptor<Req, Resp> {
         throw new IllegalArgumentException("defaultTimeout must be >= 0: " + timeout);
       }
       this.defaultTimeoutNanos = timeout.toNanos();
+      return this;
+    }
+
+    /**
+     * The exceptions the method declares, by binary class name ({@code "com.example.NotFoundException"}, a nested
+     * class {@code "com.example.Svc$NotFound"}); replaces those set before. See
+     * {@link MethodDescriptor#declaredExceptions()}.
+     */
+    public Builder<Req, Resp> declaredExceptions(String... classNames) {
+      for (String name : classNames) {
+        Objects.requireNonNull(name, "declaredExceptions: a class name is null");
+        if (name.isBlank()) {
+          throw new IllegalArgumentException("declaredExceptions: a class name is blank; give binary class names"
+              + " such as \"com.example.NotFoundException\"");
+        }
+      }
+      this.declaredExceptions = List.of(classNames);
       return this;
     }
 

@@ -82,6 +82,7 @@ public abstract class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuild
   protected long maxBufferedBytesPerConnection;
   protected final List<ServerInterceptor> interceptors = new ArrayList<>();
   protected @Nullable ExceptionMapper exceptionMapper;
+  protected ExceptionDetails exceptionDetails = ExceptionDetails.DECLARED;
 
   /** For rpc-core's implementation only. */
   protected RpcServerBuilder() {
@@ -368,12 +369,25 @@ public abstract class RpcServerBuilder extends AbstractRpcBuilder<RpcServerBuild
 
   /**
    * Chooses the status a caller gets for an exception a handler throws (default: none, every such exception is
-   * {@code UNKNOWN} with the description {@code "ExceptionClass: message"}). See {@link ExceptionMapper}; e.g.
+   * {@code UNKNOWN}, described as {@link #exceptionDetails} says). See {@link ExceptionMapper}; e.g.
    * {@code exceptionMapper((method, e) -> e instanceof NotFoundException ? Status.NOT_FOUND.withDescription(
    * e.getMessage()) : null)}.
    */
   public RpcServerBuilder exceptionMapper(ExceptionMapper mapper) {
     this.exceptionMapper = Objects.requireNonNull(mapper, "exceptionMapper");
+    return this;
+  }
+
+  /**
+   * What a caller learns of an exception a handler throws (other than a {@link StatusException}): by default
+   * ({@link ExceptionDetails#DECLARED}) its class names and message travel only if the method declares it (as
+   * generated code says in {@link MethodDescriptor#declaredExceptions()}), so that the stub rethrows it; any other
+   * exception answers UNKNOWN (or the {@link #exceptionMapper}'s status and description) with neither its class
+   * nor its message, which only the server's log shows. {@link ExceptionDetails#ALL} sends every exception's
+   * class names and message, for internal services whose callers may see them.
+   */
+  public RpcServerBuilder exceptionDetails(ExceptionDetails details) {
+    this.exceptionDetails = Objects.requireNonNull(details, "exceptionDetails");
     return this;
   }
 

@@ -115,6 +115,7 @@ final class PetrelBuilders {
           s.named("max-buffered-bytes", p.getMaxBufferedBytes()));
     }
     s.set("shutdown-grace-period", p.getShutdownGracePeriod(), b::shutdownGracePeriod);
+    s.set("exception-details", p.getExceptionDetails(), b::exceptionDetails);
   }
 
   static void applyClient(String name, PetrelProperties.Client p, RpcClientBuilder b) {

@@ -1,5 +1,6 @@
 package io.petrel.spring.boot;
 
+import io.petrel.rpc.ExceptionDetails;
 import io.petrel.rpc.TlsConfig;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -126,6 +127,11 @@ public class PetrelProperties {
     private @Nullable DataSize maxBufferedBytes;
     /** How long calls in flight may take to finish when the context closes (default 10s). */
     private @Nullable Duration shutdownGracePeriod;
+    /**
+     * What a caller learns of an exception a handler throws: declared (default) sends the class and message of an
+     * exception the method declares only; all sends every exception's.
+     */
+    private @Nullable ExceptionDetails exceptionDetails;
     private final Health health = new Health();
 
     public boolean isEnabled() {
@@ -286,6 +292,14 @@ public class PetrelProperties {
 
     public void setShutdownGracePeriod(@Nullable Duration shutdownGracePeriod) {
       this.shutdownGracePeriod = shutdownGracePeriod;
+    }
+
+    public @Nullable ExceptionDetails getExceptionDetails() {
+      return exceptionDetails;
+    }
+
+    public void setExceptionDetails(@Nullable ExceptionDetails exceptionDetails) {
+      this.exceptionDetails = exceptionDetails;
     }
 
     public Health getHealth() {

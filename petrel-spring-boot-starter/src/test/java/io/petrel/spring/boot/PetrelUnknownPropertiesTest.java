@@ -92,6 +92,7 @@ class PetrelUnknownPropertiesTest {
   void knownPropertiesInEveryGroupAndOtherPetrelPropertiesStart() {
     runner.withPropertyValues("petrel.server.business-threads=4", "petrel.server.tls.client-auth=NONE",
         "petrel.server.health.enabled=true", "petrel.server.shutdownGracePeriod=5s",
+        "petrel.server.exception-details=all",
         "petrel.clients.a.target=127.0.0.1:7000", "petrel.clients.a.endpoint-filter.attributes.group=blue",
         "petrel.clients.a.endpoint-filter.attributes.[app_tier]=gold", "petrel.clients.a.tls.enabled=false",
         "petrel.health.clients-affect-status=true", "petrel.observation.enabled=false", "petrel.something.else=1")

@@ -32,9 +32,10 @@ import org.jspecify.annotations.Nullable;
  * <p>Clients: {@link #stub} (blocking, implements {@code Billing}) and {@link #asyncStub} (every method
  * returns a {@link CompletableFuture}). Servers: {@link #bind} for an implementation of {@code Billing},
  * {@link #bindAsync} for one of {@link BillingAsync}. Failed calls throw (or complete the future with)
- * {@link StatusException}; an exception thrown by the implementation reaches the caller as a status whose
- * description is {@code "ExceptionClass: message"}, or, when the method declares it and it has a
- * {@code (String)} constructor, as that exception (docs/codegen.md).
+ * {@link StatusException}; an exception thrown by the implementation reaches the caller as that exception when
+ * the method declares it and it has a {@code (String)} constructor (each method's descriptor lists
+ * them: {@code declaredExceptions}), else as a status that names neither its class nor its message,
+ * unless the server sends them ({@code exceptionDetails(ALL)}; docs/codegen.md).
  */
 @Generated("io.petrel:rpc-codegen-maven-plugin")
 public final class BillingRpc {
@@ -93,6 +94,7 @@ public final class BillingRpc {
       .type(MethodType.UNARY)
       .requestMarshaller(ArgsMarshaller.of(FieldCodecs.STRING, PrimitiveCodecs.LONG))
       .responseMarshaller(ValueMarshaller.of(PrimitiveCodecs.LONG))
+      .declaredExceptions("demo.billing.CardDeclinedException", "java.io.IOException")
       .build();
 
   /**
@@ -105,6 +107,7 @@ public final class BillingRpc {
       .type(MethodType.UNARY)
       .requestMarshaller(ArgsMarshaller.of(FieldCodecs.STRING, PrimitiveCodecs.LONG))
       .responseMarshaller(ValueMarshaller.of(FieldCodecs.INT64))
+      .declaredExceptions("demo.billing.CardDeclinedException")
       .build();
 
   /**
@@ -167,6 +170,7 @@ public final class BillingRpc {
       .requestMarshaller(ArgsMarshaller.of(FieldCodecs.STRING, PrimitiveCodecs.INT,
           FieldCodecs.STRING, FieldCodecs.STRING))
       .responseMarshaller(ValueMarshaller.of(FieldCodecs.STRING))
+      .declaredExceptions("demo.billing.CardDeclinedException")
       .build();
 
   /**
@@ -180,6 +184,7 @@ public final class BillingRpc {
       .requestMarshaller(ArgsMarshaller.of(FieldCodecs.STRING, FieldCodecs.STRING,
           PrimitiveCodecs.LONG))
       .responseMarshaller(ValueMarshaller.of(FieldCodecs.STRING))
+      .declaredExceptions("demo.billing.CardDeclinedException")
       .build();
 
   private BillingRpc() {

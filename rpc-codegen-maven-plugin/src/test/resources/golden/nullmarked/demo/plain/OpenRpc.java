@@ -24,9 +24,10 @@ import org.jspecify.annotations.Nullable;
  * <p>Clients: {@link #stub} (blocking, implements {@code Open}) and {@link #asyncStub} (every method
  * returns a {@link CompletableFuture}). Servers: {@link #bind} for an implementation of {@code Open},
  * {@link #bindAsync} for one of {@link OpenAsync}. Failed calls throw (or complete the future with)
- * {@link StatusException}; an exception thrown by the implementation reaches the caller as a status whose
- * description is {@code "ExceptionClass: message"}, or, when the method declares it and it has a
- * {@code (String)} constructor, as that exception (docs/codegen.md).
+ * {@link StatusException}; an exception thrown by the implementation reaches the caller as that exception when
+ * the method declares it and it has a {@code (String)} constructor (each method's descriptor lists
+ * them: {@code declaredExceptions}), else as a status that names neither its class nor its message,
+ * unless the server sends them ({@code exceptionDetails(ALL)}; docs/codegen.md).
  */
 @Generated("io.petrel:rpc-codegen-maven-plugin")
 public final class OpenRpc {

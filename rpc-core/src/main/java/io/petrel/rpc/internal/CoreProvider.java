@@ -143,7 +143,8 @@ public final class CoreProvider extends RpcProvider {
       InetSocketAddress addr = inProcessName != null ? null
           : host == null ? new InetSocketAddress(port) : new InetSocketAddress(host, port);
       ServerConfig config = ServerConfig.newBuilder().bindAddress(addr).services(List.copyOf(services))
-          .interceptors(List.copyOf(interceptors)).exceptionMapper(exceptionMapper).businessThreads(businessThreads)
+          .interceptors(List.copyOf(interceptors)).exceptionMapper(exceptionMapper)
+          .exceptionDetails(exceptionDetails).businessThreads(businessThreads)
           .businessQueueSize(businessQueueSize)
           .executor(virtualThreads > 0 ? new VirtualThreadExecutor(name, virtualThreads) : executor)
           .direct(direct).maxFrameSize(maxFrameSize)

@@ -1,6 +1,7 @@
 package io.petrel.rpc.internal;
 
 import io.netty.buffer.ByteBuf;
+import io.petrel.rpc.ExceptionDetails;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.MethodType;
@@ -260,10 +261,15 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
         // The exceptionMapper's answer: an expected outcome the application chose a status for, not a fault.
         Status mapped = cancelledWithTheCall ? null
             : ErrorAnswers.mapped(t, def.method(), dispatcher.config().exceptionMapper());
+        ExceptionDetails details = dispatcher.config().exceptionDetails();
+        boolean exposed = ErrorAnswers.exposes(t, def.method(), details);
+        boolean carriesStatus = ErrorAnswers.carriesStatus(t);
         Status status = cancelledWithTheCall
             ? Status.CANCELLED.withDescription("the caller cancelled " + def.method().fullName()
                 + " (or its deadline passed), and the handler's future was cancelled with it")
-            : mapped != null ? mapped : ErrorAnswers.statusOf(t, def.method(), null);
+            : mapped != null ? mapped
+            // A oneway call's status only goes to the log below (no caller gets it): it names the exception.
+            : ErrorAnswers.statusOf(t, def.method(), null, isOneway() ? ExceptionDetails.ALL : details);
         Metadata metadata = context.responseMetadata();
         if (dispatcher.isStoppingNow()) {
           // shutdownNow interrupted the handler: what it threw says nothing about the call.
@@ -271,7 +277,8 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
               + " while " + def.method().fullName() + " ran; retry on another server");
           t = status.asException();
         } else if (!isOneway() && !cancelledWithTheCall) {
-          metadata = ErrorAnswers.metadataOf(t, metadata); // a declared exception's class and message
+          // a declared exception's class and message (or any exception's, with exceptionDetails(ALL))
+          metadata = ErrorAnswers.metadataOf(t, def.method(), details, metadata);
         }
         code = status.code();
         Status answer = status;
@@ -285,10 +292,13 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
           logWithHandlerMdc(() -> dispatcher.limitLog().warn("handler threw: " + def.method().fullName(),
               def.method().fullName() + " (oneway) threw; no caller waits for it, so only this log says so ("
                   + answer + ")", thrownNow));
-        } else if (t instanceof StatusException || !(t instanceof RuntimeException || t instanceof Error)
+        } else if (t instanceof StatusException
+            || (!(t instanceof RuntimeException || t instanceof Error) && (exposed || carriesStatus))
             || (mapped != null && !(t instanceof Error) && !isFault(mapped.code()))) {
-          // A status, a checked exception the service declares, or one the exceptionMapper mapped to an answer (not
-          // to a server fault: a catch-all mapper sending every exception as INTERNAL must not hide bugs).
+          // A status, a checked exception the service declares (or any checked exception, when all travel), one
+          // that carries the status of the next service's answer, or one the exceptionMapper mapped to an answer
+          // (not to a server fault: a catch-all mapper sending every exception as INTERNAL must not hide bugs).
+          // A checked exception the method does not declare reaches its caller as a bare UNKNOWN: logged below.
           if (log.isDebugEnabled()) {
             logWithHandlerMdc(() -> log.debug("{} failed with {}", def.method().fullName(), answer));
           }
@@ -299,7 +309,9 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
                   + " that is an answer: NOT_FOUND, INVALID_ARGUMENT, ...)", thrownNow));
         } else {
           logWithHandlerMdc(() -> dispatcher.limitLog().warn("handler threw: " + def.method().fullName(),
-              def.method().fullName() + " threw; the caller gets " + answer.code() + " (if this is an answer"
+              def.method().fullName() + " threw; the caller gets " + answer.code()
+                  + (exposed || carriesStatus ? "" : " without the exception's class or message (the method does"
+                  + " not declare it)") + " (if this is an answer"
                   + " rather than a fault: throw a StatusException with the status to send, declare a checked"
                   + " exception in the service interface to send it as itself, or map it with"
                   + " RpcServer.builder().exceptionMapper)", thrownNow));

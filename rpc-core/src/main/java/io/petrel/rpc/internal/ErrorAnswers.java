@@ -1,5 +1,6 @@
 package io.petrel.rpc.internal;
 
+import io.petrel.rpc.ExceptionDetails;
 import io.petrel.rpc.ExceptionMapper;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.MethodDescriptor;
@@ -7,6 +8,7 @@ import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
 import io.petrel.rpc.stub.DeclaredExceptions;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -14,7 +16,8 @@ import org.slf4j.LoggerFactory;
 /**
  * What a server sends when a handler fails: the status (the exception's own, the user's mapper's, or UNKNOWN),
  * its description capped with a visible mark, and the metadata that lets a generated stub rethrow a declared
- * exception (see {@link DeclaredExceptions}).
+ * exception (see {@link DeclaredExceptions}). An exception's class names and message reach the caller only if
+ * {@link #exposes} says so (the server's {@link ExceptionDetails}).
  */
 public final class ErrorAnswers {
   private static final Logger log = LoggerFactory.getLogger(ErrorAnswers.class);
@@ -37,6 +40,11 @@ public final class ErrorAnswers {
     return null;
   }
 
+  /** Whether {@code t}'s cause chain holds a {@link StatusException}, whose status is then the answer's. */
+  public static boolean carriesStatus(Throwable t) {
+    return statusException(t) != null;
+  }
+
   /**
    * Whether the answer to {@code t} names its classes, so that a stub that declares one rethrows it as itself: an
    * exception other than a {@link StatusException}, unless a status in its cause chain decides the answer and it
@@ -54,14 +62,53 @@ public final class ErrorAnswers {
         || t instanceof java.lang.reflect.InvocationTargetException);
   }
 
-  /** The status for what a handler threw: its own, the mapper's (if any), or UNKNOWN "Class: message". */
-  public static Status statusOf(Throwable t, MethodDescriptor<?, ?> method, @Nullable ExceptionMapper mapper) {
+  /**
+   * Whether the caller may learn the class and message of {@code t}, thrown by {@code method}'s handler: always
+   * with {@link ExceptionDetails#ALL}; with {@link ExceptionDetails#DECLARED}, when {@code t} is an instance of a
+   * class the method declares ({@link MethodDescriptor#declaredExceptions()}).
+   */
+  public static boolean exposes(Throwable t, MethodDescriptor<?, ?> method, ExceptionDetails details) {
+    if (details == ExceptionDetails.ALL) {
+      return true;
+    }
+    List<String> declared = method.declaredExceptions();
+    if (declared.isEmpty()) {
+      return false;
+    }
+    for (Class<?> c = t.getClass(); c != null; c = c.getSuperclass()) {
+      if (declared.contains(c.getName())) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /**
+   * The description of an exception the caller may not learn of (see {@link #exposes}): what happened and what
+   * to do, without the exception's class or message.
+   */
+  public static String undeclared(MethodDescriptor<?, ?> method) {
+    return method.fullName() + " failed on the server: its handler threw an exception the method does not declare"
+        + " (the server logs it; declare it on the method, map it with RpcServer.builder().exceptionMapper, or let"
+        + " the server send it with exceptionDetails(ALL))";
+  }
+
+  /**
+   * The status for what a handler threw: its own, the mapper's (if any), or UNKNOWN, described as
+   * {@code "Class: message"} if {@link #exposes} allows it, else by {@link #undeclared}.
+   */
+  public static Status statusOf(Throwable t, MethodDescriptor<?, ?> method, @Nullable ExceptionMapper mapper,
+      ExceptionDetails details) {
     StatusException se = statusException(t);
     if (se != null) {
       return se.status();
     }
     Status mapped = mapped(t, method, mapper);
-    return mapped != null ? mapped : Status.UNKNOWN.withDescription(Status.describe(t)).withCause(t);
+    if (mapped != null) {
+      return mapped;
+    }
+    String description = exposes(t, method, details) ? Status.describe(t) : undeclared(method);
+    return Status.UNKNOWN.withDescription(description).withCause(t);
   }
 
   /**
@@ -93,10 +140,11 @@ public final class ErrorAnswers {
   /**
    * {@code responseMetadata} plus the thrown exception's class names and message, when {@code t} is an exception
    * that a stub may rethrow as its own type (see {@link #answersAsItself}; never a {@link StatusException} or an
-   * {@link Error}).
+   * {@link Error}) and the caller may learn of it ({@link #exposes}).
    */
-  public static Metadata metadataOf(Throwable t, Metadata responseMetadata) {
-    if (!answersAsItself(t)) {
+  public static Metadata metadataOf(Throwable t, MethodDescriptor<?, ?> method, ExceptionDetails details,
+      Metadata responseMetadata) {
+    if (!answersAsItself(t) || !exposes(t, method, details)) {
       return responseMetadata;
     }
     Metadata md = responseMetadata;

@@ -1,6 +1,7 @@
 package io.petrel.rpc.spi;
 
 import io.petrel.rpc.Defaults;
+import io.petrel.rpc.ExceptionDetails;
 import io.petrel.rpc.ExceptionMapper;
 import io.petrel.rpc.ServerInterceptor;
 import io.petrel.rpc.ServerLifecycleListener;
@@ -47,6 +48,7 @@ public final class ServerConfig extends TransportConfig {
   private final List<ServerLifecycleListener> lifecycleListeners;
   private final long drainDelayNanos;
   private final @Nullable ExceptionMapper exceptionMapper;
+  private final ExceptionDetails exceptionDetails;
 
   private ServerConfig(Builder b) {
     super(b);
@@ -64,6 +66,7 @@ public final class ServerConfig extends TransportConfig {
     this.lifecycleListeners = b.lifecycleListeners;
     this.drainDelayNanos = b.drainDelayNanos;
     this.exceptionMapper = b.exceptionMapper;
+    this.exceptionDetails = b.exceptionDetails;
   }
 
   /** A builder with every option at its default; the user-facing builder fills it. */
@@ -84,6 +87,11 @@ public final class ServerConfig extends TransportConfig {
   /** Maps handlers' exceptions to statuses; null: every one is UNKNOWN. */
   public @Nullable ExceptionMapper exceptionMapper() {
     return exceptionMapper;
+  }
+
+  /** What a caller learns of an exception its handler threw (default {@link ExceptionDetails#DECLARED}). */
+  public ExceptionDetails exceptionDetails() {
+    return exceptionDetails;
   }
 
   /** The server's interceptors, in order (first runs first, outermost). */
@@ -158,6 +166,7 @@ public final class ServerConfig extends TransportConfig {
         + "lifecycleListeners=" + lifecycleListeners.size() + ", "
         + "drainDelayNanos=" + drainDelayNanos + ", "
         + "exceptionMapper=" + exceptionMapper + ", "
+        + "exceptionDetails=" + exceptionDetails + ", "
         + commonToString() + "}";
   }
 
@@ -177,6 +186,7 @@ public final class ServerConfig extends TransportConfig {
     private List<ServerLifecycleListener> lifecycleListeners = List.of();
     private long drainDelayNanos;
     private @Nullable ExceptionMapper exceptionMapper;
+    private ExceptionDetails exceptionDetails = ExceptionDetails.DECLARED;
 
     private Builder() {
       super("petrel-server");
@@ -194,6 +204,11 @@ public final class ServerConfig extends TransportConfig {
 
     public Builder exceptionMapper(@Nullable ExceptionMapper exceptionMapper) {
       this.exceptionMapper = exceptionMapper;
+      return this;
+    }
+
+    public Builder exceptionDetails(ExceptionDetails exceptionDetails) {
+      this.exceptionDetails = exceptionDetails;
       return this;
     }
 

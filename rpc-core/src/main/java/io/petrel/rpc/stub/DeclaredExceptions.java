@@ -13,8 +13,10 @@ import org.jspecify.annotations.Nullable;
  * reflection nor Java serialization.
  *
  * <p><b>What travels.</b> When a handler throws an exception other than {@link StatusException} (and other than an
- * {@link Error}), the server answers with its status (UNKNOWN unless an {@link io.petrel.rpc.ExceptionMapper} says
- * otherwise, description {@code "ExceptionClass: message"}) and adds to the response's metadata:
+ * {@link Error}) that is an instance of one the method declares
+ * ({@link io.petrel.rpc.MethodDescriptor#declaredExceptions()}, which generated code fills), the server answers
+ * with its status (UNKNOWN unless an {@link io.petrel.rpc.ExceptionMapper} says otherwise, description
+ * {@code "ExceptionClass: message"}) and adds to the response's metadata:
  * <ul>
  *   <li>{@value #CLASS_KEY}: one entry per class name, the thrown class first, then its superclasses up to, and
  *     not including, {@code java.lang.Exception} or {@code java.lang.RuntimeException} (at most
@@ -22,6 +24,9 @@ import org.jspecify.annotations.Nullable;
  *   <li>{@value #MESSAGE_KEY}: the exception's message, absent when it is null; a message over
  *     {@value #MAX_MESSAGE_BYTES} bytes of UTF-8 is cut and ends with {@code "... [truncated N bytes]"}.</li>
  * </ul>
+ * An exception the method does not declare sends neither its class nor its message (UNKNOWN with a description
+ * that says so, or the mapper's status), unless the server was built with
+ * {@code exceptionDetails(ExceptionDetails.ALL)}, which sends every exception's as above.
  *
  * <p><b>What the generated stub does with it.</b> For a method that declares {@code throws X}, where {@code X} has
  * a constructor {@code X(String)} that the generated class can call, the stub catches the call's

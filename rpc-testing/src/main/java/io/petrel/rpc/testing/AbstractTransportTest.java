@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.petrel.rpc.CallOptions;
 import io.petrel.rpc.ClientInterceptor;
+import io.petrel.rpc.ExceptionDetails;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcClientBuilder;
@@ -18,6 +19,7 @@ import io.petrel.rpc.ServerLifecycleListener;
 import io.petrel.rpc.ServiceDefinition;
 import io.petrel.rpc.Status;
 import io.petrel.rpc.StatusException;
+import io.petrel.rpc.stub.DeclaredExceptions;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -176,15 +178,73 @@ public abstract class AbstractTransportTest {
         "no such thing: x");
     assertFails(client.unaryCallAsync(ConformanceService.NOT_FOUND, text("y"), CallOptions.DEFAULT),
         Status.Code.NOT_FOUND, "no such thing: y");
-    assertFails(() -> client.unaryCall(ConformanceService.CRASH, text("z")), Status.Code.UNKNOWN,
-        "java.lang.IllegalStateException: crashed on z");
+    // An exception the method does not declare: UNKNOWN, without its class or message (exceptionDetails default).
+    StatusException crash = assertFails(() -> client.unaryCall(ConformanceService.CRASH, text("z")),
+        Status.Code.UNKNOWN, UNDECLARED_CRASH);
+    assertThat(crash.status().description()).doesNotContain("IllegalStateException", "crashed");
     assertThat(client.unaryCall(ConformanceService.ECHO, text("still serving")).getValue())
         .isEqualTo("still serving");
   }
 
+  private static final String UNDECLARED_CRASH = "conformance.Echo/crash failed on the server: its handler threw"
+      + " an exception the method does not declare (the server logs it; declare it on the method, map it with"
+      + " RpcServer.builder().exceptionMapper, or let the server send it with exceptionDetails(ALL))";
+
+  /**
+   * An exception the method declares arrives as itself, as the generated stubs rebuild it (blocking and async,
+   * with {@link DeclaredExceptions} as they use it), from a blocking and an asynchronous handler; one it does not
+   * declare sends neither its class nor its message, in the description or the response metadata.
+   */
+  @Test
+  public void aDeclaredExceptionArrivesAsItselfAndAnUndeclaredOneNamesNothing() throws Exception {
+    RpcServer server = startServer(b -> b);
+    RpcClient client = client(server);
+    for (var method : List.of(ConformanceService.OPEN, ConformanceService.OPEN_ASYNC)) {
+      // The blocking stub: catch the StatusException, match the declared names, throw new X(message).
+      DeclaredExceptions blocking = DeclaredExceptions.capture(CallOptions.DEFAULT);
+      StatusException e = assertFails(() -> client.unaryCall(method, text("a.txt"), blocking.options()),
+          Status.Code.UNKNOWN, "java.io.FileNotFoundException: no file a.txt");
+      assertThat(blocking.match(e, "java.io.FileNotFoundException")).as(method.fullName()).isZero();
+      assertThat(blocking.message()).isEqualTo("no file a.txt");
+      // The async stub: its future fails with the declared exception itself.
+      DeclaredExceptions async = DeclaredExceptions.capture(CallOptions.DEFAULT);
+      CompletableFuture<StringValue> f = async.map(client.unaryCallAsync(method, text("b.txt"), async.options()),
+          (index, message) -> new java.io.FileNotFoundException(message), "java.io.FileNotFoundException");
+      Throwable thrown = org.assertj.core.api.Assertions.catchThrowable(() -> f.get(WAIT_SECONDS, TimeUnit.SECONDS));
+      assertThat(thrown).isInstanceOf(java.util.concurrent.ExecutionException.class);
+      Throwable failure = java.util.Objects.requireNonNull(thrown, "the future's failure").getCause();
+      assertThat(failure).as(method.fullName()).isInstanceOf(java.io.FileNotFoundException.class)
+          .hasMessage("no file b.txt").hasCauseInstanceOf(StatusException.class);
+      // An exception the same method does not declare names nothing.
+      AtomicReference<Metadata> metadata = new AtomicReference<>();
+      StatusException undeclared = assertFails(() -> client.unaryCall(method, text("crash"),
+          CallOptions.DEFAULT.withResponseMetadataListener(metadata::set)), Status.Code.UNKNOWN,
+          method.fullName() + " failed on the server: its handler threw an exception the method does not declare");
+      assertThat(undeclared.status().description()).doesNotContain("IllegalStateException", "secret");
+      Metadata answered = java.util.Objects.requireNonNull(metadata.get(), "the response metadata");
+      assertThat(answered.get(DeclaredExceptions.CLASS_KEY)).isNull();
+      assertThat(answered.get(DeclaredExceptions.MESSAGE_KEY)).isNull();
+    }
+  }
+
+  /** With exceptionDetails(ALL), an undeclared exception's class and message travel, as a stub reads them. */
+  @Test
+  public void withAllDetailsAnUndeclaredExceptionIsNamed() throws Exception {
+    RpcServer server = startServer(b -> b.exceptionDetails(ExceptionDetails.ALL));
+    RpcClient client = client(server);
+    AtomicReference<Metadata> metadata = new AtomicReference<>();
+    assertFails(() -> client.unaryCall(ConformanceService.CRASH, text("z"),
+        CallOptions.DEFAULT.withResponseMetadataListener(metadata::set)), Status.Code.UNKNOWN,
+        "java.lang.IllegalStateException: crashed on z");
+    Metadata answered = java.util.Objects.requireNonNull(metadata.get(), "the response metadata");
+    assertThat(answered.getAll(DeclaredExceptions.CLASS_KEY)).containsExactly("java.lang.IllegalStateException");
+    assertThat(answered.get(DeclaredExceptions.MESSAGE_KEY)).isEqualTo("crashed on z");
+  }
+
   @Test
   public void aLongErrorDescriptionIsCutWithAVisibleMarkAndTheExceptionIsNamedInMetadata() throws Exception {
-    RpcServer server = startServer(b -> b);
+    // exceptionDetails(ALL): CRASH does not declare its exception; with ALL its class and message are sent.
+    RpcServer server = startServer(b -> b.exceptionDetails(ExceptionDetails.ALL));
     RpcClient client = client(server);
     String full = "java.lang.IllegalStateException: crashed on " + "x".repeat(100_000);
     AtomicReference<Metadata> metadata = new AtomicReference<>();

@@ -62,8 +62,20 @@ final class ConformanceService {
   /** Fails with NOT_FOUND naming the request; adds response metadata "x-failed" first. */
   static final MethodDescriptor<StringValue, StringValue> NOT_FOUND = text("notFound").build();
 
-  /** Throws an IllegalStateException naming the request (an unexpected exception: UNKNOWN). */
+  /**
+   * Throws an IllegalStateException naming the request (an unexpected exception the method does not declare:
+   * UNKNOWN, its class and message sent only with {@code exceptionDetails(ALL)}).
+   */
   static final MethodDescriptor<StringValue, StringValue> CRASH = text("crash").build();
+  /**
+   * Declares FileNotFoundException (as generated code does for {@code throws FileNotFoundException}) and throws
+   * one, "no file " + the request; a request "crash" throws an IllegalStateException it does not declare.
+   */
+  static final MethodDescriptor<StringValue, StringValue> OPEN =
+      text("open").declaredExceptions("java.io.FileNotFoundException").build();
+  /** As OPEN, from an asynchronous handler: its future fails with the exception. */
+  static final MethodDescriptor<StringValue, StringValue> OPEN_ASYNC =
+      text("openAsync").declaredExceptions("java.io.FileNotFoundException").build();
 
   static final MethodDescriptor<StringValue, StringValue> ASYNC_ECHO = text("asyncEcho").build();
 
@@ -160,6 +172,12 @@ final class ConformanceService {
         .unary(CRASH, req -> {
           throw new IllegalStateException("crashed on " + req.getValue());
         })
+        .unary(OPEN, req -> {
+          throw openFailure(req);
+        })
+        .async(OPEN_ASYNC, req -> CompletableFuture.supplyAsync(() -> {
+          throw new java.util.concurrent.CompletionException(openFailure(req));
+        }))
         .async(ASYNC_ECHO, req -> CompletableFuture.supplyAsync(() -> StringValue.of("async:" + req.getValue())))
         .unary(META, req -> {
           ServerContext ctx = context();
@@ -214,6 +232,11 @@ final class ConformanceService {
   }
 
   /** RELAY's call: HOLD on {@link #downstream}, on this thread, its end recorded in {@link #relayed}. */
+  private static Exception openFailure(StringValue req) {
+    return req.getValue().equals("crash") ? new IllegalStateException("crashed opening /etc/secret")
+        : new java.io.FileNotFoundException("no file " + req.getValue());
+  }
+
   private StringValue relayToHold(StringValue req) throws StatusException {
     RpcClient to = Objects.requireNonNull(downstream, "the test sets downstream");
     try {

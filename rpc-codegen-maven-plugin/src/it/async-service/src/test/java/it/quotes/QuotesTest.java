@@ -3,6 +3,7 @@ package it.quotes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.petrel.rpc.ExceptionDetails;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.ServiceDefinition;
@@ -134,9 +135,26 @@ class QuotesTest {
         });
   }
 
+  /**
+   * quote does not declare the IllegalArgumentException its future fails with: by default the caller gets UNKNOWN
+   * without its class or message; a server built with exceptionDetails(ALL) names both.
+   */
   @Test
-  void aFailedFutureReachesTheCallerAsAStatusNamingTheException() throws Exception {
+  void aFailedFutureReachesTheCallerAsAStatusNamingTheExceptionOnlyWithAllDetails() throws Exception {
     start(QuotesRpc.bind(new Board()));
+    assertThatThrownBy(() -> QuotesRpc.asyncStub(client).quote("").get(10, TimeUnit.SECONDS))
+        .isInstanceOf(ExecutionException.class)
+        .cause()
+        .isInstanceOfSatisfying(StatusException.class, e -> {
+          assertThat(e.code()).isEqualTo(Status.Code.UNKNOWN);
+          assertThat(e.status().description()).isEqualTo("it.Quotes/quote failed on the server: its handler threw"
+              + " an exception the method does not declare (the server logs it; declare it on the method, map it"
+              + " with RpcServer.builder().exceptionMapper, or let the server send it with exceptionDetails(ALL))");
+        });
+    stop();
+    server = RpcServer.builder().bindAddress("127.0.0.1", 0).addService(QuotesRpc.bind(new Board()))
+        .exceptionDetails(ExceptionDetails.ALL).build().start();
+    client = RpcClient.builder().address("127.0.0.1", server.port()).build();
     assertThatThrownBy(() -> QuotesRpc.asyncStub(client).quote("").get(10, TimeUnit.SECONDS))
         .isInstanceOf(ExecutionException.class)
         .cause()

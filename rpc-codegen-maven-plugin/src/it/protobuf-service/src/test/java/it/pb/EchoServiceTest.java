@@ -38,6 +38,9 @@ class EchoServiceTest {
 
     @Override
     public Int64Value length(StringValue text) {
+      if (text.getValue().equals("crash")) {
+        throw new IllegalStateException("cannot reach jdbc:postgresql://db.internal/secrets");
+      }
       return Int64Value.of(text.getValue().length());
     }
 
@@ -126,6 +129,38 @@ class EchoServiceTest {
               s -> assertThat(s.code()).isEqualTo(Status.Code.FAILED_PRECONDITION));
       assertThat(seen.get().getAll("petrel-exception-class")).containsExactly("it.pb.EchoException");
       assertThat(seen.get().get("petrel-exception-message")).isEqualTo("raw");
+    }
+  }
+
+  /**
+   * The generated descriptors list what the stubs rethrow. Over Netty and in-process, the declared exception arrives
+   * as itself from the blocking and the async stub, and an exception length does not declare reaches the caller as
+   * UNKNOWN naming neither its class nor its message, in the description or the response metadata.
+   */
+  @Test
+  void declaredExceptionsArriveAsThemselvesOverEachTransportAndUndeclaredOnesNameNothing() throws Exception {
+    assertThat(EchoRpc.METHOD_FAIL.declaredExceptions()).containsExactly("it.pb.EchoException");
+    assertThat(EchoRpc.METHOD_LENGTH.declaredExceptions()).isEmpty();
+    try (RpcServer local = RpcServer.builder().inProcess("it-echo").addService(EchoRpc.bind(new EchoImpl())).start();
+        RpcClient inProcess = RpcClient.builder().inProcess("it-echo").build()) {
+      for (RpcClient c : new RpcClient[] {client, inProcess}) {
+        EchoException e = catchThrowableOfType(EchoException.class, () -> EchoRpc.stub(c).fail(StringValue.of("a")));
+        assertThat(e).hasMessage("a");
+        assertThatThrownBy(() -> EchoRpc.asyncStub(c).fail(StringValue.of("b")).get(10, TimeUnit.SECONDS))
+            .isInstanceOf(ExecutionException.class)
+            .cause().isInstanceOf(EchoException.class).hasMessage("b");
+        AtomicReference<Metadata> seen = new AtomicReference<>();
+        EchoRpc.EchoStub listening = EchoRpc.stub(c)
+            .withOptions(CallOptions.DEFAULT.withResponseMetadataListener(seen::set));
+        StatusException undeclared = catchThrowableOfType(StatusException.class,
+            () -> listening.length(StringValue.of("crash")));
+        assertThat(undeclared.status()).isEqualTo(Status.UNKNOWN.withDescription("it.Echo/length failed on the"
+            + " server: its handler threw an exception the method does not declare (the server logs it; declare it"
+            + " on the method, map it with RpcServer.builder().exceptionMapper, or let the server send it with"
+            + " exceptionDetails(ALL))"));
+        assertThat(seen.get().get("petrel-exception-class")).isNull();
+        assertThat(seen.get().get("petrel-exception-message")).isNull();
+      }
     }
   }
 

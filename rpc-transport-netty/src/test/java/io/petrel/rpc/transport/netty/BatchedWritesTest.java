@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.google.protobuf.StringValue;
 import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.ExceptionDetails;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.RpcServerBuilder;
@@ -41,8 +42,10 @@ class BatchedWritesTest extends TransportFixture {
   @ValueSource(strings = {"direct", "pool"})
   void pipelinedCallsOfMixedSizesAndOutcomesEachGetTheirAnswer(String mode) throws Exception {
     UnaryOperator<RpcServerBuilder> executor = "direct".equals(mode) ? RpcServerBuilder::directExecutor : b -> b;
+    // exceptionDetails(ALL): each failed call is told apart by its exception's message ("boom: f<i>"), which the
+    // server sends only with ALL (FAIL does not declare its exception).
     RpcServer server = startServer(b -> executor.apply(b.maxFrameSize(SERVER_MAX_FRAME)
-        .maxConcurrentCallsPerConnection(10_000).businessQueueSize(10_000)));
+        .maxConcurrentCallsPerConnection(10_000).businessQueueSize(10_000).exceptionDetails(ExceptionDetails.ALL)));
     RpcClient client = client(server.port());
     int n = 3000;
     List<CompletableFuture<?>> futures = new ArrayList<>(n);

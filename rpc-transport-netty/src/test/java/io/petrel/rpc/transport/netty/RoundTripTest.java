@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.StringValue;
 import io.petrel.rpc.CallOptions;
+import io.petrel.rpc.ExceptionDetails;
 import io.petrel.rpc.Metadata;
 import io.petrel.rpc.RpcClient;
 import io.petrel.rpc.RpcServer;
@@ -111,8 +112,9 @@ class RoundTripTest extends TransportFixture {
   }
 
   @Test
-  void serverExceptionReachesCallerAsStatusWithClassAndMessage() throws Exception {
-    RpcServer server = startServer();
+  void serverExceptionReachesCallerAsStatusWithClassAndMessageWhenAllDetailsAreSent() throws Exception {
+    // FAIL does not declare its exception: its class and message travel only with exceptionDetails(ALL).
+    RpcServer server = startServer(b -> b.exceptionDetails(ExceptionDetails.ALL));
     RpcClient client = client(server.port());
     assertThatThrownBy(() -> client.unaryCall(TestService.FAIL, StringValue.of("x")))
         .isInstanceOfSatisfying(StatusException.class, e -> {

@@ -9,6 +9,7 @@ import com.google.protobuf.StringValue;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.ByteBufUtil;
 import io.netty.buffer.Unpooled;
+import io.petrel.rpc.ExceptionDetails;
 import io.petrel.rpc.RpcServer;
 import io.petrel.rpc.ServerInterceptor;
 import java.io.DataInputStream;
@@ -70,7 +71,9 @@ class ServerAnswerFramesTest extends TransportFixture {
   @ParameterizedTest(name = "direct = {0}")
   @ValueSource(booleans = {true, false})
   void anErrorIsTheStatusAloneInOneResponseFrame(boolean direct) throws Exception {
-    RpcServer server = startServer(b -> (direct ? b.directExecutor() : b).intercept(SERVED));
+    // exceptionDetails(ALL): FAIL does not declare its exception, whose class and message are sent only with ALL.
+    RpcServer server = startServer(b -> (direct ? b.directExecutor() : b).intercept(SERVED)
+        .exceptionDetails(ExceptionDetails.ALL));
     try (RawPeer peer = new RawPeer(server.port())) {
       DataInputStream in = new DataInputStream(peer.socket.getInputStream());
       peer.send(RawPeer.request(TestService.FAIL, 11, 0, StringValue.of("x")));
@@ -82,6 +85,26 @@ class ServerAnswerFramesTest extends TransportFixture {
           stringEntry("petrel-exception-class", "java.lang.IllegalStateException"),
           stringEntry("petrel-exception-message", "boom: x")));
       assertThat(nextFrame(in)).isEqualTo(frame(TYPE_RESPONSE, 2, 11, metadata, description));
+    }
+  }
+
+  /**
+   * By default (exceptionDetails DECLARED) an exception the method does not declare sends, on the wire, the
+   * handler's response metadata alone and a description that names neither its class nor its message.
+   */
+  @ParameterizedTest(name = "direct = {0}")
+  @ValueSource(booleans = {true, false})
+  void anUndeclaredExceptionsClassAndMessageAreNotOnTheWire(boolean direct) throws Exception {
+    RpcServer server = startServer(b -> (direct ? b.directExecutor() : b).intercept(SERVED));
+    try (RawPeer peer = new RawPeer(server.port())) {
+      DataInputStream in = new DataInputStream(peer.socket.getInputStream());
+      peer.send(RawPeer.request(TestService.FAIL, 11, 0, StringValue.of("x")));
+
+      byte[] description = (TestService.FAIL.fullName() + " failed on the server: its handler threw an exception"
+          + " the method does not declare (the server logs it; declare it on the method, map it with"
+          + " RpcServer.builder().exceptionMapper, or let the server send it with exceptionDetails(ALL))")
+          .getBytes(UTF_8);
+      assertThat(nextFrame(in)).isEqualTo(frame(TYPE_RESPONSE, 2, 11, SERVED_METADATA, description));
     }
   }
 
