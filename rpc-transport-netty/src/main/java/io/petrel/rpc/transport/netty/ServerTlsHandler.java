@@ -1,6 +1,7 @@
 package io.petrel.rpc.transport.netty;
 
 import io.petrel.rpc.spi.RateLimitedLog;
+import io.netty.buffer.ByteBuf;
 import io.netty.channel.Channel;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
@@ -28,8 +29,13 @@ final class ServerTlsHandler extends ChannelInboundHandlerAdapter {
   private static final AttributeKey<List<X509Certificate>> PEER_CERTIFICATES =
       AttributeKey.valueOf(ServerTlsHandler.class, "peerCertificates");
 
+  /** The content type of a TLS handshake record, the first byte a TLS client sends (its ClientHello). */
+  private static final int HANDSHAKE_RECORD = 22;
+
   private final RateLimitedLog limitLog;
   private boolean failed;
+  /** Whether the client's first bytes were a TLS handshake record (set by {@link FirstByte}). */
+  private boolean clientBeganTls;
 
   private ServerTlsHandler(RateLimitedLog limitLog) {
     this.limitLog = limitLog;
@@ -42,8 +48,10 @@ final class ServerTlsHandler extends ChannelInboundHandlerAdapter {
   static void install(Channel ch, SslContext context, long handshakeTimeoutNanos, RateLimitedLog limitLog) {
     SslHandler ssl = context.newHandler(ch.alloc());
     ssl.setHandshakeTimeout(handshakeTimeoutNanos, TimeUnit.NANOSECONDS);
+    ServerTlsHandler handshake = new ServerTlsHandler(limitLog);
+    ch.pipeline().addLast("petrel-tls-first-byte", new FirstByte(handshake));
     ch.pipeline().addLast("petrel-tls", ssl);
-    ch.pipeline().addLast("petrel-tls-handshake", new ServerTlsHandler(limitLog));
+    ch.pipeline().addLast("petrel-tls-handshake", handshake);
   }
 
   /** The client's verified certificate chain on this connection, or an empty list. */
@@ -84,12 +92,22 @@ final class ServerTlsHandler extends ChannelInboundHandlerAdapter {
     if (!failed) {
       failed = true;
       TlsErrors.Kind kind = TlsErrors.classify(cause);
-      String line = "TLS handshake with " + ctx.channel().remoteAddress() + " failed, closing the connection: "
-          + TlsErrors.describe(cause, false, null, true, true);
+      String why;
+      String key;
+      if (kind == TlsErrors.Kind.NOT_TLS && clientBeganTls) {
+        // Not a plaintext client: it sent a ClientHello, and later bytes that are not TLS records.
+        why = "the client began a TLS handshake, then sent bytes that are not TLS records (a broken TLS client, or"
+            + " something else writing to its connection); it is no plaintext client";
+        key = "TLS handshake failed: NOT_TLS after a ClientHello";
+      } else {
+        why = TlsErrors.describe(cause, false, null, true, true);
+        key = "TLS handshake failed: " + kind;
+      }
+      String line = "TLS handshake with " + ctx.channel().remoteAddress() + " failed, closing the connection: " + why;
       if (kind == TlsErrors.Kind.CLOSED) {
         log.debug(line); // a peer that connects and leaves (port scans, TCP health checks) is no problem
       } else {
-        limitLog.warn("TLS handshake failed: " + kind, line);
+        limitLog.warn(key, line);
       }
     }
     ctx.close();
@@ -109,5 +127,26 @@ final class ServerTlsHandler extends ChannelInboundHandlerAdapter {
       }
     }
     return List.copyOf(certs);
+  }
+
+  /**
+   * Before the {@link SslHandler}: notes whether the client's first byte starts a TLS handshake record, so that
+   * non-TLS bytes later in the handshake are not blamed on a plaintext client; then leaves the pipeline.
+   */
+  private static final class FirstByte extends ChannelInboundHandlerAdapter {
+    private final ServerTlsHandler handshake;
+
+    FirstByte(ServerTlsHandler handshake) {
+      this.handshake = handshake;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      if (msg instanceof ByteBuf b && b.isReadable()) {
+        handshake.clientBeganTls = b.getUnsignedByte(b.readerIndex()) == HANDSHAKE_RECORD;
+        ctx.pipeline().remove(this);
+      }
+      ctx.fireChannelRead(msg);
+    }
   }
 }

@@ -473,6 +473,31 @@ class TlsTest extends TransportFixture {
     }
   }
 
+  /**
+   * A client that sent a ClientHello and then bytes that are not TLS records spoke TLS: the server must not call it
+   * a plaintext client (and tell its operator to configure tls(...)), whatever follows its ClientHello.
+   */
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"openssl", "jdk"})
+  void bytesThatAreNotTlsAfterAClientHelloAreNotBlamedOnAPlaintextClient(String provider) throws Exception {
+    use(provider);
+    try (LogCapture serverLog = new LogCapture(RpcServer.class)) {
+      RpcServer srv = tlsServer(mutualServer());
+      SSLContext ctx = SSLContext.getInstance("TLSv1.3");
+      ctx.init(null, new TrustManager[] {new TrustAll()}, null);
+      SSLEngine engine = ctx.createSSLEngine("localhost", srv.port());
+      engine.setUseClientMode(true);
+      try (RawPeer p = new RawPeer(srv.port())) {
+        p.send(wrap(engine)); // the ClientHello
+        assertThat(p.socket.getInputStream().read()).as("the server's answer, a handshake record").isEqualTo(22);
+        p.send("GET / HTTP/1.1\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+        readUntilClosed(p);
+      }
+      assertThat(serverLog.await(Level.WARN, WAIT, "TLS handshake with", "failed, closing the connection"))
+          .doesNotContain("did not speak TLS", "plaintext client?");
+    }
+  }
+
   /** What {@code engine} has to send now. */
   private static byte[] wrap(SSLEngine engine) throws IOException {
     ByteBuffer out = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());
