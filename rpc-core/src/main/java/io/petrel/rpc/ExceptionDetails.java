@@ -6,7 +6,10 @@ package io.petrel.rpc;
  *
  * <p>An exception's class names and message are the server's internals (a NullPointerException's text, an SQL
  * error, a file path) unless the method declares it: a caller must not learn them by making the server fail. The
- * server logs every such exception with its stack trace (rate-limited), whatever this option says.
+ * server logs every such exception with its stack trace (rate-limited), whatever this option says. The same
+ * holds for the exception of a marshaller that cannot encode a handler's response: the caller gets INTERNAL
+ * "server could not encode the response of svc/method", followed by the exception's class and message only with
+ * {@link #ALL}.
  */
 public enum ExceptionDetails {
   /**

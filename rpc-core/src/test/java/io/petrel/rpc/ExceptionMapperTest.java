@@ -35,6 +35,25 @@ class ExceptionMapperTest {
       .serviceName("test.Files").methodName("list").type(MethodType.UNARY)
       .declaredExceptions("java.lang.IllegalStateException", "java.io.IOException")
       .requestMarshaller(Marshallers.bytes()).responseMarshaller(Marshallers.bytes()).build();
+  /** Its handler returns what its response marshaller cannot encode: the marshaller throws, naming internals. */
+  private static final MethodDescriptor<byte[], byte[]> STAT = MethodDescriptor.<byte[], byte[]>newBuilder()
+      .serviceName("test.Files").methodName("stat").type(MethodType.UNARY)
+      .requestMarshaller(Marshallers.bytes()).responseMarshaller(new Marshaller<>() {
+        @Override
+        public int serializedSize(byte[] value) {
+          return value.length;
+        }
+
+        @Override
+        public void write(byte[] value, io.netty.buffer.ByteBuf out) {
+          throw new IllegalStateException("no inode for /etc/shadow");
+        }
+
+        @Override
+        public byte[] read(io.netty.buffer.ByteBuf in) throws Exception {
+          return Marshallers.bytes().read(in);
+        }
+      }).build();
   private static final String READ_UNDECLARED = "test.Files/read failed on the server: its handler threw an"
       + " exception the method does not declare (the server logs it; declare it on the method, map it with"
       + " RpcServer.builder().exceptionMapper, or let the server send it with exceptionDetails(ALL))";
@@ -70,7 +89,7 @@ class ExceptionMapperTest {
       }
     };
     ServiceDefinition files = ServiceDefinition.builder("test.Files")
-        .unary(OPEN, handler).unary(READ, handler).unary(LIST, handler).build();
+        .unary(OPEN, handler).unary(READ, handler).unary(LIST, handler).unary(STAT, request -> request).build();
     String name = "exception-mapper-test-" + SERVERS.incrementAndGet();
     RpcServerBuilder b = RpcServer.builder().inProcess(name).addService(files);
     if (mapper != null) {
@@ -199,6 +218,45 @@ class ExceptionMapperTest {
                   + " does not declare it) (if this is an answer rather than a fault: throw a StatusException with"
                   + " the status to send, declare a checked exception in the service interface to send it as"
                   + " itself, or map it with RpcServer.builder().exceptionMapper) / java.lang.NullPointerException");
+    } finally {
+      logger.detachAppender(seen);
+    }
+  }
+
+  /**
+   * A response the server cannot encode is INTERNAL; by default the caller learns neither the marshaller's
+   * exception's class nor its message (they are the server's internals), and the server logs it as a WARN with its
+   * stack trace. With exceptionDetails(ALL) the description names it. No exception metadata either way.
+   */
+  @Test
+  void aResponseTheServerCannotEncodeIsInternalAndNamesTheMarshallersExceptionOnlyWithAll() throws Exception {
+    ch.qos.logback.classic.Logger logger =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(RpcServer.class);
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> seen =
+        new ch.qos.logback.core.read.ListAppender<>();
+    seen.start();
+    logger.addAppender(seen);
+    try {
+      start(null);
+      AtomicReference<Metadata> md = new AtomicReference<>();
+      StatusException e = call(STAT, "x", md);
+      assertThat(e.status()).isEqualTo(Status.INTERNAL.withDescription("server could not encode the response of"
+          + " test.Files/stat (the server's log has why)"));
+      assertThat(md.get()).isNotNull();
+      assertThat(md.get().get(DeclaredExceptions.CLASS_KEY)).isNull();
+      assertThat(md.get().get(DeclaredExceptions.MESSAGE_KEY)).isNull();
+      assertThat(seen.list).filteredOn(w -> w.getLevel() == ch.qos.logback.classic.Level.WARN)
+          .extracting(w -> w.getFormattedMessage() + " / " + w.getThrowableProxy().getClassName() + ": "
+              + w.getThrowableProxy().getMessage())
+          .containsExactly("server could not encode the response of test.Files/stat; the caller gets INTERNAL"
+              + " without the exception's class or message (make the handler return what the method's response"
+              + " marshaller can encode) / java.lang.IllegalStateException: no inode for /etc/shadow");
+      stop();
+      start(null, ExceptionDetails.ALL);
+      StatusException all = call(STAT, "x", md);
+      assertThat(all.status()).isEqualTo(Status.INTERNAL.withDescription("server could not encode the response of"
+          + " test.Files/stat: java.lang.IllegalStateException: no inode for /etc/shadow"));
+      assertThat(md.get().get(DeclaredExceptions.CLASS_KEY)).isNull();
     } finally {
       logger.detachAppender(seen);
     }

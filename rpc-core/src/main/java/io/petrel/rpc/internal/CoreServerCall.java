@@ -273,8 +273,9 @@ final class CoreServerCall implements ServerCall, Runnable, java.util.function.C
         Metadata metadata = context.responseMetadata();
         if (dispatcher.isStoppingNow()) {
           // shutdownNow interrupted the handler: what it threw says nothing about the call.
-          status = Status.UNAVAILABLE.withDescription("server '" + dispatcher.name() + "' was stopped (shutdownNow)"
-              + " while " + def.method().fullName() + " ran; retry on another server");
+          // No server name: the caller may be any peer (docs/security.md).
+          status = Status.UNAVAILABLE.withDescription("the server was stopped (shutdownNow) while "
+              + def.method().fullName() + " ran; retry on another server");
           t = status.asException();
         } else if (!isOneway() && !cancelledWithTheCall) {
           // a declared exception's class and message (or any exception's, with exceptionDetails(ALL))

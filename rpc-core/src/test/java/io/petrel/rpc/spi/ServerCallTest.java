@@ -45,6 +45,9 @@ class ServerCallTest {
   private static final MethodDescriptor<byte[], byte[]> REFUSE = MethodDescriptor.<byte[], byte[]>newBuilder()
       .serviceName("test.Calls").methodName("Refuse").type(MethodType.UNARY)
       .requestMarshaller(Marshallers.bytes()).responseMarshaller(Marshallers.bytes()).build();
+  private static final MethodDescriptor<byte[], byte[]> STOPPED = MethodDescriptor.<byte[], byte[]>newBuilder()
+      .serviceName("test.Calls").methodName("Stopped").type(MethodType.UNARY)
+      .requestMarshaller(Marshallers.bytes()).responseMarshaller(Marshallers.bytes()).build();
 
   private final List<String> handled = new ArrayList<>();
   private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
@@ -68,6 +71,12 @@ class ServerCallTest {
           handled.add("Refuse " + new String(request, UTF_8));
           ServerContext.current().addResponseMetadata("x-why", "test");
           throw Status.NOT_FOUND.withDescription("no such thing").asException();
+        })
+        .unary(STOPPED, request -> {
+          handled.add("Stopped " + new String(request, UTF_8));
+          // As if shutdownNow came while the handler ran, and interrupted it.
+          InProcessServers.dispatcher(server).shutdownNow();
+          throw new IllegalStateException("interrupted while reading /etc/shadow");
         })
         .build();
     server = RpcServer.builder().inProcess("server-call-test-" + SERVERS.incrementAndGet()).addService(service)
@@ -106,6 +115,22 @@ class ServerCallTest {
     assertThat(handled).containsExactly("Refuse x");
     assertThat(call.events).containsExactly("status NOT_FOUND: no such thing, metadata [x-why=test]", "ended");
     assertThat(callsRecorded("NOT_FOUND")).isEqualTo(1);
+  }
+
+  /**
+   * A handler that shutdownNow interrupted: UNAVAILABLE, to retry elsewhere, naming neither the server (the caller
+   * may be any peer) nor what the handler threw.
+   */
+  @Test
+  void aHandlerInterruptedByShutdownNowIsAnsweredUnavailableWithoutTheServersName() {
+    TestCall call = call(STOPPED);
+    call.receive(message("x"), true);
+
+    dispatcher.execute(call.call);
+
+    assertThat(handled).containsExactly("Stopped x");
+    assertThat(call.events).containsExactly("status UNAVAILABLE: the server was stopped (shutdownNow) while"
+        + " test.Calls/Stopped ran; retry on another server, metadata []", "ended");
   }
 
   @Test

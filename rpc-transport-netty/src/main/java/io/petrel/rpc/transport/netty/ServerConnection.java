@@ -11,6 +11,7 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.DecoderException;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.ReferenceCountUtil;
+import io.petrel.rpc.ExceptionDetails;
 import io.petrel.rpc.Marshaller;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Metadata;
@@ -851,9 +852,13 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
           + Thread.currentThread().getName() + ")", t);
       return;
     }
-    Status s = Status.INTERNAL.withDescription("server could not encode the response of " + m.fullName() + ": "
-        + Status.describe(t));
-    log.warn("{}", s.description(), t);
+    // The marshaller's exception is the server's internals: the caller gets it only with exceptionDetails(ALL).
+    boolean all = server.config().exceptionDetails() == ExceptionDetails.ALL;
+    Status s = Status.INTERNAL.withDescription("server could not encode the response of " + m.fullName()
+        + (all ? ": " + Status.describe(t) : " (the server's log has why)"));
+    server.limitLog().warn("could not encode: " + m.fullName(), "server could not encode the response of "
+        + m.fullName() + "; the caller gets INTERNAL" + (all ? "" : " without the exception's class or message")
+        + " (make the handler return what the method's response marshaller can encode)", t);
     writeError(requestId, s);
   }
 

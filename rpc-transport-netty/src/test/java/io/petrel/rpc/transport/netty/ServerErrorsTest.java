@@ -240,6 +240,66 @@ class ServerErrorsTest extends TransportFixture {
     }
   }
 
+  /**
+   * A response the server cannot encode (its marshaller throws) is INTERNAL. By default the caller learns neither
+   * the marshaller's exception's class nor its message, and the server logs it as a WARN with its stack trace; with
+   * exceptionDetails(ALL) the description names it. No exception metadata either way. From a business thread and
+   * from the event loop (directExecutor: the response goes into the read batch).
+   */
+  @Test
+  void aResponseTheServerCannotEncodeIsInternalAndNamesTheMarshallersExceptionOnlyWithAll() throws Exception {
+    io.petrel.rpc.Marshaller<StringValue> real = ProtobufMarshaller.of(StringValue.getDefaultInstance());
+    MethodDescriptor<StringValue, StringValue> stat = MethodDescriptor.<StringValue, StringValue>newBuilder()
+        .serviceName("test.Errors").methodName("stat").requestMarshaller(real)
+        .responseMarshaller(new io.petrel.rpc.Marshaller<>() {
+          @Override
+          public int serializedSize(StringValue value) {
+            return real.serializedSize(value);
+          }
+
+          @Override
+          public void write(StringValue value, io.netty.buffer.ByteBuf out) {
+            throw new IllegalStateException("no inode for /etc/shadow");
+          }
+
+          @Override
+          public StringValue read(io.netty.buffer.ByteBuf in) throws Exception {
+            return real.read(in);
+          }
+        }).build();
+    ServiceDefinition files = ServiceDefinition.builder("test.Errors").unary(stat, req -> req)
+        .unary(THROW, req -> req).build();
+    for (boolean direct : new boolean[] {false, true}) {
+      for (io.petrel.rpc.ExceptionDetails details : io.petrel.rpc.ExceptionDetails.values()) {
+        String what = (direct ? "direct, " : "business pool, ") + details;
+        try (LogCapture log = new LogCapture(RpcServer.class)) {
+          RpcServer server = startServer(b -> (direct ? b.directExecutor() : b).exceptionDetails(details)
+              .addService(files));
+          RpcClient client = client(server.port());
+          java.util.concurrent.atomic.AtomicReference<io.petrel.rpc.Metadata> md =
+              new java.util.concurrent.atomic.AtomicReference<>();
+          assertThatThrownBy(() -> client.unaryCall(stat, StringValue.of("x"),
+              io.petrel.rpc.CallOptions.DEFAULT.withResponseMetadataListener(md::set)))
+              .isInstanceOfSatisfying(StatusException.class, e -> assertThat(e.status()).as(what).isEqualTo(
+                  Status.INTERNAL.withDescription("server could not encode the response of test.Errors/stat"
+                      + (details == io.petrel.rpc.ExceptionDetails.ALL
+                          ? ": java.lang.IllegalStateException: no inode for /etc/shadow"
+                          : " (the server's log has why)"))));
+          assertThat(md.get()).as(what).isNotNull();
+          assertThat(md.get().get(io.petrel.rpc.stub.DeclaredExceptions.CLASS_KEY)).as(what).isNull();
+          assertThat(md.get().get(io.petrel.rpc.stub.DeclaredExceptions.MESSAGE_KEY)).as(what).isNull();
+          ch.qos.logback.classic.spi.ILoggingEvent warn = log.awaitEvent(Level.WARN, Duration.ofSeconds(10),
+              "server could not encode the response of test.Errors/stat; the caller gets INTERNAL");
+          assertThat(warn.getFormattedMessage()).as(what).contains(details == io.petrel.rpc.ExceptionDetails.ALL
+              ? "INTERNAL (make the handler" : "INTERNAL without the exception's class or message (make the handler");
+          assertThat(warn.getThrowableProxy().getMessage()).as(what).isEqualTo("no inode for /etc/shadow");
+          // The connection goes on.
+          assertThat(client.unaryCall(THROW, StringValue.of("fine")).getValue()).as(what).isEqualTo("fine");
+        }
+      }
+    }
+  }
+
   @Test
   void anOutOfMemoryErrorInAHandlerStopsTheServerAndSaysSo() throws Exception {
     try (LogCapture log = new LogCapture(RpcServer.class)) {
