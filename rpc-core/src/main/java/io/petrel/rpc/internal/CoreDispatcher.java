@@ -1,6 +1,7 @@
 package io.petrel.rpc.internal;
 
 import io.netty.util.collection.IntObjectHashMap;
+import io.petrel.rpc.ExceptionDetails;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.ServerContext;
 import io.petrel.rpc.ServerInterceptor;
@@ -128,6 +129,16 @@ public final class CoreDispatcher implements ServerDispatcher {
     return Status.UNIMPLEMENTED.withDescription("no method with id " + id + " on this server; check that the"
         + " client and the server are built from the same version of the interface, and that the client calls the"
         + " right server (the server's log names the services it serves)");
+  }
+
+  @Override
+  public Status responseEncodeFailed(MethodDescriptor<?, ?> m, Throwable t) {
+    boolean all = config.exceptionDetails() == ExceptionDetails.ALL;
+    limitLog.warn("could not encode: " + m.fullName(), "server could not encode the response of " + m.fullName()
+        + "; the caller gets INTERNAL" + (all ? "" : " without the exception's class or message") + " (make the"
+        + " handler return what the method's response marshaller can encode)", t);
+    return Status.INTERNAL.withDescription("server could not encode the response of " + m.fullName()
+        + (all ? ": " + Status.describe(t) : " (the server's log has why)"));
   }
 
   @Override

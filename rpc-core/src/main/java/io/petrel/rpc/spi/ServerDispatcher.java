@@ -43,6 +43,14 @@ public interface ServerDispatcher {
    */
   Status unknownMethod(int methodId, Object peer);
 
+  /**
+   * The status for a response of {@code m} that its marshaller could not encode ({@code t}, not a frame-size
+   * refusal nor an {@link OutOfMemoryError}, which the transport handles itself), after logging it (rate-limited
+   * WARN with the stack trace). The marshaller's exception is the server's internals: the caller gets its class
+   * and message only with {@code exceptionDetails(ALL)}. Every transport answers an encode failure with this.
+   */
+  Status responseEncodeFailed(MethodDescriptor<?, ?> m, Throwable t);
+
   /** The status for a call of {@code m} that came as a oneway when it is unary, or the other way round. */
   static @Nullable Status checkType(Method m, boolean oneway) {
     if (m.isOneway() == oneway) {

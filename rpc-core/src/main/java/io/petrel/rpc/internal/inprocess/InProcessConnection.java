@@ -3,7 +3,6 @@ package io.petrel.rpc.internal.inprocess;
 import io.petrel.rpc.spi.FrameSizes;
 import io.netty.buffer.ByteBuf;
 import io.petrel.rpc.Deadline;
-import io.petrel.rpc.ExceptionDetails;
 import io.petrel.rpc.InProcessAddress;
 import io.petrel.rpc.Marshaller;
 import io.petrel.rpc.Metadata;
@@ -218,14 +217,7 @@ final class InProcessConnection {
       sendError(serverCall, e.status, Metadata.EMPTY);
       return -1;
     } catch (Throwable t) {
-      // The marshaller's exception is the server's internals: the caller gets it only with exceptionDetails(ALL).
-      boolean all = config.exceptionDetails() == ExceptionDetails.ALL;
-      Status s = Status.INTERNAL.withDescription("server could not encode the response of " + m.fullName()
-          + (all ? ": " + Status.describe(t) : " (the server's log has why)"));
-      server.dispatcher().limitLog().warn("could not encode: " + m.fullName(), "server could not encode the"
-          + " response of " + m.fullName() + "; the caller gets INTERNAL" + (all ? "" : " without the exception's"
-          + " class or message") + " (make the handler return what the method's response marshaller can encode)",
-          t);
+      Status s = server.dispatcher().responseEncodeFailed(m, t);
       sendError(serverCall, s, Metadata.EMPTY);
       return -1;
     }

@@ -11,7 +11,6 @@ import io.netty.channel.ChannelHandlerContext;
 import io.netty.handler.codec.DecoderException;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.util.ReferenceCountUtil;
-import io.petrel.rpc.ExceptionDetails;
 import io.petrel.rpc.Marshaller;
 import io.petrel.rpc.MethodDescriptor;
 import io.petrel.rpc.Metadata;
@@ -852,13 +851,7 @@ final class ServerConnection extends ChannelInboundHandlerAdapter
           + Thread.currentThread().getName() + ")", t);
       return;
     }
-    // The marshaller's exception is the server's internals: the caller gets it only with exceptionDetails(ALL).
-    boolean all = server.config().exceptionDetails() == ExceptionDetails.ALL;
-    Status s = Status.INTERNAL.withDescription("server could not encode the response of " + m.fullName()
-        + (all ? ": " + Status.describe(t) : " (the server's log has why)"));
-    server.limitLog().warn("could not encode: " + m.fullName(), "server could not encode the response of "
-        + m.fullName() + "; the caller gets INTERNAL" + (all ? "" : " without the exception's class or message")
-        + " (make the handler return what the method's response marshaller can encode)", t);
+    Status s = dispatcher().responseEncodeFailed(m, t);
     writeError(requestId, s);
   }
 
